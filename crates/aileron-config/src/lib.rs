@@ -1,0 +1,1 @@
+//! Policy loading (in progress).

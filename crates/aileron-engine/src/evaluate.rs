@@ -1,0 +1,481 @@
+//! Evaluation (SPEC 7): the first rule, in priority / specificity / layer
+//! order, whose scope admits the session and whose matcher holds decides;
+//! no rule can outrank a matching deny of a lower layer; a shell line is
+//! decided by its most restrictive command.
+
+use crate::action::{Action, FieldPath};
+use crate::command_line::{LineContext, shell_actions};
+use crate::document::DefaultPolicy;
+use crate::pattern::{Cond, History, Matcher};
+use crate::policy::{Policy, rank_order};
+use crate::rule::{Decision, Layer, Origin, Rule};
+use aileron_shell::Sensitivity;
+use serde::Serialize;
+
+/// What the engine knows about the session besides the policy.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct State<'a> {
+    /// The session's "always" answers: allow rules of layer 8.
+    pub approvals: &'a [Rule],
+    /// Earlier actions of the session, for `rate`.
+    pub history: &'a [Action],
+}
+
+/// Who or what reached a verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictSource {
+    Static,
+    Default,
+    Builtin,
+    Human,
+    Llm,
+    Session,
+}
+
+/// The outcome for one action.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub decision: Decision,
+    pub source: VerdictSource,
+    /// The deciding rule's id; `None` for the default.
+    pub rule: Option<String>,
+    pub reason: String,
+    /// Who answers an `ask` (`terminal`, `dashboard`, a webhook id) or the judge's model.
+    pub approver: Option<String>,
+}
+
+/// One rule that matched, for explanations.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuleMatch {
+    pub id: String,
+    pub decision: Decision,
+    pub priority: i64,
+    pub specificity: u8,
+    pub layer: Layer,
+    pub origin: Origin,
+    pub pattern: String,
+    pub description: Option<String>,
+}
+
+/// A verdict with the reasoning behind it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    pub verdict: Verdict,
+    /// How many rules applied to this action's type and scope.
+    pub considered: usize,
+    /// Every rule that matched, in evaluation order.
+    pub matched: Vec<RuleMatch>,
+    /// Why the winner won, in people's words.
+    pub why: String,
+}
+
+/// The outcome for one simple command of a line.
+#[derive(Clone, Debug, Serialize)]
+pub struct CommandVerdict {
+    pub command: String,
+    pub action: Action,
+    pub parent: Option<usize>,
+    pub notes: Vec<String>,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
+}
+
+/// The outcome for a whole shell line.
+#[derive(Clone, Debug, Serialize)]
+pub struct LineVerdict {
+    pub verdict: Verdict,
+    /// Index of the command whose verdict is the line's.
+    pub decisive: Option<usize>,
+    pub commands: Vec<CommandVerdict>,
+    /// Why the line could not be analysed, if so.
+    pub opaque: Option<String>,
+}
+
+enum Winner<'p> {
+    Rule(&'p Rule),
+    Default,
+}
+
+impl Policy {
+    /// Decides one action.
+    pub fn evaluate(&self, action: &Action, state: &State<'_>) -> Verdict {
+        let winner = self.decide(action, state, None);
+        self.verdict_of(winner, action)
+    }
+
+    /// Decides one action and says why.
+    pub fn explain(&self, action: &Action, state: &State<'_>) -> Explanation {
+        let mut matched = Vec::new();
+        let mut considered = 0;
+        let winner = self.decide(action, state, Some((&mut matched, &mut considered)));
+        let why = self.why(&winner, &matched);
+        Explanation {
+            verdict: self.verdict_of(winner, action),
+            considered,
+            matched: matched.iter().map(|r| rule_match(r)).collect(),
+            why,
+        }
+    }
+
+    /// Decides a shell line by its most restrictive command.
+    pub fn evaluate_line(
+        &self,
+        line: &str,
+        cx: &LineContext<'_>,
+        state: &State<'_>,
+    ) -> LineVerdict {
+        self.line(line, cx, state, false)
+    }
+
+    /// Like [`Policy::evaluate_line`], with an explanation per command.
+    pub fn explain_line(&self, line: &str, cx: &LineContext<'_>, state: &State<'_>) -> LineVerdict {
+        self.line(line, cx, state, true)
+    }
+
+    fn line(
+        &self,
+        line: &str,
+        cx: &LineContext<'_>,
+        state: &State<'_>,
+        explain: bool,
+    ) -> LineVerdict {
+        let lowered = shell_actions(line, cx, &self.environment.home);
+        let mut commands = Vec::with_capacity(lowered.actions.len());
+        for ((action, parent), notes) in lowered
+            .actions
+            .into_iter()
+            .zip(lowered.parents)
+            .zip(lowered.notes)
+        {
+            let (verdict, explanation) = if explain {
+                let e = self.explain(&action, state);
+                (e.verdict.clone(), Some(e))
+            } else {
+                (self.evaluate(&action, state), None)
+            };
+            commands.push(CommandVerdict {
+                command: action.summary.clone(),
+                action,
+                parent,
+                notes,
+                verdict,
+                explanation,
+            });
+        }
+        let decisive = commands
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, c)| (c.verdict.decision.restrictiveness(), std::cmp::Reverse(*i)))
+            .map(|(i, _)| i);
+        let verdict = match decisive {
+            Some(i) => commands[i].verdict.clone(),
+            None => Verdict {
+                decision: Decision::Allow,
+                source: VerdictSource::Default,
+                rule: None,
+                reason: "the line runs no command".into(),
+                approver: None,
+            },
+        };
+        LineVerdict {
+            verdict,
+            decisive,
+            commands,
+            opaque: lowered.opaque,
+        }
+    }
+
+    /// Walks candidate rules in evaluation order. With `trace`, walks them
+    /// all and records every match; without, stops as soon as it can.
+    fn decide<'p>(
+        &'p self,
+        action: &Action,
+        state: &State<'p>,
+        mut trace: Option<(&mut Vec<&'p Rule>, &mut usize)>,
+    ) -> Winner<'p> {
+        let history = History {
+            actions: state.history,
+        };
+        let mut approvals: Vec<&Rule> = state.approvals.iter().filter(|r| r.enabled).collect();
+        approvals.sort_by(|a, b| rank_order(a, b));
+        let mut approvals = approvals.into_iter().peekable();
+        let mut policy_rules = self
+            .candidates(action)
+            .map(|i| &self.rules[i as usize])
+            .peekable();
+        let mut winner: Option<&Rule> = None;
+        let mut lower_deny: Option<&Rule> = None;
+        loop {
+            let take_approval = match (approvals.peek(), policy_rules.peek()) {
+                (Some(a), Some(p)) => rank_order(a, p).is_le(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let rule = if take_approval {
+                approvals.next()
+            } else {
+                policy_rules.next()
+            };
+            let Some(rule) = rule else { break };
+            if !rule.scope.admits(&action.session) {
+                continue;
+            }
+            if let Some((_, considered)) = trace.as_mut() {
+                **considered += 1;
+            }
+            match winner {
+                // Once a deny has won, or the winner's layer has no deny
+                // below it, nothing later can change the outcome.
+                Some(w)
+                    if trace.is_none()
+                        && (w.decision == Decision::Deny || lower_deny.is_some()) =>
+                {
+                    break;
+                }
+                Some(w) if rule.decision != Decision::Deny || rule.layer >= w.layer => {
+                    if trace.is_none() {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            if !rule.matcher.is_match(action, history) {
+                continue;
+            }
+            if let Some((matched, _)) = trace.as_mut() {
+                matched.push(rule);
+            }
+            match winner {
+                None => winner = Some(rule),
+                Some(w) => {
+                    if lower_deny.is_none()
+                        && w.decision != Decision::Deny
+                        && rule.decision == Decision::Deny
+                        && rule.layer < w.layer
+                    {
+                        lower_deny = Some(rule);
+                    }
+                }
+            }
+        }
+        match lower_deny.or(winner) {
+            Some(r) => Winner::Rule(r),
+            None => Winner::Default,
+        }
+    }
+
+    /// Indexes of the rules that can apply to `action`, in evaluation order.
+    fn candidates(&self, action: &Action) -> impl Iterator<Item = u32> + '_ {
+        const EMPTY: &[u32] = &[];
+        let typed = self.index.by_type.get(&action.kind);
+        let by_word = typed
+            .and_then(|t| {
+                let command = action.facet_str("shell", "command")?;
+                let word = command.split(' ').next().unwrap_or(command);
+                t.by_word.get(word)
+            })
+            .map_or(EMPTY, Vec::as_slice);
+        let other = typed.map_or(EMPTY, |t| t.other.as_slice());
+        merge3(by_word, other, &self.index.any_type)
+    }
+
+    fn verdict_of(&self, winner: Winner<'_>, action: &Action) -> Verdict {
+        match winner {
+            Winner::Rule(r) => Verdict {
+                decision: r.decision,
+                source: match r.layer {
+                    Layer::Builtin => VerdictSource::Builtin,
+                    Layer::Session => VerdictSource::Session,
+                    _ => VerdictSource::Static,
+                },
+                rule: Some(r.id.clone()),
+                reason: r.reason(),
+                approver: match r.decision {
+                    Decision::Ask => Some(
+                        r.approver
+                            .as_ref()
+                            .and_then(|a| a.approver.clone())
+                            .unwrap_or_else(|| self.default_approver().to_owned()),
+                    ),
+                    Decision::Judge => r.judge.as_ref().and_then(|j| j.model.clone()),
+                    _ => None,
+                },
+            },
+            Winner::Default => {
+                let (decision, reason) = match self.default {
+                    DefaultPolicy::DenyWrites if action.sensitivity == Some(Sensitivity::Read) => (
+                        Decision::Allow,
+                        "no rule matched; `default: deny_writes` allows read actions".to_owned(),
+                    ),
+                    DefaultPolicy::DenyWrites => (
+                        Decision::Deny,
+                        "default-deny for non-read actions".to_owned(),
+                    ),
+                    DefaultPolicy::Allow => (
+                        Decision::Allow,
+                        "no rule matched; `default: allow`".to_owned(),
+                    ),
+                    DefaultPolicy::Deny => (
+                        Decision::Deny,
+                        "no rule matched; `default: deny`".to_owned(),
+                    ),
+                    DefaultPolicy::Ask => {
+                        (Decision::Ask, "no rule matched; `default: ask`".to_owned())
+                    }
+                };
+                let approver =
+                    (decision == Decision::Ask).then(|| self.default_approver().to_owned());
+                Verdict {
+                    decision,
+                    source: VerdictSource::Default,
+                    rule: None,
+                    reason,
+                    approver,
+                }
+            }
+        }
+    }
+
+    fn default_approver(&self) -> &str {
+        match self.settings.ask_mode.as_deref() {
+            Some("ui") => "dashboard",
+            _ => "terminal",
+        }
+    }
+
+    fn why(&self, winner: &Winner<'_>, matched: &[&Rule]) -> String {
+        let Winner::Rule(w) = winner else {
+            return format!(
+                "no rule matched, so `default: {}` decides",
+                self.default.as_str()
+            );
+        };
+        let first = matched[0];
+        if first.id != w.id {
+            return format!(
+                "`{}` ranks first (priority {}), but `{}` is a deny rule of a lower layer ({}) and no layer can outrank a lower layer's deny",
+                first.id,
+                first.priority,
+                w.id,
+                w.layer.as_str()
+            );
+        }
+        let Some(second) = matched.get(1) else {
+            return format!("`{}` is the only rule that matched", w.id);
+        };
+        if w.priority != second.priority {
+            format!(
+                "`{}` has priority {}, higher than `{}` ({})",
+                w.id, w.priority, second.id, second.priority
+            )
+        } else if w.scope.specificity() != second.scope.specificity() {
+            format!(
+                "`{}` and `{}` have the same priority; `{}` has the more specific scope",
+                w.id, second.id, w.id
+            )
+        } else {
+            format!(
+                "`{}` and `{}` have the same priority and scope; `{}` comes later ({}), and among equals the last match wins",
+                w.id, second.id, w.id, w.origin
+            )
+        }
+    }
+}
+
+fn rule_match(r: &Rule) -> RuleMatch {
+    RuleMatch {
+        id: r.id.clone(),
+        decision: r.decision,
+        priority: r.priority,
+        specificity: r.scope.specificity(),
+        layer: r.layer,
+        origin: r.origin.clone(),
+        pattern: r.pattern.clone(),
+        description: r.description.clone(),
+    }
+}
+
+/// Merges three ascending lists of rule positions.
+fn merge3<'a>(a: &'a [u32], b: &'a [u32], c: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    std::iter::from_fn(move || {
+        let x = a.get(i).copied().unwrap_or(u32::MAX);
+        let y = b.get(j).copied().unwrap_or(u32::MAX);
+        let z = c.get(k).copied().unwrap_or(u32::MAX);
+        let m = x.min(y).min(z);
+        if m == u32::MAX {
+            return None;
+        }
+        if m == x {
+            i += 1;
+        } else if m == y {
+            j += 1;
+        } else {
+            k += 1;
+        }
+        Some(m)
+    })
+}
+
+/// True when `matcher` denies every `tool.call` of `tool`, whatever its input.
+pub(crate) fn is_blanket_tool_deny(matcher: &Matcher, tool: &str) -> bool {
+    let Matcher::All(parts) = matcher else {
+        return matches!(matcher, Matcher::Field(FieldPath::Facet(p), c) if is_tool_name(p) && names(c, tool));
+    };
+    let mut names_tool = false;
+    for p in parts {
+        match p {
+            Matcher::Field(FieldPath::Type, Cond::Equals(t)) if t == "tool.call" => {}
+            Matcher::Field(FieldPath::Facet(path), c) if is_tool_name(path) && names(c, tool) => {
+                names_tool = true
+            }
+            _ => return false,
+        }
+    }
+    names_tool
+}
+
+fn is_tool_name(path: &[String]) -> bool {
+    path.len() == 2 && path[0] == "tool" && path[1] == "name"
+}
+
+fn names(cond: &Cond, tool: &str) -> bool {
+    match cond {
+        Cond::Equals(v) => v == tool,
+        Cond::In(vs) | Cond::List(vs) => vs.iter().any(|v| v == tool),
+        Cond::Glob(g) => g.is_match(tool),
+        _ => false,
+    }
+}
+
+impl Rule {
+    /// A session's "always" answer: allow what `matcher` matches, at the
+    /// priority of the rule that asked (it can never outrank a deny).
+    pub fn session_approval(
+        id: &str,
+        pattern: &str,
+        matcher: Matcher,
+        priority: i64,
+        seq: u32,
+    ) -> Rule {
+        let mut r = Rule::new(
+            id.to_owned(),
+            Decision::Allow,
+            Layer::Session,
+            Origin {
+                file: "<session>".into(),
+                line: 0,
+                col: 0,
+            },
+        );
+        r.explicit_id = true;
+        r.priority = priority;
+        r.pattern = pattern.to_owned();
+        r.matcher = matcher;
+        r.seq = seq;
+        r
+    }
+}

@@ -1,0 +1,206 @@
+//! The command glob of SPEC 6 and the seed's `glob` operator.
+//!
+//! `*` matches any run of characters (spaces and `/` included), `?` one
+//! character, `\*` and `\?` the literal characters; the whole value must
+//! match. A command glob that ends in ` *` also matches the bare command, so
+//! `git diff *` matches `git diff`. Matching needs no compilation step and
+//! runs in O(pattern × text) at worst, linear in practice.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum Token {
+    Lit(String),
+    Star,
+    One,
+}
+
+/// A compiled glob.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Glob {
+    source: String,
+    tokens: Vec<Token>,
+    /// For command globs ending in ` *`: the tokens without it.
+    bare: Option<Vec<Token>>,
+}
+
+impl Glob {
+    /// A glob for command lines (`command:`, `binary:`, short-form rules).
+    pub fn command(pattern: &str) -> Glob {
+        let mut g = Glob::plain(pattern);
+        if pattern.ends_with(" *") && !pattern.ends_with("\\ *") {
+            g.bare = Some(tokenize(&pattern[..pattern.len() - 2]));
+        }
+        g
+    }
+
+    /// A glob without the bare-command rule (the pattern dialect's `glob`).
+    pub fn plain(pattern: &str) -> Glob {
+        Glob {
+            source: pattern.to_owned(),
+            tokens: tokenize(pattern),
+            bare: None,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        matches(&self.tokens, text) || self.bare.as_ref().is_some_and(|t| matches(t, text))
+    }
+
+    /// The literal text every match starts with, up to the first space
+    /// (`git diff *` → `git`): the binary a command glob is about, used to
+    /// index rules. `None` when a wildcard comes first.
+    pub fn leading_word(&self) -> Option<&str> {
+        match self.tokens.first() {
+            Some(Token::Lit(lit)) => {
+                let word = lit.split(' ').next().unwrap_or(lit);
+                let whole = word.len() < lit.len() || self.tokens.len() == 1;
+                (whole && !word.is_empty()).then_some(word)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn tokenize(pattern: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut lit = String::new();
+    let mut chars = pattern.chars();
+    let flush = |lit: &mut String, tokens: &mut Vec<Token>| {
+        if !lit.is_empty() {
+            tokens.push(Token::Lit(std::mem::take(lit)));
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n @ ('*' | '?' | '\\')) => lit.push(n),
+                Some(n) => {
+                    lit.push('\\');
+                    lit.push(n);
+                }
+                None => lit.push('\\'),
+            },
+            '*' => {
+                flush(&mut lit, &mut tokens);
+                if tokens.last() != Some(&Token::Star) {
+                    tokens.push(Token::Star);
+                }
+            }
+            '?' => {
+                flush(&mut lit, &mut tokens);
+                tokens.push(Token::One);
+            }
+            c => lit.push(c),
+        }
+    }
+    flush(&mut lit, &mut tokens);
+    tokens
+}
+
+/// Wildcard matching with a single backtrack point (the last `*` seen),
+/// which is exact for patterns made of literals, `*` and `?`.
+fn matches(tokens: &[Token], text: &str) -> bool {
+    let (mut ti, mut pos) = (0usize, 0usize);
+    let mut backtrack: Option<(usize, usize)> = None;
+    loop {
+        if let Some(tok) = tokens.get(ti) {
+            match tok {
+                Token::Star => {
+                    if ti + 1 == tokens.len() {
+                        return true;
+                    }
+                    backtrack = Some((ti + 1, pos));
+                    ti += 1;
+                    continue;
+                }
+                Token::Lit(l) if text[pos..].starts_with(l.as_str()) => {
+                    pos += l.len();
+                    ti += 1;
+                    continue;
+                }
+                Token::One => {
+                    if let Some(c) = text[pos..].chars().next() {
+                        pos += c.len_utf8();
+                        ti += 1;
+                        continue;
+                    }
+                }
+                Token::Lit(_) => {}
+            }
+        } else if pos == text.len() {
+            return true;
+        }
+        match backtrack {
+            Some((after_star, start)) if start < text.len() => {
+                let next = start + text[start..].chars().next().map_or(1, char::len_utf8);
+                backtrack = Some((after_star, next));
+                ti = after_star;
+                pos = next;
+            }
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(p: &str, t: &str) -> bool {
+        Glob::command(p).is_match(t)
+    }
+
+    #[test]
+    fn adr_0014_examples() {
+        assert!(cm("go test *", "go test ./..."));
+        assert!(cm("git * --force", "git push --force"));
+        assert!(cm("git * --force", "git push origin main --force"));
+        assert!(cm("*.sh", "script.sh"));
+        assert!(cm("*.sh", "path/to/script.sh"));
+    }
+
+    #[test]
+    fn anchored_and_bare_command() {
+        assert!(cm("git diff *", "git diff"));
+        assert!(cm("git diff *", "git diff HEAD~1"));
+        assert!(!cm("git diff *", "git diffx"));
+        assert!(!cm("git *", "xgit status"));
+        assert!(!cm("git status", "git status --short"));
+        assert!(!cm("git *", "./git status"));
+        assert!(!cm("git *", "/tmp/x/git status"));
+        assert!(cm("git status", "git status"));
+    }
+
+    #[test]
+    fn question_mark_and_escapes() {
+        assert!(cm("l?", "ls"));
+        assert!(!cm("l?", "l"));
+        assert!(cm("echo \\*", "echo *"));
+        assert!(!cm("echo \\*", "echo x"));
+        assert!(cm("a*b*c", "a--b--b--c"));
+        assert!(!cm("a*b*c", "a--b--b--"));
+        assert!(cm("é?", "éé"));
+        assert!(cm("*", ""));
+        assert!(cm("rm -rf /*", "rm -rf /home"));
+    }
+
+    #[test]
+    fn leading_word_indexes_by_binary() {
+        assert_eq!(Glob::command("git diff *").leading_word(), Some("git"));
+        assert_eq!(Glob::command("git").leading_word(), Some("git"));
+        assert_eq!(Glob::command("git*").leading_word(), None);
+        assert_eq!(Glob::command("*.sh").leading_word(), None);
+    }
+
+    #[test]
+    fn pathological_patterns_stay_fast() {
+        let text = "a".repeat(5000);
+        let pat = "*a".repeat(40) + "b";
+        assert!(!cm(&pat, &text));
+    }
+}

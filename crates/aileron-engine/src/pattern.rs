@@ -1,0 +1,787 @@
+//! The pattern dialect: `when:` matchers (SPEC 6, the approval-rules seed).
+//!
+//! A matcher is a tree. Leaves are `path: condition` pairs; interior nodes
+//! are `all`, `any`, `not` and the implicit AND of a mapping's keys. A bare
+//! scalar condition means `equals`; a bare list means element-for-element
+//! equality against a list value and "one of" against a scalar. Unlike the
+//! seed, every mistake (unknown operator, wrong-typed argument, invalid
+//! regex, unknown field of a known facet) is a load error with a position,
+//! never a rule that silently never matches.
+
+use crate::action::{Action, FieldPath, Lookup};
+use crate::diagnostic::{Diagnostic, Pos};
+use crate::glob::Glob;
+use crate::yaml::{Node, Value as Y};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Every operator, in the order error messages list them.
+pub const OPERATORS: &[&str] = &[
+    "equals",
+    "in",
+    "pattern",
+    "contains",
+    "notContains",
+    "glob",
+    "exists",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "path",
+    "time",
+];
+
+/// The keys that combine matchers rather than name a field.
+pub const COMBINATORS: &[&str] = &["all", "any", "not", "rate"];
+
+/// A compiled matcher.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Matcher {
+    All(Vec<Matcher>),
+    Any(Vec<Matcher>),
+    Not(Box<Matcher>),
+    Field(FieldPath, Cond),
+    /// More than `more_than` actions matching `of` (this one included) in
+    /// the `seconds` before this action, in this session.
+    Rate {
+        more_than: u64,
+        seconds: u64,
+        of: Box<Matcher>,
+    },
+    /// A built-in check the YAML dialect cannot express (see `builtin`).
+    Builtin(crate::builtin::Check),
+}
+
+/// A compiled condition on one field.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Cond {
+    Equals(Value),
+    /// A bare list: element-for-element against a list, "one of" against a scalar.
+    List(Vec<Value>),
+    In(Vec<Value>),
+    Pattern(Re),
+    /// Lower-cased needle for strings; the original for list membership.
+    Contains {
+        lower: String,
+        value: Value,
+    },
+    NotContains {
+        lower: String,
+        value: Value,
+    },
+    Glob(Glob),
+    Exists(bool),
+    Compare(Comparison, f64),
+    Path(PathGlob),
+    Time(TimeWindow),
+    /// Several operators in one mapping: all must hold.
+    All(Vec<Cond>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Comparison {
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+}
+
+/// What matchers may read besides the action: the session's recent actions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct History<'a> {
+    /// Earlier actions of the same session, any order.
+    pub actions: &'a [Action],
+}
+
+impl Matcher {
+    pub fn is_match(&self, action: &Action, history: History<'_>) -> bool {
+        match self {
+            Matcher::All(ms) => ms.iter().all(|m| m.is_match(action, history)),
+            Matcher::Any(ms) => ms.iter().any(|m| m.is_match(action, history)),
+            Matcher::Not(m) => !m.is_match(action, history),
+            Matcher::Field(path, cond) => cond.holds(action.lookup(path)),
+            Matcher::Rate {
+                more_than,
+                seconds,
+                of,
+            } => {
+                let Some(now) = parse_time(&action.timestamp) else {
+                    return false;
+                };
+                let since = now.as_second() - *seconds as i64;
+                let earlier = history
+                    .actions
+                    .iter()
+                    .filter(|a| {
+                        parse_time(&a.timestamp).is_some_and(|t| t.as_second() >= since && t <= now)
+                            && of.is_match(a, History::default())
+                    })
+                    .count() as u64;
+                earlier + 1 > *more_than
+            }
+            Matcher::Builtin(check) => check.is_match(action),
+        }
+    }
+
+    /// Action types this matcher can match, when it says so at its top
+    /// level (`type: http.request`), for the evaluator's index.
+    pub fn required_types(&self) -> Option<Vec<String>> {
+        match self {
+            Matcher::Field(FieldPath::Type, Cond::Equals(Value::String(t))) => {
+                Some(vec![t.clone()])
+            }
+            Matcher::Field(FieldPath::Type, Cond::In(ts) | Cond::List(ts)) => {
+                ts.iter().map(|t| t.as_str().map(str::to_owned)).collect()
+            }
+            Matcher::All(ms) => ms.iter().find_map(Matcher::required_types),
+            Matcher::Any(ms) => {
+                let mut all = Vec::new();
+                for m in ms {
+                    all.extend(m.required_types()?);
+                }
+                Some(all)
+            }
+            _ => None,
+        }
+    }
+
+    /// The first word every matching `shell.command` must start with
+    /// (`git` for `command: "git diff *"`), for the evaluator's index.
+    pub fn required_first_word(&self) -> Option<&str> {
+        match self {
+            Matcher::Field(FieldPath::Facet(p), Cond::Glob(g))
+                if p.len() == 2 && p[0] == "shell" && p[1] == "command" =>
+            {
+                g.leading_word()
+            }
+            Matcher::All(ms) => ms.iter().find_map(Matcher::required_first_word),
+            _ => None,
+        }
+    }
+}
+
+impl Cond {
+    pub fn holds(&self, value: Option<Lookup<'_>>) -> bool {
+        match self {
+            Cond::Exists(want) => value.is_some() == *want,
+            Cond::NotContains {
+                lower,
+                value: needle,
+            } => match value {
+                None => true,
+                Some(v) => match (as_str(v), is_list(v)) {
+                    (Some(s), _) => !contains_ci(s, lower),
+                    (None, true) => !list_contains(v, needle),
+                    _ => true,
+                },
+            },
+            Cond::All(cs) => cs.iter().all(|c| c.holds(value)),
+            _ => value.is_some_and(|v| self.holds_on(v)),
+        }
+    }
+
+    fn holds_on(&self, v: Lookup<'_>) -> bool {
+        match self {
+            Cond::Equals(want) => equals(v, want),
+            Cond::List(items) => {
+                if is_list(v) {
+                    let got = list_items(v);
+                    got.len() == items.len() && got.iter().zip(items).all(|(g, w)| json_eq(g, w))
+                } else {
+                    items.iter().any(|w| equals(v, w))
+                }
+            }
+            Cond::In(items) => {
+                if is_list(v) {
+                    list_items(v)
+                        .iter()
+                        .any(|g| items.iter().any(|w| json_eq(g, w)))
+                } else {
+                    items.iter().any(|w| equals(v, w))
+                }
+            }
+            Cond::Pattern(re) => as_str(v).is_some_and(|s| re.0.is_match(s)),
+            Cond::Contains { lower, value } => match as_str(v) {
+                Some(s) => contains_ci(s, lower),
+                None => is_list(v) && list_contains(v, value),
+            },
+            Cond::Glob(g) => as_str(v).is_some_and(|s| g.is_match(s)),
+            Cond::Compare(op, n) => as_number(v).is_some_and(|x| match op {
+                Comparison::Gt => x > *n,
+                Comparison::Gte => x >= *n,
+                Comparison::Lt => x < *n,
+                Comparison::Lte => x <= *n,
+            }),
+            Cond::Path(p) => match as_str(v) {
+                Some(s) => p.is_match(s),
+                None => list_items(v)
+                    .iter()
+                    .any(|i| i.as_str().is_some_and(|s| p.is_match(s))),
+            },
+            Cond::Time(w) => as_str(v).is_some_and(|s| w.contains(s)),
+            Cond::Exists(_) | Cond::NotContains { .. } | Cond::All(_) => self.holds(Some(v)),
+        }
+    }
+}
+
+fn as_str(v: Lookup<'_>) -> Option<&str> {
+    match v {
+        Lookup::Str(s) => Some(s),
+        Lookup::Json(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn as_number(v: Lookup<'_>) -> Option<f64> {
+    match v {
+        Lookup::Json(Value::Number(n)) => n.as_f64(),
+        _ => None,
+    }
+}
+
+fn is_list(v: Lookup<'_>) -> bool {
+    matches!(v, Lookup::Strs(_) | Lookup::Json(Value::Array(_)))
+}
+
+fn list_items(v: Lookup<'_>) -> Vec<Value> {
+    match v {
+        Lookup::Strs(items) => items.iter().map(|s| Value::String(s.clone())).collect(),
+        Lookup::Json(Value::Array(items)) => items.clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn list_contains(v: Lookup<'_>, needle: &Value) -> bool {
+    match v {
+        Lookup::Strs(items) => needle
+            .as_str()
+            .is_some_and(|n| items.iter().any(|i| i == n)),
+        Lookup::Json(Value::Array(items)) => items.iter().any(|i| json_eq(i, needle)),
+        _ => false,
+    }
+}
+
+fn equals(v: Lookup<'_>, want: &Value) -> bool {
+    match v {
+        Lookup::Str(s) => want.as_str() == Some(s),
+        Lookup::Strs(items) => want.as_array().is_some_and(|w| {
+            w.len() == items.len() && w.iter().zip(items).all(|(a, b)| a.as_str() == Some(b))
+        }),
+        Lookup::Json(j) => json_eq(j, want),
+    }
+}
+
+/// Strict equality, except that numbers compare by value (1 == 1.0).
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// Case-insensitive substring test; `needle` is already lower-case.
+fn contains_ci(haystack: &str, needle: &str) -> bool {
+    if haystack.is_ascii() && needle.is_ascii() {
+        let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+        n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+    } else {
+        haystack.to_lowercase().contains(needle)
+    }
+}
+
+/// A regex that serializes as its source (for the compiled-policy cache).
+#[derive(Clone, Debug)]
+pub struct Re(pub regex::Regex);
+
+impl Serialize for Re {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Re {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let src = String::deserialize(d)?;
+        regex::Regex::new(&src)
+            .map(Re)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A gitignore-style path glob, already made absolute.
+#[derive(Clone, Debug)]
+pub struct PathGlob {
+    pattern: String,
+    matcher: globset::GlobMatcher,
+}
+
+impl PathGlob {
+    /// Compiles an absolute pattern: `**` crosses directories, `*` does not.
+    pub fn new(absolute_pattern: &str) -> Result<PathGlob, String> {
+        let glob = globset::GlobBuilder::new(absolute_pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| e.kind().to_string())?;
+        Ok(PathGlob {
+            pattern: absolute_pattern.to_owned(),
+            matcher: glob.compile_matcher(),
+        })
+    }
+
+    /// Makes a pattern as written absolute: `~/` against `home`; `/x`
+    /// stays; `./x` and `x/y` are relative to `base`; a bare name (`*.pem`)
+    /// matches at any depth below `base`; a trailing `/` means everything below.
+    pub fn expand(pattern: &str, base: &str, home: &str) -> String {
+        let mut p = if let Some(rest) = pattern.strip_prefix("~/") {
+            format!("{home}/{rest}")
+        } else if pattern == "~" {
+            home.to_owned()
+        } else if pattern.starts_with('/') {
+            pattern.to_owned()
+        } else if let Some(rest) = pattern.strip_prefix("./") {
+            format!("{base}/{rest}")
+        } else if pattern.trim_end_matches('/').contains('/') || pattern.starts_with("**") {
+            format!("{base}/{pattern}")
+        } else {
+            format!("{base}/**/{pattern}")
+        };
+        if p.ends_with('/') {
+            p.push_str("**");
+        }
+        p.replace("//", "/")
+    }
+
+    pub fn is_match(&self, path: &str) -> bool {
+        self.matcher.is_match(path)
+    }
+}
+
+impl Serialize for PathGlob {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.pattern)
+    }
+}
+
+impl<'de> Deserialize<'de> for PathGlob {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        PathGlob::new(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Weekdays and a time-of-day window in a named time zone.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TimeWindow {
+    /// Monday = 1 … Sunday = 7; empty means every day.
+    days: Vec<i8>,
+    /// Minutes after midnight; `from > to` wraps past midnight.
+    from: u16,
+    to: u16,
+    tz: String,
+}
+
+const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+
+impl TimeWindow {
+    fn contains(&self, timestamp: &str) -> bool {
+        let Some(ts) = parse_time(timestamp) else {
+            return false;
+        };
+        let Ok(tz) = jiff::tz::TimeZone::get(&self.tz) else {
+            return false;
+        };
+        let local = ts.to_zoned(tz);
+        let minute = local.hour() as u16 * 60 + local.minute() as u16;
+        let day_ok =
+            self.days.is_empty() || self.days.contains(&local.weekday().to_monday_one_offset());
+        let time_ok = if self.from <= self.to {
+            minute >= self.from && minute < self.to
+        } else {
+            minute >= self.from || minute < self.to
+        };
+        day_ok && time_ok
+    }
+}
+
+fn parse_time(s: &str) -> Option<jiff::Timestamp> {
+    s.parse().ok()
+}
+
+/// Where parsing reports errors, and what relative paths are relative to.
+pub struct Cx<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+    /// Directory of the policy file, for relative `path` patterns.
+    pub base_dir: &'a str,
+    pub home: &'a str,
+    pub errors: &'a mut Vec<Diagnostic>,
+}
+
+impl Cx<'_> {
+    pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
+        self.errors
+            .push(Diagnostic::at(self.file, self.text, pos, message));
+    }
+}
+
+/// Compiles a `when:` tree. Errors go to `cx`; `None` when there were any.
+pub fn parse_matcher(node: &Node, cx: &mut Cx<'_>) -> Option<Matcher> {
+    let Y::Map(entries) = &node.value else {
+        cx.error(
+            node.pos,
+            format!(
+                "expected a matcher mapping (`field: condition`, all, any, not), found {}",
+                node.kind()
+            ),
+        );
+        return None;
+    };
+    if entries.is_empty() {
+        cx.error(
+            node.pos,
+            "empty matcher: it would match every action; write at least one condition",
+        );
+        return None;
+    }
+    let before = cx.errors.len();
+    let mut parts = Vec::new();
+    let mut rate = None;
+    for (key, value) in entries {
+        match key.name.as_str() {
+            "all" | "any" => {
+                let Y::Seq(items) = &value.value else {
+                    cx.error(
+                        value.pos,
+                        format!(
+                            "`{}` takes a list of matchers, found {}",
+                            key.name,
+                            value.kind()
+                        ),
+                    );
+                    continue;
+                };
+                if items.is_empty() {
+                    cx.error(
+                        value.pos,
+                        format!("`{}` needs at least one matcher", key.name),
+                    );
+                    continue;
+                }
+                let ms: Vec<Matcher> = items.iter().filter_map(|i| parse_matcher(i, cx)).collect();
+                parts.push(if key.name == "all" {
+                    Matcher::All(ms)
+                } else {
+                    Matcher::Any(ms)
+                });
+            }
+            "not" => {
+                if let Some(m) = parse_matcher(value, cx) {
+                    parts.push(Matcher::Not(Box::new(m)));
+                }
+            }
+            "rate" => rate = parse_rate(value, cx),
+            path => match FieldPath::parse(path) {
+                Ok(fp) => {
+                    if let Some(c) = parse_cond(value, cx) {
+                        parts.push(Matcher::Field(fp, c));
+                    }
+                }
+                Err(msg) => cx.error(key.pos, msg),
+            },
+        }
+    }
+    if cx.errors.len() > before {
+        return None;
+    }
+    if let Some((more_than, seconds)) = rate {
+        let of = Box::new(Matcher::All(parts.clone()));
+        parts.push(Matcher::Rate {
+            more_than,
+            seconds,
+            of,
+        });
+    }
+    Some(if parts.len() == 1 {
+        parts.pop()?
+    } else {
+        Matcher::All(parts)
+    })
+}
+
+fn parse_rate(node: &Node, cx: &mut Cx<'_>) -> Option<(u64, u64)> {
+    let Y::Map(entries) = &node.value else {
+        cx.error(
+            node.pos,
+            format!(
+                "`rate` takes a mapping {{more_than: N, seconds: T}}, found {}",
+                node.kind()
+            ),
+        );
+        return None;
+    };
+    let (mut more_than, mut seconds) = (None, None);
+    for (k, v) in entries {
+        let slot = match k.name.as_str() {
+            "more_than" => &mut more_than,
+            "seconds" => &mut seconds,
+            other => {
+                cx.error(
+                    k.pos,
+                    format!("unknown key `{other}` in `rate`; expected one of: more_than, seconds"),
+                );
+                continue;
+            }
+        };
+        match v.value {
+            Y::Int(n) if n >= 0 => *slot = Some(n as u64),
+            _ => cx.error(
+                v.pos,
+                format!(
+                    "`{}` takes a non-negative integer, found {}",
+                    k.name,
+                    v.kind()
+                ),
+            ),
+        }
+    }
+    match (more_than, seconds) {
+        (Some(m), Some(s)) if s > 0 => Some((m, s)),
+        (Some(_), Some(_)) => {
+            cx.error(node.pos, "`rate.seconds` must be at least 1");
+            None
+        }
+        _ => {
+            cx.error(node.pos, "`rate` needs both `more_than` and `seconds`");
+            None
+        }
+    }
+}
+
+fn scalar_json(node: &Node) -> Option<Value> {
+    match &node.value {
+        Y::Bool(_) | Y::Int(_) | Y::Float(_) | Y::Str(_) => Some(node.to_json()),
+        _ => None,
+    }
+}
+
+/// Compiles the condition on one field.
+pub fn parse_cond(node: &Node, cx: &mut Cx<'_>) -> Option<Cond> {
+    match &node.value {
+        Y::Null => {
+            cx.error(
+                node.pos,
+                "a condition cannot be null; to test for a missing field write `{exists: false}`",
+            );
+            None
+        }
+        Y::Seq(items) => {
+            let mut values = Vec::new();
+            for i in items {
+                match scalar_json(i) {
+                    Some(v) => values.push(v),
+                    None => cx.error(
+                        i.pos,
+                        format!("list conditions hold scalars, found {}", i.kind()),
+                    ),
+                }
+            }
+            Some(Cond::List(values))
+        }
+        Y::Map(entries) => {
+            if entries.is_empty() {
+                cx.error(
+                    node.pos,
+                    format!(
+                        "empty operator mapping; expected one of: {}",
+                        OPERATORS.join(", ")
+                    ),
+                );
+                return None;
+            }
+            let mut conds = Vec::new();
+            for (k, v) in entries {
+                if let Some(c) = parse_operator(&k.name, k.pos, v, cx) {
+                    conds.push(c);
+                }
+            }
+            match conds.len() {
+                n if n < entries.len() => None,
+                1 => conds.pop(),
+                _ => Some(Cond::All(conds)),
+            }
+        }
+        _ => scalar_json(node).map(Cond::Equals),
+    }
+}
+
+fn parse_operator(op: &str, pos: Pos, arg: &Node, cx: &mut Cx<'_>) -> Option<Cond> {
+    let want = |cx: &mut Cx<'_>, what: &str| {
+        cx.error(
+            arg.pos,
+            format!("`{op}` takes {what}, found {}", arg.kind()),
+        );
+        None
+    };
+    match op {
+        "equals" => match &arg.value {
+            Y::Map(_) | Y::Null => want(cx, "a string, number, boolean or list"),
+            _ => Some(Cond::Equals(arg.to_json())),
+        },
+        "in" => match &arg.value {
+            Y::Seq(items) => {
+                let mut values = Vec::new();
+                for i in items {
+                    match scalar_json(i) {
+                        Some(v) => values.push(v),
+                        None => cx.error(
+                            i.pos,
+                            format!("`in` lists hold scalars, found {}", i.kind()),
+                        ),
+                    }
+                }
+                (values.len() == items.len()).then_some(Cond::In(values))
+            }
+            _ => want(cx, "a list"),
+        },
+        "pattern" => match arg.as_str() {
+            Some(src) => match regex::RegexBuilder::new(src).size_limit(1 << 20).build() {
+                Ok(re) => Some(Cond::Pattern(Re(re))),
+                Err(e) => {
+                    let detail = e.to_string();
+                    let last = detail
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or(&detail);
+                    cx.error(
+                        arg.pos,
+                        format!(
+                            "invalid regex `{src}`: {}",
+                            last.trim().trim_start_matches("error: ")
+                        ),
+                    );
+                    None
+                }
+            },
+            None => want(cx, "a string (a regular expression)"),
+        },
+        "contains" | "notContains" => match scalar_json(arg) {
+            Some(value) => {
+                let lower = value.as_str().map(str::to_lowercase).unwrap_or_default();
+                Some(if op == "contains" {
+                    Cond::Contains { lower, value }
+                } else {
+                    Cond::NotContains { lower, value }
+                })
+            }
+            None => want(cx, "a string, number or boolean"),
+        },
+        "glob" => match arg.as_str() {
+            Some(g) => Some(Cond::Glob(Glob::plain(g))),
+            None => want(cx, "a string (a glob)"),
+        },
+        "exists" => match arg.value {
+            Y::Bool(b) => Some(Cond::Exists(b)),
+            _ => want(cx, "true or false"),
+        },
+        "gt" | "gte" | "lt" | "lte" => {
+            let n = match arg.value {
+                Y::Int(i) => i as f64,
+                Y::Float(f) => f,
+                _ => return want(cx, "a number"),
+            };
+            let c = match op {
+                "gt" => Comparison::Gt,
+                "gte" => Comparison::Gte,
+                "lt" => Comparison::Lt,
+                _ => Comparison::Lte,
+            };
+            Some(Cond::Compare(c, n))
+        }
+        "path" => match arg.as_str() {
+            Some(p) => {
+                let abs = PathGlob::expand(p, cx.base_dir, cx.home);
+                match PathGlob::new(&abs) {
+                    Ok(g) => Some(Cond::Path(g)),
+                    Err(e) => {
+                        cx.error(arg.pos, format!("invalid path glob `{p}`: {e}"));
+                        None
+                    }
+                }
+            }
+            None => want(cx, "a string (a path glob)"),
+        },
+        "time" => parse_time_window(arg, cx).map(Cond::Time),
+        other => {
+            let hint = crate::suggest::did_you_mean(other, OPERATORS);
+            cx.error(
+                pos,
+                format!(
+                    "unknown operator `{other}`{hint}; expected one of: {}",
+                    OPERATORS.join(", ")
+                ),
+            );
+            None
+        }
+    }
+}
+
+fn parse_hhmm(node: &Node, cx: &mut Cx<'_>) -> Option<u16> {
+    let parsed = node.as_str().and_then(|s| {
+        let (h, m) = s.split_once(':')?;
+        let (h, m): (u16, u16) = (h.parse().ok()?, m.parse().ok()?);
+        (h <= 24 && m < 60 && h * 60 + m <= 24 * 60).then_some(h * 60 + m)
+    });
+    if parsed.is_none() {
+        cx.error(
+            node.pos,
+            "expected a time of day as \"HH:MM\" (00:00 to 24:00)",
+        );
+    }
+    parsed
+}
+
+fn parse_time_window(node: &Node, cx: &mut Cx<'_>) -> Option<TimeWindow> {
+    let Y::Map(entries) = &node.value else {
+        cx.error(
+            node.pos,
+            format!(
+                "`time` takes a mapping {{days, from, to, tz}}, found {}",
+                node.kind()
+            ),
+        );
+        return None;
+    };
+    let before = cx.errors.len();
+    let mut w = TimeWindow {
+        days: Vec::new(),
+        from: 0,
+        to: 24 * 60,
+        tz: "UTC".into(),
+    };
+    for (k, v) in entries {
+        match k.name.as_str() {
+            "days" => match &v.value {
+                Y::Seq(items) => {
+                    for i in items {
+                        match i.as_str().and_then(|d| WEEKDAYS.iter().position(|w| w.eq_ignore_ascii_case(d))) {
+                            Some(idx) => w.days.push(idx as i8 + 1),
+                            None => cx.error(i.pos, format!("expected a weekday, one of: {}", WEEKDAYS.join(", "))),
+                        }
+                    }
+                }
+                _ => cx.error(v.pos, format!("`days` takes a list of weekdays, found {}", v.kind())),
+            },
+            "from" => w.from = parse_hhmm(v, cx).unwrap_or(0),
+            "to" => w.to = parse_hhmm(v, cx).unwrap_or(0),
+            "tz" => match v.as_str() {
+                Some(tz) if jiff::tz::TimeZone::get(tz).is_ok() => w.tz = tz.to_owned(),
+                Some(tz) => cx.error(v.pos, format!("unknown time zone `{tz}` (expected an IANA name such as Europe/Paris or UTC)")),
+                None => cx.error(v.pos, format!("`tz` takes a string, found {}", v.kind())),
+            },
+            other => cx.error(k.pos, format!("unknown key `{other}` in `time`; expected one of: days, from, to, tz")),
+        }
+    }
+    (cx.errors.len() == before).then_some(w)
+}

@@ -1,0 +1,276 @@
+//! A compiled policy: the documents of every layer merged (SPEC 4), the
+//! overrides applied, the deny invariant checked, and the rules sorted and
+//! indexed for evaluation.
+
+use crate::builtin::{self, Environment};
+use crate::diagnostic::Diagnostic;
+use crate::document::{
+    DefaultPolicy, Document, EnvPolicy, Settings, Source, TestCase, parse_document,
+};
+use crate::rule::{Decision, Layer, Rule};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Everything the evaluator needs, ready to use. Serializable, so adapters
+/// can cache it on disk keyed by the content of its sources.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Policy {
+    /// Enabled rules in evaluation order (priority, specificity, later first).
+    pub(crate) rules: Vec<Rule>,
+    /// Rules that are written but not evaluated: disabled or overridden.
+    pub inactive: Vec<(Rule, String)>,
+    pub(crate) index: Index,
+    pub default: DefaultPolicy,
+    pub settings: Settings,
+    pub env: EnvPolicy,
+    /// The policy sources in force, lowest layer first.
+    pub sources: Vec<(String, Layer)>,
+    pub tests: Vec<TestCase>,
+    pub environment: Environment,
+}
+
+/// Rule positions (into `Policy::rules`) by action type and command word.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Index {
+    pub by_type: HashMap<String, TypeIndex>,
+    /// Rules that do not say which type they apply to.
+    pub any_type: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct TypeIndex {
+    /// Shell rules by the first word of the command glob.
+    pub by_word: HashMap<String, Vec<u32>>,
+    pub other: Vec<u32>,
+}
+
+impl Policy {
+    /// Parses and compiles sources given lowest layer first. A source's
+    /// `profiles:` must already be among `sources` (the loader resolves them).
+    pub fn from_sources(sources: &[Source], env: &Environment) -> Result<Policy, Vec<Diagnostic>> {
+        let mut docs = Vec::new();
+        let mut errors = Vec::new();
+        for s in sources {
+            match parse_document(s, &env.home) {
+                Ok(d) => docs.push(d),
+                Err(e) => errors.extend(e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Policy::compile(docs, env)
+    }
+
+    /// Merges documents given lowest layer first.
+    pub fn compile(docs: Vec<Document>, env: &Environment) -> Result<Policy, Vec<Diagnostic>> {
+        let policy_files: Vec<String> = docs
+            .iter()
+            .filter(|d| d.name.starts_with('/'))
+            .map(|d| d.name.clone())
+            .collect();
+        let mut all: Vec<Rule> = builtin::rules(env, &policy_files);
+        let mut default = None;
+        let mut settings = Settings::default();
+        let mut env_policy = EnvPolicy::default();
+        let mut tests = Vec::new();
+        let mut sources = Vec::new();
+        for doc in docs {
+            default = doc.default.or(default);
+            let s = doc.settings;
+            settings.ask_mode = s.ask_mode.or(settings.ask_mode);
+            settings.audit_log = s.audit_log.or(settings.audit_log);
+            settings.timeout = s.timeout.or(settings.timeout);
+            settings.on_timeout = s.on_timeout.or(settings.on_timeout);
+            for p in doc.env.scrub {
+                if !env_policy.scrub.contains(&p) {
+                    env_policy.scrub.push(p);
+                }
+            }
+            for p in doc.env.passthrough {
+                if !env_policy.passthrough.contains(&p) {
+                    env_policy.passthrough.push(p);
+                }
+            }
+            if !doc.name.starts_with(crate::profiles::BUILTIN_PREFIX) {
+                tests.extend(doc.tests);
+            }
+            sources.push((doc.name, doc.layer));
+            all.extend(doc.rules);
+        }
+        let (active, inactive) = merge_rules(all)?;
+        let mut policy = Policy {
+            rules: active,
+            inactive,
+            index: Index::default(),
+            default: default.unwrap_or(DefaultPolicy::Ask),
+            settings,
+            env: env_policy,
+            sources,
+            tests,
+            environment: env.clone(),
+        };
+        policy.sort_and_index();
+        Ok(policy)
+    }
+
+    /// Adds rules of a higher layer (the database, layer 7) to a compiled
+    /// policy, with the same override and deny checks as files.
+    pub fn with_rules(&self, extra: Vec<Rule>) -> Result<Policy, Vec<Diagnostic>> {
+        let mut all: Vec<Rule> = self.rules.clone();
+        all.extend(
+            self.inactive
+                .iter()
+                .filter(|(_, why)| why == DISABLED)
+                .map(|(r, _)| r.clone()),
+        );
+        all.sort_by_key(|r| r.seq);
+        all.extend(extra);
+        let (active, mut inactive) = merge_rules(all)?;
+        inactive.extend(
+            self.inactive
+                .iter()
+                .filter(|(_, why)| why != DISABLED)
+                .cloned(),
+        );
+        let mut policy = Policy {
+            rules: active,
+            inactive,
+            index: Index::default(),
+            ..self.clone()
+        };
+        policy.sort_and_index();
+        Ok(policy)
+    }
+
+    /// Enabled rules in evaluation order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    pub fn rule(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+
+    /// Tool names a blanket deny makes useless (SPEC 10, disabled tools):
+    /// a `tool.call` of that name with any input would be denied.
+    pub fn disabled_tools<'t>(&self, tools: &[&'t str]) -> Vec<&'t str> {
+        tools
+            .iter()
+            .copied()
+            .filter(|tool| {
+                self.rules.iter().any(|r| {
+                    r.decision == Decision::Deny
+                        && r.scope == Default::default()
+                        && crate::evaluate::is_blanket_tool_deny(&r.matcher, tool)
+                })
+            })
+            .collect()
+    }
+
+    fn sort_and_index(&mut self) {
+        self.rules.sort_by(|a, b| rank_order(a, b));
+        let mut index = Index::default();
+        for (i, r) in self.rules.iter().enumerate() {
+            let i = i as u32;
+            match r.matcher.required_types() {
+                None => index.any_type.push(i),
+                Some(types) => {
+                    let word = r.matcher.required_first_word();
+                    for t in types {
+                        let ti = index.by_type.entry(t).or_default();
+                        match word {
+                            Some(w) => ti.by_word.entry(w.to_owned()).or_default().push(i),
+                            None => ti.other.push(i),
+                        }
+                    }
+                }
+            }
+        }
+        self.index = index;
+    }
+}
+
+const DISABLED: &str = "disabled (`enabled: false`)";
+
+/// Applies `override:`, rejects duplicate ids and overrides of deny rules,
+/// and splits enabled rules from inactive ones. `all` is lowest layer first.
+fn merge_rules(all: Vec<Rule>) -> Result<(Vec<Rule>, Vec<(Rule, String)>), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    let mut cancelled: HashMap<usize, String> = HashMap::new();
+    for (i, r) in all.iter().enumerate() {
+        if let Some((target, pos)) = &r.override_of {
+            let err = |msg: String| Diagnostic {
+                file: r.origin.file.clone(),
+                line: pos.line,
+                col: pos.col,
+                message: msg,
+                source_line: None,
+            };
+            match by_id.get(target.as_str()).map(|&j| (j, &all[j])) {
+                None => {
+                    let known: Vec<&str> = by_id.keys().copied().collect();
+                    let hint = crate::suggest::did_you_mean(target, &known);
+                    errors.push(err(format!("`override: {target}`: no rule with that id in a lower layer{hint}")));
+                }
+                Some((_, t)) if t.layer >= r.layer => errors.push(err(format!(
+                    "`override: {target}`: that rule ({}) is in the same or a higher layer; only lower layers can be overridden",
+                    t.origin
+                ))),
+                Some((_, t)) if t.structural => errors.push(err(format!(
+                    "`override: {target}`: built-in structural rules cannot be overridden"
+                ))),
+                Some((_, t)) if t.decision == Decision::Deny => errors.push(err(format!(
+                    "`override: {target}`: deny rules cannot be overridden ({} denies: {})",
+                    t.origin,
+                    t.reason()
+                ))),
+                Some((j, _)) => {
+                    cancelled.insert(j, format!("overridden by `{}` ({})", r.id, r.origin));
+                }
+            }
+        }
+        match by_id.get(r.id.as_str()) {
+            Some(&j) if r.override_of.as_ref().is_none_or(|(t, _)| *t != r.id) => errors.push(Diagnostic {
+                file: r.origin.file.clone(),
+                line: r.origin.line,
+                col: r.origin.col,
+                message: format!(
+                    "duplicate rule id `{}` (first defined at {}); use `override: {}` to replace a lower layer's rule",
+                    r.id, all[j].origin, r.id
+                ),
+                source_line: None,
+            }),
+            _ => {
+                by_id.insert(&r.id, i);
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut active = Vec::new();
+    let mut inactive = Vec::new();
+    for (i, mut r) in all.into_iter().enumerate() {
+        r.seq = i as u32;
+        if let Some(why) = cancelled.remove(&i) {
+            inactive.push((r, why));
+        } else if !r.enabled {
+            inactive.push((r, DISABLED.to_owned()));
+        } else {
+            active.push(r);
+        }
+    }
+    Ok((active, inactive))
+}
+
+/// Evaluation order (SPEC 7): priority, then specificity, then later layer
+/// and position first, so that among equals the last match wins.
+pub(crate) fn rank_order(a: &Rule, b: &Rule) -> std::cmp::Ordering {
+    b.priority
+        .cmp(&a.priority)
+        .then(b.scope.specificity().cmp(&a.scope.specificity()))
+        .then(b.layer.cmp(&a.layer))
+        .then(b.seq.cmp(&a.seq))
+}

@@ -1,0 +1,91 @@
+//! Runs a policy's `tests:` examples (`aileron test`, `aileron check`).
+
+use crate::action::{Action, Session};
+use crate::command_line::LineContext;
+use crate::document::{TestCase, TestInput};
+use crate::evaluate::{State, Verdict};
+use crate::policy::Policy;
+use serde::Serialize;
+
+/// The outcome of one example.
+#[derive(Clone, Debug, Serialize)]
+pub struct TestOutcome {
+    /// `FILE:LINE:COL` of the example.
+    pub location: String,
+    pub name: String,
+    pub passed: bool,
+    pub expected: String,
+    pub got: Verdict,
+    /// Why it failed, in one line.
+    pub failure: Option<String>,
+}
+
+/// Fixed inputs so examples decide the same way every run.
+const TEST_TIME: &str = "2026-01-05T12:00:00Z";
+
+impl Policy {
+    /// Runs every example of the policy's sources.
+    pub fn run_tests(&self) -> Vec<TestOutcome> {
+        self.tests.iter().map(|t| self.run_test(t)).collect()
+    }
+
+    pub fn run_test(&self, t: &TestCase) -> TestOutcome {
+        let state = State::default();
+        let (name, got) = match &t.input {
+            TestInput::Command(line) => {
+                let session = Session {
+                    cwd: Some(t.cwd.clone()),
+                    ..Session::default()
+                };
+                let cx = LineContext {
+                    cwd: &t.cwd,
+                    session: &session,
+                    timestamp: TEST_TIME,
+                    id: "test",
+                };
+                (line.clone(), self.evaluate_line(line, &cx, &state).verdict)
+            }
+            TestInput::Action(a) => {
+                let mut a: Action = (**a).clone();
+                if a.timestamp.is_empty() {
+                    a.timestamp = TEST_TIME.to_owned();
+                }
+                if a.session.cwd.is_none() {
+                    a.session.cwd = Some(t.cwd.clone());
+                }
+                a.normalize();
+                (a.summary.clone(), self.evaluate(&a, &state))
+            }
+        };
+        let name = t.name.clone().unwrap_or(name);
+        let mut failure = None;
+        if got.decision != t.expect {
+            failure = Some(format!(
+                "expected {}, got {} ({})",
+                t.expect.as_str(),
+                got.decision.as_str(),
+                match &got.rule {
+                    Some(r) => format!("rule `{r}`: {}", got.reason),
+                    None => got.reason.clone(),
+                }
+            ));
+        } else if let Some(want) = &t.rule
+            && got.rule.as_deref() != Some(want.as_str())
+        {
+            failure = Some(format!(
+                "expected rule `{want}`, got {}",
+                got.rule
+                    .as_deref()
+                    .map_or("the default".to_owned(), |r| format!("`{r}`"))
+            ));
+        }
+        TestOutcome {
+            location: format!("{}:{}:{}", t.file, t.pos.line, t.pos.col),
+            name,
+            passed: failure.is_none(),
+            expected: t.expect.as_str().to_owned(),
+            got,
+            failure,
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! A YAML (and JSON) document as a tree of nodes that remember where they
+//! were written, so that every validation error can name its line and column.
+
+use crate::diagnostic::{Diagnostic, Pos};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
+use std::fmt;
+
+/// A value of the document.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Key, Node)>),
+}
+
+/// A mapping key with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Key {
+    pub name: String,
+    pub pos: Pos,
+}
+
+/// A value with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub pos: Pos,
+}
+
+impl Node {
+    /// What kind of value this is, in the words error messages use.
+    pub fn kind(&self) -> &'static str {
+        match self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Converts to JSON (used for actions given inline in `tests:`).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.name.clone(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Parses `text` (YAML 1.2; JSON is accepted as the YAML subset it is).
+/// An empty document is an empty mapping.
+pub fn parse(file: &str, text: &str) -> Result<Node, Diagnostic> {
+    if text.trim().is_empty() {
+        return Ok(Node {
+            value: Value::Map(Vec::new()),
+            pos: Pos { line: 1, col: 1 },
+        });
+    }
+    match serde_saphyr::from_str::<Spanned<Raw>>(text) {
+        Ok(root) => Ok(convert(root)),
+        Err(err) => {
+            let pos = err
+                .location()
+                .map(|l| Pos {
+                    line: l.line() as u32,
+                    col: l.column() as u32,
+                })
+                .unwrap_or_default();
+            Err(Diagnostic::at(
+                file,
+                text,
+                pos,
+                format!("invalid YAML: {}", saphyr_message(&err.to_string())),
+            ))
+        }
+    }
+}
+
+/// serde-saphyr renders `error: line L column C: MESSAGE` plus a snippet; keep MESSAGE.
+fn saphyr_message(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or(rendered);
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    match first.find(": ") {
+        Some(i) if first.starts_with("line ") => first[i + 2..].to_owned(),
+        _ => first.to_owned(),
+    }
+}
+
+fn pos_of<T>(s: &Spanned<T>) -> Pos {
+    Pos {
+        line: s.referenced.line() as u32,
+        col: s.referenced.column() as u32,
+    }
+}
+
+fn convert(raw: Spanned<Raw>) -> Node {
+    let pos = pos_of(&raw);
+    let value = match raw.value {
+        Raw::Null => Value::Null,
+        Raw::Bool(b) => Value::Bool(b),
+        Raw::Int(i) => Value::Int(i),
+        Raw::Float(f) => Value::Float(f),
+        Raw::Str(s) => Value::Str(s),
+        Raw::Seq(items) => Value::Seq(items.into_iter().map(convert).collect()),
+        Raw::Map(entries) => Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| {
+                    let pos = pos_of(&k);
+                    (Key { name: k.value, pos }, convert(v))
+                })
+                .collect(),
+        ),
+    };
+    Node { value, pos }
+}
+
+/// The shape serde-saphyr fills in; converted to [`Node`] right away.
+enum Raw {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Spanned<Raw>>),
+    Map(Vec<(Spanned<String>, Spanned<Raw>)>),
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl<'de> Visitor<'de> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any YAML value")
+            }
+            fn visit_unit<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_none<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+                Ok(Raw::Int(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Raw, E> {
+                Ok(i64::try_from(v).map_or(Raw::Float(v as f64), Raw::Int))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+                Ok(Raw::Float(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+                Ok(Raw::Str(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Raw, E> {
+                Ok(Raw::Str(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Raw, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = a.next_element()? {
+                    items.push(item);
+                }
+                Ok(Raw::Seq(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Raw, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(k) = a.next_key()? {
+                    entries.push((k, a.next_value()?));
+                }
+                Ok(Raw::Map(entries))
+            }
+        }
+        d.deserialize_any(RawVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_and_point_at_values() {
+        let node = parse("f", "a: 1\nb:\n  - x\n").unwrap();
+        let Value::Map(entries) = &node.value else {
+            panic!()
+        };
+        assert_eq!(entries[1].0.pos, Pos { line: 2, col: 1 });
+        let Value::Seq(items) = &entries[1].1.value else {
+            panic!()
+        };
+        assert_eq!(items[0].pos, Pos { line: 3, col: 5 });
+    }
+
+    #[test]
+    fn syntax_errors_name_line_and_column() {
+        let err = parse("p.yaml", "a: [1\nb: 2").unwrap_err();
+        assert_eq!(err.file, "p.yaml");
+        assert_eq!(err.line, 2);
+        assert!(err.message.starts_with("invalid YAML: "), "{}", err.message);
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors() {
+        let err = parse("p.yaml", "a: 1\na: 2\n").unwrap_err();
+        assert!(err.message.contains("duplicate"), "{}", err.message);
+    }
+}
