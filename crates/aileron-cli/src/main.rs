@@ -1,1 +1,83 @@
-fn main() {}
+//! `aileron`: write, check, test and understand a policy.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Aileron: a policy gate between AI coding agents and the world.
+#[derive(Parser)]
+#[command(name = "aileron", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write a starter aileron.yaml for the languages found in this project.
+    Init {
+        /// Overwrite an existing aileron.yaml.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Validate a policy and everything it composes, and run its tests.
+    Check {
+        /// Policy file (default: the nearest aileron.yaml).
+        path: Option<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the policy's `tests:` examples.
+    Test {
+        /// Policy file (default: the nearest aileron.yaml).
+        path: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show how one shell command (or any Action) is decided, and why.
+    Explain {
+        /// Policy file (default: the nearest aileron.yaml).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// An Action as JSON (a file, or - for stdin) instead of a command.
+        #[arg(long, conflicts_with = "command")]
+        action: Option<PathBuf>,
+        /// Working directory the command runs in (default: the current one).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// The command line; several words are joined with spaces.
+        #[arg(last = true, required_unless_present = "action")]
+        command: Vec<String>,
+    },
+    /// Print the JSON Schema of aileron.yaml.
+    Schema,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Init { force } => commands::init::run(force),
+        Command::Check { path, json } => commands::check::run(path, json, true),
+        Command::Test { path, json } => commands::check::run(path, json, false),
+        Command::Explain { policy, json, action, cwd, command } => {
+            commands::explain::run(commands::explain::Args { policy, json, action, cwd, command })
+        }
+        Command::Schema => {
+            println!("{}", serde_json::to_string_pretty(&aileron_engine::schema::json_schema()).expect("schema is JSON"));
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("aileron: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,1 +1,117 @@
-//! Policy loading (in progress).
+//! Finds, reads and layers Aileron's policy files (SPEC 4), and caches the
+//! compiled policy on disk keyed by the content of its sources, so that the
+//! shim and the hooks start fast.
+//!
+//! This is the I/O half of policy loading; parsing, merging and evaluation
+//! live in the pure `aileron-engine`.
+
+mod cache;
+mod discover;
+
+pub use cache::CacheOutcome;
+pub use discover::{find_project_file, gather_sources};
+
+use aileron_engine::{Diagnostic, Diagnostics, Environment, Policy};
+use std::path::{Path, PathBuf};
+
+/// The policy file name looked for in the working directory and its parents.
+pub const POLICY_FILE: &str = "aileron.yaml";
+
+/// Where and how to load.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Directory the agent works in; the project file is found from here.
+    pub cwd: PathBuf,
+    /// An explicit policy file (`--policy`), instead of walking up from `cwd`.
+    pub policy_path: Option<PathBuf>,
+    /// The user's home directory (`~`).
+    pub home: PathBuf,
+    /// `$AILERON_DATA`, default `~/.aileron`.
+    pub data_dir: PathBuf,
+    /// Read `~/.aileron/settings.yaml` (layer 6).
+    pub user_settings: bool,
+    /// Add the OS and language profiles (layers 2 and 3).
+    pub auto_profiles: bool,
+    /// Run the policy's `tests:` and refuse a policy whose examples fail.
+    pub run_tests: bool,
+}
+
+impl LoadOptions {
+    /// Options from the process environment: `$HOME`, `$AILERON_DATA`.
+    pub fn from_env(cwd: PathBuf) -> LoadOptions {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+        let data_dir = std::env::var_os("AILERON_DATA")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".aileron"));
+        LoadOptions { cwd, policy_path: None, home, data_dir, user_settings: true, auto_profiles: true, run_tests: false }
+    }
+
+    pub fn environment(&self) -> Environment {
+        Environment {
+            home: path_str(&self.home),
+            data_dir: path_str(&self.data_dir),
+            protected_files: Vec::new(),
+        }
+    }
+}
+
+/// A compiled policy and where it came from.
+#[derive(Debug)]
+pub struct Loaded {
+    pub policy: Policy,
+    /// The project's `aileron.yaml`, when one was found.
+    pub project_file: Option<PathBuf>,
+    pub cache: CacheOutcome,
+}
+
+/// Loads and compiles the policy in force for `opts.cwd`. With `cache_dir`,
+/// reuses a compiled policy whose sources have not changed.
+pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diagnostics> {
+    let project_file = match &opts.policy_path {
+        Some(p) => Some(absolute(p, &opts.cwd)),
+        None => find_project_file(&opts.cwd),
+    };
+    let (key, probe) = match cache_dir {
+        Some(dir) => {
+            let key = cache::key(opts, project_file.as_deref());
+            match cache::read(dir, &key) {
+                Some(policy) => return Ok(Loaded { policy, project_file, cache: CacheOutcome::Hit }),
+                None => (Some((dir, key)), CacheOutcome::Miss),
+            }
+        }
+        None => (None, CacheOutcome::Disabled),
+    };
+    let sources = gather_sources(opts, project_file.as_deref())?;
+    let policy = Policy::from_sources(&sources, &opts.environment()).map_err(Diagnostics)?;
+    if opts.run_tests {
+        let failures: Vec<Diagnostic> = policy
+            .run_tests()
+            .into_iter()
+            .filter_map(|t| {
+                let f = t.failure?;
+                let mut parts = t.location.rsplitn(3, ':');
+                let col = parts.next()?.parse().ok()?;
+                let line = parts.next()?.parse().ok()?;
+                let file = parts.next()?.to_owned();
+                Some(Diagnostic { file, line, col, message: format!("policy test `{}` failed: {f}", t.name), source_line: None })
+            })
+            .collect();
+        if !failures.is_empty() {
+            return Err(Diagnostics(failures));
+        }
+    }
+    if let Some((dir, key)) = key {
+        cache::write(dir, &key, &sources, &policy);
+    }
+    Ok(Loaded { policy, project_file, cache: probe })
+}
+
+fn absolute(p: &Path, cwd: &Path) -> PathBuf {
+    let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    PathBuf::from(aileron_engine::paths::normalize(&path_str(&joined)))
+}
+
+pub(crate) fn path_str(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}

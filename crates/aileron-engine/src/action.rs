@@ -445,3 +445,8 @@ mod tests {
         assert!(r.is_err());
     }
 }
+
+/// Formats seconds since the Unix epoch as an RFC 3339 timestamp (UTC).
+pub fn timestamp_from_unix(secs: i64) -> Option<String> {
+    jiff::Timestamp::from_second(secs).ok().map(|t| t.to_string())
+}

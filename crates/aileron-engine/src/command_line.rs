@@ -125,3 +125,11 @@ fn shell_facet(
     m.insert("reads".into(), json!(reads));
     Value::Object(m)
 }
+
+/// Only whitespace and comments.
+fn is_blank(line: &str) -> bool {
+    line.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#')
+    })
+}

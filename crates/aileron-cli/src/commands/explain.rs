@@ -1,0 +1,186 @@
+//! `aileron explain`: how one command or Action is decided.
+
+use super::{EXIT_POLICY, current_dir, load};
+use aileron_engine::{Action, Explanation, LineContext, LineVerdict, Session, State, Verdict};
+use serde_json::json;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub struct Args {
+    pub policy: Option<PathBuf>,
+    pub json: bool,
+    pub action: Option<PathBuf>,
+    pub cwd: Option<PathBuf>,
+    pub command: Vec<String>,
+}
+
+const NOW: &str = "1970-01-01T00:00:00Z";
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let cwd = match args.cwd {
+        Some(c) => std::fs::canonicalize(&c).map_err(|e| format!("--cwd {}: {e}", c.display()))?,
+        None => current_dir()?,
+    };
+    let loaded = match load(args.policy, cwd.clone()) {
+        Ok(l) => l,
+        Err(diags) => {
+            if args.json {
+                let out = json!({"decision": "deny", "rule": null, "source": "default",
+                    "reason": "the policy does not load", "errors": diags.0, "commands": []});
+                println!("{}", serde_json::to_string_pretty(&out).expect("JSON"));
+            } else {
+                println!("{diags}");
+            }
+            return Ok(ExitCode::from(EXIT_POLICY));
+        }
+    };
+    let policy = loaded.policy;
+    let state = State::default();
+    let cwd_str = cwd.to_string_lossy().into_owned();
+    let now = timestamp();
+    if let Some(path) = args.action {
+        let text = if path.as_os_str() == "-" {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).map_err(|e| format!("stdin: {e}"))?;
+            s
+        } else {
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?
+        };
+        let mut action: Action =
+            serde_json::from_str(&text).map_err(|e| format!("{}: invalid action: {e}", path.display()))?;
+        if action.timestamp.is_empty() {
+            action.timestamp = now;
+        }
+        if action.session.cwd.is_none() {
+            action.session.cwd = Some(cwd_str);
+        }
+        action.normalize();
+        let e = policy.explain(&action, &state);
+        if args.json {
+            let out = json!({
+                "decision": e.verdict.decision, "rule": e.verdict.rule, "source": e.verdict.source,
+                "reason": e.verdict.reason, "approver": e.verdict.approver, "action": action,
+                "why": e.why, "matched": e.matched, "considered": e.considered,
+                "commands": [],
+            });
+            println!("{}", serde_json::to_string_pretty(&out).expect("JSON"));
+        } else {
+            println!("action: {} ({})", action.summary, action.kind);
+            print_explanation(&e, "  ");
+            print_final(&e.verdict);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let line = args.command.join(" ");
+    let session = Session { cwd: Some(cwd_str.clone()), ..Session::default() };
+    let cx = LineContext { cwd: &cwd_str, session: &session, timestamp: &now, id: "explain" };
+    let lv = policy.explain_line(&line, &cx, &state);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&line_json(&line, &lv)).expect("JSON"));
+    } else {
+        print_line(&line, &lv);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn line_json(line: &str, lv: &LineVerdict) -> serde_json::Value {
+    let commands: Vec<_> = lv
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let e = c.explanation.as_ref();
+            json!({
+                "index": i,
+                "command": c.command,
+                "binary": c.action.facet_str("shell", "binary"),
+                "parent": c.parent,
+                "notes": c.notes,
+                "sensitivity": c.action.sensitivity.map(|s| s.as_str()),
+                "tags": c.action.tags,
+                "writes": c.action.facets.get("shell").and_then(|s| s.get("writes")),
+                "decision": c.verdict.decision,
+                "rule": c.verdict.rule,
+                "source": c.verdict.source,
+                "reason": c.verdict.reason,
+                "why": e.map(|e| &e.why),
+                "matched": e.map(|e| &e.matched),
+                "considered": e.map(|e| e.considered),
+            })
+        })
+        .collect();
+    json!({
+        "line": line,
+        "decision": lv.verdict.decision,
+        "rule": lv.verdict.rule,
+        "source": lv.verdict.source,
+        "reason": lv.verdict.reason,
+        "approver": lv.verdict.approver,
+        "decisive_command": lv.decisive,
+        "opaque": lv.opaque,
+        "commands": commands,
+    })
+}
+
+fn print_line(line: &str, lv: &LineVerdict) {
+    println!("line: {line}");
+    if let Some(why) = &lv.opaque {
+        println!("  cannot be analysed: {why}");
+    }
+    println!("{} simple command(s):", lv.commands.len());
+    for (i, c) in lv.commands.iter().enumerate() {
+        let via = c.parent.map(|p| format!(" (inside #{p})")).unwrap_or_default();
+        println!("\n#{i} {}{via}", c.command);
+        let sens = c.action.sensitivity.map_or("?", |s| s.as_str());
+        let tags = if c.action.tags.is_empty() { String::new() } else { format!(", tags: {}", c.action.tags.join(", ")) };
+        println!("  sensitivity: {sens}{tags}");
+        for n in &c.notes {
+            println!("  note: {n}");
+        }
+        if let Some(e) = &c.explanation {
+            print_explanation(e, "  ");
+        }
+    }
+    println!();
+    if let Some(i) = lv.decisive
+        && lv.commands.len() > 1
+    {
+        println!("most restrictive part: #{i} {}", lv.commands[i].command);
+    }
+    print_final(&lv.verdict);
+}
+
+fn print_explanation(e: &Explanation, indent: &str) {
+    if e.matched.is_empty() {
+        println!("{indent}no rule matched ({} considered)", e.considered);
+    } else {
+        println!("{indent}matching rules ({} of {} considered), in evaluation order:", e.matched.len(), e.considered);
+        for m in &e.matched {
+            println!(
+                "{indent}  {:<5} {} [priority {}, {}] {} — {}",
+                m.decision.as_str(),
+                m.id,
+                m.priority,
+                m.layer.as_str(),
+                m.origin,
+                m.description.clone().unwrap_or_else(|| m.pattern.clone())
+            );
+        }
+    }
+    println!("{indent}=> {} ({})", e.verdict.decision.as_str(), e.why);
+}
+
+fn print_final(v: &Verdict) {
+    let rule = v.rule.as_deref().map(|r| format!(" (rule {r})")).unwrap_or_default();
+    println!("decision: {}{rule}: {}", v.decision.as_str(), v.reason);
+}
+
+/// The current time as RFC 3339 (UTC), for `time` and `rate` matchers.
+fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    aileron_engine::action::timestamp_from_unix(secs).unwrap_or_else(|| NOW.to_owned())
+}

@@ -1,0 +1,22 @@
+pub mod check;
+pub mod explain;
+pub mod init;
+
+use aileron_config::{LoadOptions, Loaded};
+use aileron_engine::Diagnostics;
+use std::path::PathBuf;
+
+/// Exit status when the policy is invalid or its tests fail.
+pub const EXIT_POLICY: u8 = 1;
+
+pub fn current_dir() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+}
+
+/// Loads the policy for the CLI: explicit path or the nearest aileron.yaml,
+/// all layers, no cache (the CLI is where people edit policies).
+pub fn load(policy: Option<PathBuf>, cwd: PathBuf) -> Result<Loaded, Diagnostics> {
+    let mut opts = LoadOptions::from_env(cwd);
+    opts.policy_path = policy;
+    aileron_config::load(&opts, None)
+}
