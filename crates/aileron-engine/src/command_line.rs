@@ -30,7 +30,7 @@ pub struct LineActions {
 
 /// Analyses `line` and builds its actions.
 pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineActions {
-    let analysis = aileron_shell::analyse(
+    let mut analysis = aileron_shell::analyse(
         line,
         &Context {
             cwd: cx.cwd,
@@ -38,6 +38,11 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
             limits: Limits::default(),
         },
     );
+    if analysis.commands.is_empty() && analysis.opaque.is_none() && !is_blank(line) {
+        // Fail closed: text that runs nothing by the analysis' account is
+        // not evidence that it runs nothing.
+        analysis.opaque = Some("the analysis found no command in a non-empty line".to_owned());
+    }
     let base = |n: usize| Action {
         id: if n == 0 {
             cx.id.to_owned()
