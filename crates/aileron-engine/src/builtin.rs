@@ -372,6 +372,19 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             false,
         ),
         builtin_rule(
+            "git-hooks",
+            Decision::Ask,
+            "writes git hooks or git config, which run commands later",
+            Matcher::Builtin(Check::ProtectedWrite(Protected {
+                globs: ["/**/.git/hooks", "/**/.git/hooks/**", "/**/.git/config", "/**/.gitconfig"]
+                    .iter()
+                    .filter_map(|g| PathGlob::new(g).ok())
+                    .collect(),
+                files: Vec::new(),
+            })),
+            false,
+        ),
+        builtin_rule(
             "doom-loop",
             Decision::Ask,
             "the agent repeated the same action three times in a row",

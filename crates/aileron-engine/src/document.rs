@@ -167,7 +167,7 @@ pub fn parse_document(source: &Source, home: &str) -> Result<Document, Vec<Diagn
                 "judge" => p.bucket(value, Decision::Judge, &mut doc.rules),
                 "deny" => p.bucket(value, Decision::Deny, &mut doc.rules),
                 "tests" => doc.tests = p.tests(value),
-                _ => unreachable!("map() checked the keys"),
+                _ => {} // reported by map()
             }
         }
     }
@@ -440,7 +440,8 @@ impl Parser<'_> {
             Decision::Judge => allowed.extend(JUDGE_KEYS),
             _ => {}
         }
-        let what = format!("a `{}` rule", decision.as_str());
+        let article = if matches!(decision, Decision::Allow | Decision::Ask) { "an" } else { "a" };
+        let what = format!("{article} `{}` rule", decision.as_str());
         let entries = self.map(node, &what, &allowed)?;
         let mut shell_conds = Vec::new();
         let mut when = None;

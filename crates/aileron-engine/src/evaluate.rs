@@ -93,6 +93,8 @@ pub struct LineVerdict {
     pub opaque: Option<String>,
 }
 
+const UNPARSABLE_RULE: &str = "builtin:unparsable";
+
 enum Winner<'p> {
     Rule(&'p Rule),
     Default,
@@ -169,6 +171,13 @@ impl Policy {
             .enumerate()
             .max_by_key(|(i, c)| (c.verdict.decision.restrictiveness(), std::cmp::Reverse(*i)))
             .map(|(i, _)| i);
+        if let Some(why) = &lowered.opaque {
+            for c in &mut commands {
+                if c.verdict.rule.as_deref() == Some(UNPARSABLE_RULE) {
+                    c.verdict.reason = format!("cannot analyse the command line: {why}");
+                }
+            }
+        }
         let verdict = match decisive {
             Some(i) => commands[i].verdict.clone(),
             None => Verdict {
