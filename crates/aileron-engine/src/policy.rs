@@ -222,9 +222,8 @@ fn merge_rules(all: Vec<Rule>) -> Result<(Vec<Rule>, Vec<(Rule, String)>), Vec<D
                     "`override: {target}`: built-in structural rules cannot be overridden"
                 ))),
                 Some((_, t)) if t.decision == Decision::Deny => errors.push(err(format!(
-                    "`override: {target}`: deny rules cannot be overridden ({} denies: {})",
-                    t.origin,
-                    t.reason()
+                    "`override: {target}`: deny rules cannot be overridden (`{target}` is a deny rule at {})",
+                    t.origin
                 ))),
                 Some((j, _)) => {
                     cancelled.insert(j, format!("overridden by `{}` ({})", r.id, r.origin));
