@@ -65,11 +65,25 @@ fn main() -> ExitCode {
         Command::Init { force } => commands::init::run(force),
         Command::Check { path, json } => commands::check::run(path, json, true),
         Command::Test { path, json } => commands::check::run(path, json, false),
-        Command::Explain { policy, json, action, cwd, command } => {
-            commands::explain::run(commands::explain::Args { policy, json, action, cwd, command })
-        }
+        Command::Explain {
+            policy,
+            json,
+            action,
+            cwd,
+            command,
+        } => commands::explain::run(commands::explain::Args {
+            policy,
+            json,
+            action,
+            cwd,
+            command,
+        }),
         Command::Schema => {
-            println!("{}", serde_json::to_string_pretty(&aileron_engine::schema::json_schema()).expect("schema is JSON"));
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&aileron_engine::schema::json_schema())
+                    .expect("schema is JSON")
+            );
             Ok(ExitCode::SUCCESS)
         }
     };

@@ -32,12 +32,23 @@ fn init_writes_a_policy_for_the_detected_languages_that_checks_clean() {
     std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname='x'\n").unwrap();
     std::fs::write(dir.path().join("package.json"), "{}").unwrap();
     let out = aileron(dir.path(), &["init"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(dir.path().join("aileron.yaml")).unwrap();
-    assert!(text.contains("profiles: [\"lang/rust\", \"lang/node\"]"), "{text}");
+    assert!(
+        text.contains("profiles: [\"lang/rust\", \"lang/node\"]"),
+        "{text}"
+    );
     let check = aileron(dir.path(), &["check"]);
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
-    assert!(stdout(&check).contains(" passed, 0 failed"), "{}", stdout(&check));
+    assert!(
+        stdout(&check).contains(" passed, 0 failed"),
+        "{}",
+        stdout(&check)
+    );
     // A second init refuses to overwrite.
     let again = aileron(dir.path(), &["init"]);
     assert_eq!(again.status.code(), Some(2));
@@ -46,27 +57,49 @@ fn init_writes_a_policy_for_the_detected_languages_that_checks_clean() {
 
 #[test]
 fn check_reports_an_unknown_operator_with_file_line_column_and_caret() {
-    let dir = project("version: 1\nask:\n  - id: deletes\n    when: {http.method: {equal: \"DELETE\"}}\n");
+    let dir = project(
+        "version: 1\nask:\n  - id: deletes\n    when: {http.method: {equal: \"DELETE\"}}\n",
+    );
     let out = aileron(dir.path(), &["check"]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     let file = dir.path().join("aileron.yaml");
-    let head = format!("{}:4:26: error: unknown operator `equal` (did you mean `equals`?); expected one of: equals, in,", file.display());
+    let head = format!(
+        "{}:4:26: error: unknown operator `equal` (did you mean `equals`?); expected one of: equals, in,",
+        file.display()
+    );
     assert!(text.contains(&head), "{text}");
-    assert!(text.contains("    when: {http.method: {equal: \"DELETE\"}}\n"), "{text}");
-    assert!(text.contains(&format!("\n    {}^", " ".repeat(25))), "{text}");
+    assert!(
+        text.contains("    when: {http.method: {equal: \"DELETE\"}}\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("\n    {}^", " ".repeat(25))),
+        "{text}"
+    );
 }
 
 #[test]
 fn check_reports_every_problem_not_just_the_first() {
-    let dir = project("version: 1\ndefualt: ask\nallow:\n  - comand: \"git *\"\ndeny:\n  - when: {http.url: {pattern: \"([a-\"}}\n");
+    let dir = project(
+        "version: 1\ndefualt: ask\nallow:\n  - comand: \"git *\"\ndeny:\n  - when: {http.url: {pattern: \"([a-\"}}\n",
+    );
     let out = aileron(dir.path(), &["check", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["valid"], false);
-    let messages: Vec<String> = report["errors"].as_array().unwrap().iter().map(|e| e["message"].as_str().unwrap().to_owned()).collect();
+    let messages: Vec<String> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(messages.len(), 3, "{messages:?}");
-    assert!(messages[0].contains("unknown key `defualt`") && messages[0].contains("did you mean `default`"), "{messages:?}");
+    assert!(
+        messages[0].contains("unknown key `defualt`")
+            && messages[0].contains("did you mean `default`"),
+        "{messages:?}"
+    );
     assert!(messages[1].contains("unknown key `comand`"), "{messages:?}");
     assert!(messages[2].contains("invalid regex"), "{messages:?}");
     assert_eq!(report["errors"][0]["line"], 2);
@@ -77,13 +110,27 @@ fn check_rejects_a_missing_profile_and_an_override_of_a_deny() {
     let dir = project("version: 1\nprofiles: [\"lang/goo\"]\n");
     let out = aileron(dir.path(), &["check"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains(":2:12: error: profile `lang/goo` does not exist"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(":2:12: error: profile `lang/goo` does not exist"),
+        "{}",
+        stdout(&out)
+    );
 
-    let dir = project("version: 1\nprofiles: [./team.yaml]\nallow:\n  - {override: no-push, command: \"git push *\"}\n");
-    std::fs::write(dir.path().join("team.yaml"), "version: 1\ndeny:\n  - {id: no-push, command: \"git push *\"}\n").unwrap();
+    let dir = project(
+        "version: 1\nprofiles: [./team.yaml]\nallow:\n  - {override: no-push, command: \"git push *\"}\n",
+    );
+    std::fs::write(
+        dir.path().join("team.yaml"),
+        "version: 1\ndeny:\n  - {id: no-push, command: \"git push *\"}\n",
+    )
+    .unwrap();
     let out = aileron(dir.path(), &["check"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("deny rules cannot be overridden"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("deny rules cannot be overridden"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -95,13 +142,19 @@ fn test_reports_passes_and_failures_and_fails_the_exit_code() {
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     assert!(text.ends_with("2 passed, 1 failed\n"), "{text}");
-    assert!(text.contains("aileron.yaml:5:5: test failed: git push: expected allow, got ask"), "{text}");
+    assert!(
+        text.contains("aileron.yaml:5:5: test failed: git push: expected allow, got ask"),
+        "{text}"
+    );
 }
 
 #[test]
 fn explain_json_names_the_decision_rule_source_reason_and_commands() {
     let dir = project("version: 1\nallow: [\"git *\"]\n");
-    let out = aileron(dir.path(), &["explain", "--json", "--", "git status; rm -rf x"]);
+    let out = aileron(
+        dir.path(),
+        &["explain", "--json", "--", "git status; rm -rf x"],
+    );
     assert!(out.status.success());
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["decision"], "ask");
@@ -119,13 +172,22 @@ fn explain_json_names_the_decision_rule_source_reason_and_commands() {
 
 #[test]
 fn explain_in_words_shows_commands_rules_and_the_winner() {
-    let dir = project("version: 1\nallow: [\"git *\"]\ndeny:\n  - {id: no-push-main, command: \"git push origin main\", description: no direct push to main}\n");
-    let out = aileron(dir.path(), &["explain", "--", "git", "push", "origin", "main"]);
+    let dir = project(
+        "version: 1\nallow: [\"git *\"]\ndeny:\n  - {id: no-push-main, command: \"git push origin main\", description: no direct push to main}\n",
+    );
+    let out = aileron(
+        dir.path(),
+        &["explain", "--", "git", "push", "origin", "main"],
+    );
     let text = stdout(&out);
     assert!(text.contains("#0 git push origin main"), "{text}");
     assert!(text.contains("no-push-main"), "{text}");
     assert!(text.contains("has priority 200, higher than"), "{text}");
-    assert!(text.trim_end().ends_with("decision: deny (rule no-push-main): no direct push to main"), "{text}");
+    assert!(
+        text.trim_end()
+            .ends_with("decision: deny (rule no-push-main): no direct push to main"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -135,7 +197,10 @@ fn explain_an_action_from_a_file() {
     );
     let action = dir.path().join("a.json");
     std::fs::write(&action, r#"{"type": "http.request", "facets": {"http": {"method": "delete", "url": "https://api.prod.example/v1/x"}}}"#).unwrap();
-    let out = aileron(dir.path(), &["explain", "--json", "--action", action.to_str().unwrap()]);
+    let out = aileron(
+        dir.path(),
+        &["explain", "--json", "--action", action.to_str().unwrap()],
+    );
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["decision"], "deny", "{v}");
     assert_eq!(v["rule"], "no-prod-deletes");
@@ -149,7 +214,12 @@ fn a_broken_policy_makes_explain_deny_and_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["decision"], "deny");
-    assert!(v["errors"][0]["message"].as_str().unwrap().starts_with("invalid YAML"));
+    assert!(
+        v["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid YAML")
+    );
 }
 
 #[test]
@@ -158,7 +228,10 @@ fn schema_is_json_schema_for_every_top_level_key() {
     let out = aileron(dir.path(), &["schema"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["$schema"], "https://json-schema.org/draft/2020-12/schema");
-    for key in ["version", "profiles", "default", "settings", "env", "allow", "ask", "judge", "deny", "tests"] {
+    for key in [
+        "version", "profiles", "default", "settings", "env", "allow", "ask", "judge", "deny",
+        "tests",
+    ] {
         assert!(v["properties"][key].is_object(), "{key}");
     }
     assert!(v["$defs"]["operators"]["properties"]["path"].is_object());

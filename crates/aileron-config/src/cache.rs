@@ -48,7 +48,9 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> String {
         }
     }
     if opts.user_settings {
-        std::fs::read(opts.home.join(".aileron/settings.yaml")).ok().hash(&mut h);
+        std::fs::read(opts.home.join(".aileron/settings.yaml"))
+            .ok()
+            .hash(&mut h);
     }
     format!("{:016x}", h.finish())
 }
@@ -84,13 +86,21 @@ pub(crate) fn write(dir: &Path, key: &str, sources: &[Source], policy: &Policy) 
         .filter(|s| s.name.starts_with('/'))
         .map(|s| (s.name.clone(), hash_bytes(s.text.as_bytes())))
         .collect();
-    let entry = Entry { version: env!("CARGO_PKG_VERSION").to_owned(), files, policy: policy.clone() };
-    let Ok(json) = serde_json::to_vec(&entry) else { return };
+    let entry = Entry {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        files,
+        policy: policy.clone(),
+    };
+    let Ok(json) = serde_json::to_vec(&entry) else {
+        return;
+    };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, json).is_ok() && std::fs::rename(&tmp, dir.join(format!("{key}.json"))).is_err() {
+    if std::fs::write(&tmp, json).is_ok()
+        && std::fs::rename(&tmp, dir.join(format!("{key}.json"))).is_err()
+    {
         let _ = std::fs::remove_file(&tmp);
     }
 }

@@ -7,16 +7,29 @@ use std::path::{Path, PathBuf};
 
 /// The nearest `aileron.yaml` in `cwd` or a parent directory.
 pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors().map(|d| d.join(POLICY_FILE)).find(|p| p.is_file())
+    cwd.ancestors()
+        .map(|d| d.join(POLICY_FILE))
+        .find(|p| p.is_file())
 }
 
 /// Reads every source of the policy, lowest layer first: OS and language
 /// profiles, named profiles (depth first, each once), the project file, the
 /// user's settings. Built-in rules (layer 1) are added by the engine.
-pub fn gather_sources(opts: &LoadOptions, project_file: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
+pub fn gather_sources(
+    opts: &LoadOptions,
+    project_file: Option<&Path>,
+) -> Result<Vec<Source>, Diagnostics> {
     let home = path_str(&opts.home);
-    let mut g = Gatherer { home: &home, sources: Vec::new(), seen: Vec::new(), errors: Vec::new() };
-    let project_dir = project_file.and_then(Path::parent).unwrap_or(&opts.cwd).to_path_buf();
+    let mut g = Gatherer {
+        home: &home,
+        sources: Vec::new(),
+        seen: Vec::new(),
+        errors: Vec::new(),
+    };
+    let project_dir = project_file
+        .and_then(Path::parent)
+        .unwrap_or(&opts.cwd)
+        .to_path_buf();
     if opts.auto_profiles {
         if let Some(os) = os_profile() {
             g.builtin(os, Layer::Os, None);
@@ -30,7 +43,10 @@ pub fn gather_sources(opts: &LoadOptions, project_file: Option<&Path>) -> Result
     if let Some(p) = project_file {
         match std::fs::read_to_string(p) {
             Ok(text) => g.file_with_profiles(p, text, Layer::Project),
-            Err(e) => g.errors.push(Diagnostic::file(&path_str(p), format!("cannot read policy file: {e}"))),
+            Err(e) => g.errors.push(Diagnostic::file(
+                &path_str(p),
+                format!("cannot read policy file: {e}"),
+            )),
         }
     }
     if opts.user_settings {
@@ -39,7 +55,11 @@ pub fn gather_sources(opts: &LoadOptions, project_file: Option<&Path>) -> Result
             g.file_with_profiles(&user, text, Layer::User);
         }
     }
-    if g.errors.is_empty() { Ok(g.sources) } else { Err(Diagnostics(g.errors)) }
+    if g.errors.is_empty() {
+        Ok(g.sources)
+    } else {
+        Err(Diagnostics(g.errors))
+    }
 }
 
 fn os_profile() -> Option<&'static str> {
@@ -61,7 +81,12 @@ struct Gatherer<'a> {
 }
 
 impl Gatherer<'_> {
-    fn builtin(&mut self, name: &str, layer: Layer, from: Option<(&Source, aileron_engine::diagnostic::Pos)>) {
+    fn builtin(
+        &mut self,
+        name: &str,
+        layer: Layer,
+        from: Option<(&Source, aileron_engine::diagnostic::Pos)>,
+    ) {
         if self.seen.iter().any(|s| s == name) {
             return;
         }
@@ -97,7 +122,12 @@ impl Gatherer<'_> {
         }
         self.seen.push(name.clone());
         let base_dir = path.parent().map_or_else(|| "/".to_owned(), path_str);
-        self.with_profiles(Source { name, text, layer, base_dir });
+        self.with_profiles(Source {
+            name,
+            text,
+            layer,
+            base_dir,
+        });
     }
 
     /// Adds the profiles a source names (at profile layer or below), then the source.
@@ -107,7 +137,11 @@ impl Gatherer<'_> {
             let profile_layer = source.layer.min(Layer::Profile);
             for (name, pos) in &doc.profiles {
                 if is_path(name) {
-                    let path = PathBuf::from(aileron_engine::paths::absolute(name, &source.base_dir, Some(self.home)));
+                    let path = PathBuf::from(aileron_engine::paths::absolute(
+                        name,
+                        &source.base_dir,
+                        Some(self.home),
+                    ));
                     match std::fs::read_to_string(&path) {
                         Ok(text) => self.file_with_profiles(&path, text, profile_layer),
                         Err(e) => self.errors.push(Diagnostic::at(

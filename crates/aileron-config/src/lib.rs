@@ -39,12 +39,22 @@ pub struct LoadOptions {
 impl LoadOptions {
     /// Options from the process environment: `$HOME`, `$AILERON_DATA`.
     pub fn from_env(cwd: PathBuf) -> LoadOptions {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/"));
         let data_dir = std::env::var_os("AILERON_DATA")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(|| home.join(".aileron"));
-        LoadOptions { cwd, policy_path: None, home, data_dir, user_settings: true, auto_profiles: true, run_tests: false }
+        LoadOptions {
+            cwd,
+            policy_path: None,
+            home,
+            data_dir,
+            user_settings: true,
+            auto_profiles: true,
+            run_tests: false,
+        }
     }
 
     pub fn environment(&self) -> Environment {
@@ -76,7 +86,13 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
         Some(dir) => {
             let key = cache::key(opts, project_file.as_deref());
             match cache::read(dir, &key) {
-                Some(policy) => return Ok(Loaded { policy, project_file, cache: CacheOutcome::Hit }),
+                Some(policy) => {
+                    return Ok(Loaded {
+                        policy,
+                        project_file,
+                        cache: CacheOutcome::Hit,
+                    });
+                }
                 None => (Some((dir, key)), CacheOutcome::Miss),
             }
         }
@@ -94,7 +110,13 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
                 let col = parts.next()?.parse().ok()?;
                 let line = parts.next()?.parse().ok()?;
                 let file = parts.next()?.to_owned();
-                Some(Diagnostic { file, line, col, message: format!("policy test `{}` failed: {f}", t.name), source_line: None })
+                Some(Diagnostic {
+                    file,
+                    line,
+                    col,
+                    message: format!("policy test `{}` failed: {f}", t.name),
+                    source_line: None,
+                })
             })
             .collect();
         if !failures.is_empty() {
@@ -104,11 +126,19 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
     if let Some((dir, key)) = key {
         cache::write(dir, &key, &sources, &policy);
     }
-    Ok(Loaded { policy, project_file, cache: probe })
+    Ok(Loaded {
+        policy,
+        project_file,
+        cache: probe,
+    })
 }
 
 fn absolute(p: &Path, cwd: &Path) -> PathBuf {
-    let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
     PathBuf::from(aileron_engine::paths::normalize(&path_str(&joined)))
 }
 

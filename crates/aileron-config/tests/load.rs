@@ -41,7 +41,12 @@ impl Fixture {
 fn decide(policy: &aileron_engine::Policy, cwd: &Path, line: &str) -> (Decision, Option<String>) {
     let cwd = cwd.to_string_lossy();
     let session = Session::default();
-    let cx = LineContext { cwd: &cwd, session: &session, timestamp: "2026-01-05T12:00:00Z", id: "t" };
+    let cx = LineContext {
+        cwd: &cwd,
+        session: &session,
+        timestamp: "2026-01-05T12:00:00Z",
+        id: "t",
+    };
     let v = policy.evaluate_line(line, &cx, &State::default()).verdict;
     (v.decision, v.rule)
 }
@@ -60,10 +65,19 @@ fn layers_come_in_spec_order_and_each_profile_once() {
     let f = Fixture::new();
     f.write("proj/go.mod", "module x\n");
     f.write("proj/Cargo.toml", "[package]\n");
-    f.write("proj/team.yaml", "version: 1\nprofiles: [lang/go, ./more.yaml]\nallow: [\"make *\"]\n");
+    f.write(
+        "proj/team.yaml",
+        "version: 1\nprofiles: [lang/go, ./more.yaml]\nallow: [\"make *\"]\n",
+    );
     f.write("proj/more.yaml", "version: 1\nallow: [\"just *\"]\n");
-    f.write("proj/aileron.yaml", "version: 1\nprofiles: [./team.yaml, lang/python]\n");
-    f.write("home/.aileron/settings.yaml", "version: 1\nsettings: {timeout: 7}\n");
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\nprofiles: [./team.yaml, lang/python]\n",
+    );
+    f.write(
+        "home/.aileron/settings.yaml",
+        "version: 1\nsettings: {timeout: 7}\n",
+    );
     let policy = load(&f.opts("proj"), None).unwrap().policy;
     let names: Vec<(String, Layer)> = policy.sources.clone();
     let p = |s: &str| f.root.join(s).to_string_lossy().into_owned();
@@ -81,40 +95,82 @@ fn layers_come_in_spec_order_and_each_profile_once() {
         assert_eq!(names, expected);
     }
     assert_eq!(policy.settings.timeout, Some(7));
-    assert_eq!(decide(&policy, &f.root.join("proj"), "go test ./...").0, Decision::Allow);
-    assert_eq!(decide(&policy, &f.root.join("proj"), "just build").0, Decision::Allow);
+    assert_eq!(
+        decide(&policy, &f.root.join("proj"), "go test ./...").0,
+        Decision::Allow
+    );
+    assert_eq!(
+        decide(&policy, &f.root.join("proj"), "just build").0,
+        Decision::Allow
+    );
 }
 
 #[test]
 fn user_settings_cannot_cancel_a_project_deny() {
     let f = Fixture::new();
-    f.write("proj/aileron.yaml", "version: 1\ndeny:\n  - {id: no-push, command: \"git push *\"}\n");
-    f.write("home/.aileron/settings.yaml", "version: 1\nallow:\n  - {override: no-push, command: \"git push *\"}\n");
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\ndeny:\n  - {id: no-push, command: \"git push *\"}\n",
+    );
+    f.write(
+        "home/.aileron/settings.yaml",
+        "version: 1\nallow:\n  - {override: no-push, command: \"git push *\"}\n",
+    );
     let err = load(&f.opts("proj"), None).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("settings.yaml:3:16: error: `override: no-push`: deny rules cannot be overridden"), "{text}");
+    assert!(
+        text.contains(
+            "settings.yaml:3:16: error: `override: no-push`: deny rules cannot be overridden"
+        ),
+        "{text}"
+    );
 
     // Nor outrank it with a higher priority.
-    f.write("home/.aileron/settings.yaml", "version: 1\nallow:\n  - {command: \"git push *\", priority: 900}\n");
+    f.write(
+        "home/.aileron/settings.yaml",
+        "version: 1\nallow:\n  - {command: \"git push *\", priority: 900}\n",
+    );
     let policy = load(&f.opts("proj"), None).unwrap().policy;
-    assert_eq!(decide(&policy, &f.root.join("proj"), "git push origin x"), (Decision::Deny, Some("no-push".into())));
+    assert_eq!(
+        decide(&policy, &f.root.join("proj"), "git push origin x"),
+        (Decision::Deny, Some("no-push".into()))
+    );
 }
 
 #[test]
 fn the_policy_files_in_force_are_protected() {
     let f = Fixture::new();
     f.write("proj/team-rules.yml", "version: 1\n");
-    f.write("proj/aileron.yaml", "version: 1\nprofiles: [./team-rules.yml]\ndefault: allow\n");
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\nprofiles: [./team-rules.yml]\ndefault: allow\n",
+    );
     let policy = load(&f.opts("proj"), None).unwrap().policy;
     let cwd = f.root.join("proj");
-    for line in ["echo 'allow: [\"*\"]' >> team-rules.yml", "rm ../proj/team-rules.yml", "echo x > ~/.aileron/settings.yaml"] {
-        assert_eq!(decide(&policy, &cwd, line), (Decision::Deny, Some("builtin:protect-policy".into())), "{line}");
+    for line in [
+        "echo 'allow: [\"*\"]' >> team-rules.yml",
+        "rm ../proj/team-rules.yml",
+        "echo x > ~/.aileron/settings.yaml",
+    ] {
+        assert_eq!(
+            decide(&policy, &cwd, line),
+            (Decision::Deny, Some("builtin:protect-policy".into())),
+            "{line}"
+        );
     }
-    let mut write = Action { kind: "fs.write".into(), ..Action::default() };
-    write.facets.insert("fs".into(), serde_json::json!({"path": "team-rules.yml"}));
+    let mut write = Action {
+        kind: "fs.write".into(),
+        ..Action::default()
+    };
+    write
+        .facets
+        .insert("fs".into(), serde_json::json!({"path": "team-rules.yml"}));
     write.session.cwd = Some(cwd.to_string_lossy().into_owned());
     write.normalize();
-    assert_eq!(policy.evaluate(&write, &State::default()).decision, Decision::Deny);
+    assert_eq!(
+        policy.evaluate(&write, &State::default()).decision,
+        Decision::Deny
+    );
 }
 
 #[test]
@@ -127,13 +183,19 @@ fn the_cache_is_used_until_a_source_changes() {
     assert_eq!(load(&opts, Some(&cache)).unwrap().cache, CacheOutcome::Miss);
     let hit = load(&opts, Some(&cache)).unwrap();
     assert_eq!(hit.cache, CacheOutcome::Hit);
-    assert_eq!(decide(&hit.policy, &f.root.join("proj"), "make all").0, Decision::Allow);
+    assert_eq!(
+        decide(&hit.policy, &f.root.join("proj"), "make all").0,
+        Decision::Allow
+    );
 
     // A profile's content changes: the cached policy is not used.
     f.write("proj/team.yaml", "version: 1\ndeny: [\"make *\"]\n");
     let reloaded = load(&opts, Some(&cache)).unwrap();
     assert_eq!(reloaded.cache, CacheOutcome::Miss);
-    assert_eq!(decide(&reloaded.policy, &f.root.join("proj"), "make all").0, Decision::Deny);
+    assert_eq!(
+        decide(&reloaded.policy, &f.root.join("proj"), "make all").0,
+        Decision::Deny
+    );
 
     // A corrupt cache file is ignored, never trusted.
     for entry in fs::read_dir(&cache).unwrap() {
@@ -141,27 +203,43 @@ fn the_cache_is_used_until_a_source_changes() {
     }
     let again = load(&opts, Some(&cache)).unwrap();
     assert_eq!(again.cache, CacheOutcome::Miss);
-    assert_eq!(decide(&again.policy, &f.root.join("proj"), "make all").0, Decision::Deny);
+    assert_eq!(
+        decide(&again.policy, &f.root.join("proj"), "make all").0,
+        Decision::Deny
+    );
 }
 
 #[test]
 fn an_invalid_policy_is_never_cached_and_says_where() {
     let f = Fixture::new();
     let cache = f.root.join("cache");
-    f.write("proj/aileron.yaml", "version: 1\nallow:\n  - {command: \"ls\", priority: high}\n");
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\nallow:\n  - {command: \"ls\", priority: high}\n",
+    );
     let err = load(&f.opts("proj"), Some(&cache)).unwrap_err();
-    assert!(err.to_string().contains("aileron.yaml:3:31: error: `priority` must be an integer, found a string"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("aileron.yaml:3:31: error: `priority` must be an integer, found a string"),
+        "{err}"
+    );
     assert!(!cache.exists() || fs::read_dir(&cache).unwrap().next().is_none());
 }
 
 #[test]
 fn failing_policy_tests_refuse_the_policy_when_asked_to_run_them() {
     let f = Fixture::new();
-    f.write("proj/aileron.yaml", "version: 1\ntests:\n  - {command: \"ls\", expect: deny}\n");
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\ntests:\n  - {command: \"ls\", expect: deny}\n",
+    );
     let mut opts = f.opts("proj");
     opts.run_tests = true;
     let err = load(&opts, None).unwrap_err().to_string();
-    assert!(err.contains("aileron.yaml:3:5: error: policy test `ls` failed: expected deny, got allow"), "{err}");
+    assert!(
+        err.contains("aileron.yaml:3:5: error: policy test `ls` failed: expected deny, got allow"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -170,6 +248,9 @@ fn no_project_file_still_enforces_builtins_and_asks_by_default() {
     let loaded = load(&f.opts("proj"), None).unwrap();
     assert_eq!(loaded.project_file, None);
     let cwd = f.root.join("proj");
-    assert_eq!(decide(&loaded.policy, &cwd, "terraform apply").0, Decision::Ask);
+    assert_eq!(
+        decide(&loaded.policy, &cwd, "terraform apply").0,
+        Decision::Ask
+    );
     assert_eq!(decide(&loaded.policy, &cwd, "rm -rf ~").0, Decision::Deny);
 }

@@ -448,5 +448,7 @@ mod tests {
 
 /// Formats seconds since the Unix epoch as an RFC 3339 timestamp (UTC).
 pub fn timestamp_from_unix(secs: i64) -> Option<String> {
-    jiff::Timestamp::from_second(secs).ok().map(|t| t.to_string())
+    jiff::Timestamp::from_second(secs)
+        .ok()
+        .map(|t| t.to_string())
 }

@@ -6,7 +6,7 @@
 //! interpreters, ...); a policy may cancel them by id with `override:`.
 
 use crate::action::{Action, FieldPath, Lookup};
-use crate::pattern::{Cond, Matcher, PathGlob};
+use crate::pattern::{Cond, Matcher, PathSet};
 use crate::rule::{Decision, Layer, Origin, Rule};
 use aileron_shell::tags;
 use serde::{Deserialize, Serialize};
@@ -52,7 +52,7 @@ pub enum Check {
 /// What "protected" means for writes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Protected {
-    globs: Vec<PathGlob>,
+    globs: PathSet,
     /// Concrete protected paths: a glob target (`rm *.yaml`) is tested
     /// against them, and deleting a directory that holds one is tampering.
     files: Vec<String>,
@@ -112,8 +112,7 @@ impl Protected {
                         .iter()
                         .any(|f| m.is_match(crate::paths::parent(f))));
         }
-        self.globs.iter().any(|g| g.is_match(path))
-            || (recursive && self.files.iter().any(|f| is_ancestor(path, f)))
+        self.globs.is_match(path) || (recursive && self.files.iter().any(|f| is_ancestor(path, f)))
     }
 }
 
@@ -251,7 +250,7 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
         files.push(f.clone());
     }
     let protected = Protected {
-        globs: globs.iter().filter_map(|g| PathGlob::new(g).ok()).collect(),
+        globs: PathSet::new(globs).expect("built-in path globs are valid"),
         files,
     };
     let tagged = |tag| {
@@ -376,10 +375,17 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             Decision::Ask,
             "writes git hooks or git config, which run commands later",
             Matcher::Builtin(Check::ProtectedWrite(Protected {
-                globs: ["/**/.git/hooks", "/**/.git/hooks/**", "/**/.git/config", "/**/.gitconfig"]
-                    .iter()
-                    .filter_map(|g| PathGlob::new(g).ok())
-                    .collect(),
+                globs: PathSet::new(
+                    [
+                        "/**/.git/hooks",
+                        "/**/.git/hooks/**",
+                        "/**/.git/config",
+                        "/**/.gitconfig",
+                    ]
+                    .map(str::to_owned)
+                    .to_vec(),
+                )
+                .expect("built-in path globs are valid"),
                 files: Vec::new(),
             })),
             false,

@@ -440,7 +440,11 @@ impl Parser<'_> {
             Decision::Judge => allowed.extend(JUDGE_KEYS),
             _ => {}
         }
-        let article = if matches!(decision, Decision::Allow | Decision::Ask) { "an" } else { "a" };
+        let article = if matches!(decision, Decision::Allow | Decision::Ask) {
+            "an"
+        } else {
+            "a"
+        };
         let what = format!("{article} `{}` rule", decision.as_str());
         let entries = self.map(node, &what, &allowed)?;
         let mut shell_conds = Vec::new();

@@ -370,6 +370,45 @@ impl<'de> Deserialize<'de> for PathGlob {
     }
 }
 
+/// Many absolute path globs matched at once (one automaton, not one per glob).
+#[derive(Clone, Debug)]
+pub struct PathSet {
+    patterns: Vec<String>,
+    set: globset::GlobSet,
+}
+
+impl PathSet {
+    pub fn new(patterns: Vec<String>) -> Result<PathSet, String> {
+        let mut b = globset::GlobSetBuilder::new();
+        for p in &patterns {
+            let g = globset::GlobBuilder::new(p)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| format!("{p}: {}", e.kind()))?;
+            b.add(g);
+        }
+        let set = b.build().map_err(|e| e.to_string())?;
+        Ok(PathSet { patterns, set })
+    }
+
+    pub fn is_match(&self, path: &str) -> bool {
+        self.set.is_match(path)
+    }
+}
+
+impl Serialize for PathSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.patterns.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for PathSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        PathSet::new(Vec::<String>::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Weekdays and a time-of-day window in a named time zone.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TimeWindow {

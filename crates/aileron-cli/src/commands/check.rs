@@ -13,13 +13,18 @@ pub fn run(path: Option<PathBuf>, as_json: bool, full: bool) -> Result<ExitCode,
         && !p.is_file()
     {
         let msg = format!("{}: error: no such policy file", p.display());
-        return finish(as_json, json!({"valid": false, "errors": [{"file": p, "message": "no such policy file"}]}), &msg);
+        return finish(
+            as_json,
+            json!({"valid": false, "errors": [{"file": p, "message": "no such policy file"}]}),
+            &msg,
+        );
     }
     let loaded = match load(path, cwd) {
         Ok(l) => l,
         Err(diags) => {
             let text = diags.to_string();
-            let report = json!({"valid": false, "errors": diags.0, "tests": {"passed": 0, "failed": 0}});
+            let report =
+                json!({"valid": false, "errors": diags.0, "tests": {"passed": 0, "failed": 0}});
             return finish(as_json, report, &text);
         }
     };
@@ -39,15 +44,31 @@ pub fn run(path: Option<PathBuf>, as_json: bool, full: bool) -> Result<ExitCode,
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON"));
     } else {
         for t in outcomes.iter().filter(|t| !t.passed) {
-            println!("{}: test failed: {}: {}", t.location, t.name, t.failure.as_deref().unwrap_or_default());
+            println!(
+                "{}: test failed: {}: {}",
+                t.location,
+                t.name,
+                t.failure.as_deref().unwrap_or_default()
+            );
         }
         if full {
-            let file = loaded.project_file.as_ref().map_or("(no aileron.yaml; built-in rules and profiles only)".to_owned(), |p| p.display().to_string());
-            println!("{file}: valid ({} rules from {} sources)", policy.rules().len(), policy.sources.len() + 1);
+            let file = loaded.project_file.as_ref().map_or(
+                "(no aileron.yaml; built-in rules and profiles only)".to_owned(),
+                |p| p.display().to_string(),
+            );
+            println!(
+                "{file}: valid ({} rules from {} sources)",
+                policy.rules().len(),
+                policy.sources.len() + 1
+            );
         }
         println!("{passed} passed, {failed} failed");
     }
-    Ok(if failed > 0 { ExitCode::from(EXIT_POLICY) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(EXIT_POLICY)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn finish(as_json: bool, report: serde_json::Value, text: &str) -> Result<ExitCode, String> {

@@ -42,13 +42,15 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(path) = args.action {
         let text = if path.as_os_str() == "-" {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| format!("stdin: {e}"))?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("stdin: {e}"))?;
             s
         } else {
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?
         };
-        let mut action: Action =
-            serde_json::from_str(&text).map_err(|e| format!("{}: invalid action: {e}", path.display()))?;
+        let mut action: Action = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: invalid action: {e}", path.display()))?;
         if action.timestamp.is_empty() {
             action.timestamp = now;
         }
@@ -73,11 +75,22 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let line = args.command.join(" ");
-    let session = Session { cwd: Some(cwd_str.clone()), ..Session::default() };
-    let cx = LineContext { cwd: &cwd_str, session: &session, timestamp: &now, id: "explain" };
+    let session = Session {
+        cwd: Some(cwd_str.clone()),
+        ..Session::default()
+    };
+    let cx = LineContext {
+        cwd: &cwd_str,
+        session: &session,
+        timestamp: &now,
+        id: "explain",
+    };
     let lv = policy.explain_line(&line, &cx, &state);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&line_json(&line, &lv)).expect("JSON"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&line_json(&line, &lv)).expect("JSON")
+        );
     } else {
         print_line(&line, &lv);
     }
@@ -130,10 +143,17 @@ fn print_line(line: &str, lv: &LineVerdict) {
     }
     println!("{} simple command(s):", lv.commands.len());
     for (i, c) in lv.commands.iter().enumerate() {
-        let via = c.parent.map(|p| format!(" (inside #{p})")).unwrap_or_default();
+        let via = c
+            .parent
+            .map(|p| format!(" (inside #{p})"))
+            .unwrap_or_default();
         println!("\n#{i} {}{via}", c.command);
         let sens = c.action.sensitivity.map_or("?", |s| s.as_str());
-        let tags = if c.action.tags.is_empty() { String::new() } else { format!(", tags: {}", c.action.tags.join(", ")) };
+        let tags = if c.action.tags.is_empty() {
+            String::new()
+        } else {
+            format!(", tags: {}", c.action.tags.join(", "))
+        };
         println!("  sensitivity: {sens}{tags}");
         for n in &c.notes {
             println!("  note: {n}");
@@ -155,7 +175,11 @@ fn print_explanation(e: &Explanation, indent: &str) {
     if e.matched.is_empty() {
         println!("{indent}no rule matched ({} considered)", e.considered);
     } else {
-        println!("{indent}matching rules ({} of {} considered), in evaluation order:", e.matched.len(), e.considered);
+        println!(
+            "{indent}matching rules ({} of {} considered), in evaluation order:",
+            e.matched.len(),
+            e.considered
+        );
         for m in &e.matched {
             println!(
                 "{indent}  {:<5} {} [priority {}, {}] {} — {}",
@@ -172,7 +196,11 @@ fn print_explanation(e: &Explanation, indent: &str) {
 }
 
 fn print_final(v: &Verdict) {
-    let rule = v.rule.as_deref().map(|r| format!(" (rule {r})")).unwrap_or_default();
+    let rule = v
+        .rule
+        .as_deref()
+        .map(|r| format!(" (rule {r})"))
+        .unwrap_or_default();
     println!("decision: {}{rule}: {}", v.decision.as_str(), v.reason);
 }
 

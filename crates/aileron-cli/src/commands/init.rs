@@ -8,7 +8,10 @@ pub fn run(force: bool) -> Result<ExitCode, String> {
     let cwd = current_dir()?;
     let path = cwd.join(aileron_config::POLICY_FILE);
     if path.exists() && !force {
-        return Err(format!("{} already exists; use --force to overwrite it", path.display()));
+        return Err(format!(
+            "{} already exists; use --force to overwrite it",
+            path.display()
+        ));
     }
     let mut langs: Vec<&str> = Vec::new();
     for (marker, profile) in LANGUAGE_MARKERS {
@@ -18,15 +21,25 @@ pub fn run(force: bool) -> Result<ExitCode, String> {
     }
     let text = starter_policy(&langs);
     std::fs::write(&path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let found = if langs.is_empty() { "no language detected".to_owned() } else { format!("profiles: {}", langs.join(", ")) };
+    let found = if langs.is_empty() {
+        "no language detected".to_owned()
+    } else {
+        format!("profiles: {}", langs.join(", "))
+    };
     println!("wrote {} ({found})", path.display());
-    println!("next: `aileron check` to validate it, `aileron explain -- 'git push'` to see a decision");
+    println!(
+        "next: `aileron check` to validate it, `aileron explain -- 'git push'` to see a decision"
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 /// The starter file: profiles for `langs`, a cautious default, and examples.
 pub fn starter_policy(langs: &[&str]) -> String {
-    let profiles = langs.iter().map(|l| format!("\"{l}\"")).collect::<Vec<_>>().join(", ");
+    let profiles = langs
+        .iter()
+        .map(|l| format!("\"{l}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         r#"# Aileron policy: decides what an AI agent may do in this project.
 # Reference: `aileron schema`; check it with `aileron check`; try it with
