@@ -131,11 +131,17 @@ const OBJECT_FIELDS: &[&str] = &["arguments", "input", "headers"];
 impl FieldPath {
     /// Resolves a path as written in a rule. The error says what was expected.
     pub fn parse(path: &str) -> Result<FieldPath, String> {
-        let path = path.strip_prefix("facets.").unwrap_or(path);
+        let (path, facet_only) = match path.strip_prefix("facets.") {
+            Some(rest) => (rest, true),
+            None => (path, false),
+        };
         if path.is_empty() || path.split('.').any(str::is_empty) {
             return Err(format!("`{path}` is not a field path"));
         }
-        Ok(match path {
+        if facet_only && !path.contains('.') {
+            return Err(format!("`facets.{path}` names a whole facet; name one of its fields, e.g. `facets.{path}.name`"));
+        }
+        Ok(match if facet_only { "" } else { path } {
             "id" => FieldPath::Id,
             "timestamp" => FieldPath::Timestamp,
             "type" => FieldPath::Type,
@@ -147,7 +153,7 @@ impl FieldPath {
             "tags" => FieldPath::Tags,
             _ => {
                 let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
-                if segments[0] == "session" {
+                if segments[0] == "session" && !facet_only {
                     let field = match segments.get(1).map(String::as_str) {
                         Some("id") if segments.len() == 2 => SessionField::Id,
                         Some("agent") if segments.len() == 2 => SessionField::Agent,
@@ -199,7 +205,8 @@ pub enum Lookup<'a> {
 impl Action {
     /// Reads the field at `path`; `None` when it is absent or null.
     pub fn lookup<'a>(&'a self, path: &FieldPath) -> Option<Lookup<'a>> {
-        let s = |v: &'a str| Some(Lookup::Str(v));
+        // Empty strings are how absent optional fields are stored.
+        let s = |v: &'a str| (!v.is_empty()).then_some(Lookup::Str(v));
         match path {
             FieldPath::Id => s(&self.id),
             FieldPath::Timestamp => s(&self.timestamp),
@@ -400,6 +407,11 @@ pub fn parse_sensitivity(s: &str) -> Option<Sensitivity> {
     })
 }
 
+/// Formats seconds since the Unix epoch as an RFC 3339 timestamp (UTC).
+pub fn timestamp_from_unix(secs: i64) -> Option<String> {
+    jiff::Timestamp::from_second(secs).ok().map(|t| t.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,11 +456,4 @@ mod tests {
             serde_json::from_value(serde_json::json!({"type": "x", "typo": 1}));
         assert!(r.is_err());
     }
-}
-
-/// Formats seconds since the Unix epoch as an RFC 3339 timestamp (UTC).
-pub fn timestamp_from_unix(secs: i64) -> Option<String> {
-    jiff::Timestamp::from_second(secs)
-        .ok()
-        .map(|t| t.to_string())
 }

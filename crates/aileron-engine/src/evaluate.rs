@@ -235,21 +235,15 @@ impl Policy {
             if let Some((_, considered)) = trace.as_mut() {
                 **considered += 1;
             }
-            match winner {
-                // Once a deny has won, or the winner's layer has no deny
-                // below it, nothing later can change the outcome.
-                Some(w)
-                    if trace.is_none()
-                        && (w.decision == Decision::Deny || lower_deny.is_some()) =>
-                {
+            if let (Some(w), None) = (winner, &trace) {
+                // After a winner, only a deny of a lower layer can change the
+                // outcome, and nothing can once a deny has won.
+                if w.decision == Decision::Deny || lower_deny.is_some() {
                     break;
                 }
-                Some(w) if rule.decision != Decision::Deny || rule.layer >= w.layer => {
-                    if trace.is_none() {
-                        continue;
-                    }
+                if rule.decision != Decision::Deny || rule.layer >= w.layer {
+                    continue;
                 }
-                _ => {}
             }
             if !rule.matcher.is_match(action, history) {
                 continue;

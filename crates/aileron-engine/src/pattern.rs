@@ -350,7 +350,7 @@ impl PathGlob {
         if p.ends_with('/') {
             p.push_str("**");
         }
-        p.replace("//", "/")
+        crate::paths::normalize(&p)
     }
 
     pub fn is_match(&self, path: &str) -> bool {
@@ -584,6 +584,9 @@ fn parse_rate(node: &Node, cx: &mut Cx<'_>) -> Option<(u64, u64)> {
             ),
         }
     }
+    if entries.iter().any(|(k, v)| matches!(k.name.as_str(), "more_than" | "seconds") && !matches!(v.value, Y::Int(n) if n >= 0)) {
+        return None; // already reported
+    }
     match (more_than, seconds) {
         (Some(m), Some(s)) if s > 0 => Some((m, s)),
         (Some(_), Some(_)) => {
@@ -707,7 +710,11 @@ fn parse_operator(op: &str, pos: Pos, arg: &Node, cx: &mut Cx<'_>) -> Option<Con
         },
         "contains" | "notContains" => match scalar_json(arg) {
             Some(value) => {
-                let lower = value.as_str().map(str::to_lowercase).unwrap_or_default();
+                // A number or boolean needle is searched for as its text, as the seed's JS does.
+                let lower = match &value {
+                    Value::String(s) => s.to_lowercase(),
+                    other => other.to_string(),
+                };
                 Some(if op == "contains" {
                     Cond::Contains { lower, value }
                 } else {

@@ -59,7 +59,15 @@ impl Policy {
         if !errors.is_empty() {
             return Err(errors);
         }
-        Policy::compile(docs, env)
+        Policy::compile(docs, env).map_err(|mut errors| {
+            // Merge errors are found after parsing; quote their lines too.
+            for d in errors.iter_mut().filter(|d| d.source_line.is_none() && d.line > 0) {
+                if let Some(s) = sources.iter().find(|s| s.name == d.file) {
+                    d.source_line = s.text.lines().nth(d.line as usize - 1).map(str::to_owned);
+                }
+            }
+            errors
+        })
     }
 
     /// Merges documents given lowest layer first.
@@ -169,7 +177,7 @@ impl Policy {
     }
 
     fn sort_and_index(&mut self) {
-        self.rules.sort_by(|a, b| rank_order(a, b));
+        self.rules.sort_by(rank_order);
         let mut index = Index::default();
         for (i, r) in self.rules.iter().enumerate() {
             let i = i as u32;
@@ -195,12 +203,15 @@ const DISABLED: &str = "disabled (`enabled: false`)";
 
 /// Applies `override:`, rejects duplicate ids and overrides of deny rules,
 /// and splits enabled rules from inactive ones. `all` is lowest layer first.
-fn merge_rules(all: Vec<Rule>) -> Result<(Vec<Rule>, Vec<(Rule, String)>), Vec<Diagnostic>> {
+/// Rules that are evaluated, and rules that are not with the reason why.
+type Merged = (Vec<Rule>, Vec<(Rule, String)>);
+
+fn merge_rules(all: Vec<Rule>) -> Result<Merged, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     let mut cancelled: HashMap<usize, String> = HashMap::new();
     for (i, r) in all.iter().enumerate() {
-        if let Some((target, pos)) = &r.override_of {
+        if let Some((target, pos)) = r.override_of.as_ref().filter(|_| r.enabled) {
             let err = |msg: String| Diagnostic {
                 file: r.origin.file.clone(),
                 line: pos.line,
@@ -264,11 +275,13 @@ fn merge_rules(all: Vec<Rule>) -> Result<(Vec<Rule>, Vec<(Rule, String)>), Vec<D
     Ok((active, inactive))
 }
 
-/// Evaluation order (SPEC 7): priority, then specificity, then later layer
+/// Evaluation order (SPEC 7): structural built-ins first (nothing outranks
+/// them), then priority, then specificity, then later layer
 /// and position first, so that among equals the last match wins.
 pub(crate) fn rank_order(a: &Rule, b: &Rule) -> std::cmp::Ordering {
-    b.priority
-        .cmp(&a.priority)
+    b.structural
+        .cmp(&a.structural)
+        .then(b.priority.cmp(&a.priority))
         .then(b.scope.specificity().cmp(&a.scope.specificity()))
         .then(b.layer.cmp(&a.layer))
         .then(b.seq.cmp(&a.seq))

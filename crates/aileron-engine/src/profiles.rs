@@ -27,3 +27,35 @@ pub const LANGUAGE_MARKERS: &[(&str, &str)] = &[
     ("requirements.txt", "lang/python"),
     ("setup.py", "lang/python"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Environment, Layer, Policy, Source};
+
+    /// Every built-in profile loads on its own and passes its own examples.
+    #[test]
+    fn each_builtin_profile_passes_its_examples() {
+        for (name, text) in PROFILES {
+            let src = Source {
+                name: format!("/profiles/{name}.yaml"),
+                text: (*text).to_owned(),
+                layer: Layer::Profile,
+                base_dir: "/profiles".into(),
+            };
+            let policy = Policy::from_sources(&[src], &Environment::new("/home/u"))
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert!(!policy.tests.is_empty(), "{name} has no examples");
+            for outcome in policy.run_tests() {
+                assert!(outcome.passed, "{name}: {} {:?}", outcome.name, outcome.failure);
+            }
+        }
+    }
+
+    #[test]
+    fn language_markers_name_existing_profiles() {
+        for (_, profile) in LANGUAGE_MARKERS {
+            assert!(builtin(profile).is_some(), "{profile}");
+        }
+    }
+}

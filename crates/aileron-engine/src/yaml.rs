@@ -82,7 +82,8 @@ pub fn parse(file: &str, text: &str) -> Result<Node, Diagnostic> {
             pos: Pos { line: 1, col: 1 },
         });
     }
-    match serde_saphyr::from_str::<Spanned<Raw>>(text) {
+    let options = serde_saphyr::options! { strict_booleans: true };
+    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(text, options) {
         Ok(root) => Ok(convert(root)),
         Err(err) => {
             let pos = err

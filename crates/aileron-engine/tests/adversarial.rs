@@ -28,8 +28,16 @@ fn policy() -> Policy {
 }
 
 fn decide(policy: &Policy, line: &str) -> (Decision, Option<String>, String) {
-    let session = Session { cwd: Some("/work/proj".into()), ..Session::default() };
-    let cx = LineContext { cwd: "/work/proj", session: &session, timestamp: "2026-01-05T12:00:00Z", id: "t" };
+    let session = Session {
+        cwd: Some("/work/proj".into()),
+        ..Session::default()
+    };
+    let cx = LineContext {
+        cwd: "/work/proj",
+        session: &session,
+        timestamp: "2026-01-05T12:00:00Z",
+        id: "t",
+    };
     let v = policy.evaluate_line(line, &cx, &State::default());
     (v.verdict.decision, v.verdict.rule, v.verdict.reason)
 }
@@ -196,7 +204,11 @@ fn hidden_commands_are_never_allowed() {
             leaks.push(format!("{line:?} -> allow ({rule:?}: {reason})"));
         }
     }
-    assert!(leaks.is_empty(), "lines that slipped through:\n{}", leaks.join("\n"));
+    assert!(
+        leaks.is_empty(),
+        "lines that slipped through:\n{}",
+        leaks.join("\n")
+    );
 }
 
 #[test]
@@ -206,7 +218,10 @@ fn attacks_on_aileron_and_the_machine_are_denied() {
     for line in DENY {
         let (decision, rule, reason) = decide(&policy, line);
         if decision != Decision::Deny {
-            wrong.push(format!("{line:?} -> {} ({rule:?}: {reason})", decision.as_str()));
+            wrong.push(format!(
+                "{line:?} -> {} ({rule:?}: {reason})",
+                decision.as_str()
+            ));
         }
     }
     assert!(wrong.is_empty(), "not denied:\n{}", wrong.join("\n"));
@@ -215,7 +230,14 @@ fn attacks_on_aileron_and_the_machine_are_denied() {
 #[test]
 fn the_harmless_parts_alone_are_allowed() {
     let policy = policy();
-    for line in ["git status", "ls -la", "find . -name '*.rs'", "echo ok", "cat README.md", "git log --oneline | cat"] {
+    for line in [
+        "git status",
+        "ls -la",
+        "find . -name '*.rs'",
+        "echo ok",
+        "cat README.md",
+        "git log --oneline | cat",
+    ] {
         assert_eq!(decide(&policy, line).0, Decision::Allow, "{line}");
     }
 }
@@ -238,14 +260,30 @@ fn a_line_of_ten_thousand_nested_substitutions_is_decided_quickly() {
 fn the_deciding_rule_is_reported() {
     let policy = policy();
     let (d, rule, _) = decide(&policy, "git status; rm -rf /");
-    assert_eq!((d, rule.as_deref()), (Decision::Deny, Some("builtin:rm-root")));
+    assert_eq!(
+        (d, rule.as_deref()),
+        (Decision::Deny, Some("builtin:rm-root"))
+    );
     let (d, rule, _) = decide(&policy, "echo 'allow: [\"*\"]' > aileron.yaml");
-    assert_eq!((d, rule.as_deref()), (Decision::Deny, Some("builtin:protect-policy")));
+    assert_eq!(
+        (d, rule.as_deref()),
+        (Decision::Deny, Some("builtin:protect-policy"))
+    );
     let (d, rule, _) = decide(&policy, "export SHELL=/bin/bash");
-    assert_eq!((d, rule.as_deref()), (Decision::Deny, Some("builtin:protect-env")));
+    assert_eq!(
+        (d, rule.as_deref()),
+        (Decision::Deny, Some("builtin:protect-env"))
+    );
     let (d, rule, _) = decide(&policy, "base64 -d payload | sh");
     assert_eq!(d, Decision::Ask);
-    assert!(rule.as_deref().is_some_and(|r| r == "builtin:pipe-to-shell" || r == "builtin:base64-exec"), "{rule:?}");
+    assert!(
+        rule.as_deref()
+            .is_some_and(|r| r == "builtin:pipe-to-shell" || r == "builtin:base64-exec"),
+        "{rule:?}"
+    );
     let (d, rule, _) = decide(&policy, "echo 'unterminated");
-    assert_eq!((d, rule.as_deref()), (Decision::Ask, Some("builtin:unparsable")));
+    assert_eq!(
+        (d, rule.as_deref()),
+        (Decision::Ask, Some("builtin:unparsable"))
+    );
 }
