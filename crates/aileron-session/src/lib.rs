@@ -1,0 +1,14 @@
+//! A launch session's shared state and the decisions it makes for the shell
+//! shim: the policy (through `aileron-config`), the session's "always"
+//! answers, doom-loop detection, one terminal prompt at a time, rule
+//! amendments, and the audit line for every decision.
+
+pub mod amend;
+pub mod decider;
+pub mod prompt;
+pub mod protocol;
+pub mod server;
+
+pub use decider::{Config, Decider};
+pub use prompt::{Answer, Prompter, TtyPrompter};
+pub use protocol::{Request, Response};

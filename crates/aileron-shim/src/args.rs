@@ -1,0 +1,78 @@
+//! What the agent asked the shell to do, from bash-style arguments.
+
+/// The forms agents call a shell with.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// `-c CMD` (also `-lc`, `-c -l`, `-ic`, `-l -i -c`, ...).
+    Command(String),
+    /// `SCRIPT [ARGS]`: run a script file.
+    Script(String),
+    /// No command: an interactive shell, or a script read from stdin.
+    Shell,
+    /// `--version`, `--help`: harmless probes.
+    Probe,
+}
+
+/// Reads bash's options far enough to know what will run.
+pub fn parse(args: &[String]) -> Invocation {
+    let mut command_mode = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        match a {
+            "--version" | "--help" => return Invocation::Probe,
+            "--" => {
+                i += 1;
+                break;
+            }
+            "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file" => i += 1,
+            _ if a.starts_with("--") => {}
+            _ if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 => {
+                if a[1..].contains('c') {
+                    command_mode = true;
+                }
+                if a[1..].contains('o') || a[1..].contains('O') {
+                    i += 1;
+                }
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    match (command_mode, args.get(i)) {
+        (true, Some(cmd)) => Invocation::Command(cmd.clone()),
+        // `bash -c` without a command is an error bash reports itself.
+        (true, None) => Invocation::Probe,
+        (false, Some(script)) => Invocation::Script(script.clone()),
+        (false, None) => Invocation::Shell,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Invocation {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_ways_agents_call_a_shell() {
+        let c = |s: &str| Invocation::Command(s.to_owned());
+        assert_eq!(p(&["-c", "ls"]), c("ls"));
+        assert_eq!(p(&["-lc", "ls"]), c("ls"));
+        assert_eq!(p(&["-c", "-l", "ls"]), c("ls"));
+        assert_eq!(p(&["-l", "-c", "ls"]), c("ls"));
+        assert_eq!(p(&["-l", "-i", "-c", "echo $PATH"]), c("echo $PATH"));
+        assert_eq!(p(&["-ic", "ls", "argv0", "a1"]), c("ls"));
+        assert_eq!(p(&["--login", "-c", "ls"]), c("ls"));
+        assert_eq!(p(&["-o", "pipefail", "-c", "ls"]), c("ls"));
+        assert_eq!(p(&["script.sh", "a"]), Invocation::Script("script.sh".into()));
+        assert_eq!(p(&["-e", "script.sh"]), Invocation::Script("script.sh".into()));
+        assert_eq!(p(&[]), Invocation::Shell);
+        assert_eq!(p(&["-l"]), Invocation::Shell);
+        assert_eq!(p(&["-i"]), Invocation::Shell);
+        assert_eq!(p(&["-s"]), Invocation::Shell);
+        assert_eq!(p(&["--version"]), Invocation::Probe);
+    }
+}

@@ -1,0 +1,99 @@
+//! `aileron-sh`: the shell an agent gets under `aileron launch`.
+//!
+//! It reads what the agent asked the shell to run, has it decided (by the
+//! launch session over its socket, or on its own when called directly),
+//! and then either `exec`s the real shell with the original arguments
+//! untouched, or runs nothing, prints one line and exits 126.
+//!
+//! Start-up is lean: no async runtime, no argument-parsing library, and the
+//! compiled policy comes from the on-disk cache when its sources are unchanged.
+
+mod args;
+mod harness;
+
+use aileron_config::LoadOptions;
+use aileron_session::{Config, Decider, Request, TtyPrompter};
+use args::Invocation;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit status of a command that was not allowed to run (as bash's "cannot execute").
+const EXIT_DENIED: u8 = 126;
+
+fn main() -> ExitCode {
+    let mut argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
+    let arg0 = argv.next().unwrap_or_else(|| "aileron-sh".into());
+    let args: Vec<String> = argv.collect();
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return deny(&format!("aileron: denied: cannot read the working directory: {e}")),
+    };
+    let line = match args::parse(&args) {
+        Invocation::Probe => return exec(&standalone_shell(), &arg0, &args),
+        Invocation::Command(cmd) => harness::unwrap(&cmd).unwrap_or(cmd),
+        Invocation::Script(path) => match std::fs::read_to_string(cwd.join(&path)) {
+            Ok(text) => text,
+            // A script we cannot read is decided as the bare command; it is at least asked about.
+            Err(_) => format!("{} {path}", shell_name(&arg0)),
+        },
+        Invocation::Shell => {
+            let mut l = shell_name(&arg0).to_owned();
+            for a in &args {
+                l.push(' ');
+                l.push_str(a);
+            }
+            l
+        }
+    };
+    let req = Request { line, cwd: cwd.to_string_lossy().into_owned(), argv: args.clone() };
+    let session_answer = std::env::var_os("AILERON_SOCKET")
+        .filter(|s| !s.is_empty())
+        .and_then(|socket| aileron_session::server::request(std::path::Path::new(&socket), &req).ok());
+    let response = match session_answer {
+        Some(r) => r,
+        // Called directly, or the session is gone: decide here, fail closed.
+        None => standalone(cwd).decide(&req),
+    };
+    if !response.allow {
+        return deny(response.message.as_deref().unwrap_or("aileron: denied"));
+    }
+    exec(&response.real_shell, &arg0, &args)
+}
+
+fn standalone(cwd: PathBuf) -> Decider {
+    let load = LoadOptions::from_env(cwd);
+    let cfg = Config {
+        cache_dir: Some(load.data_dir.join("cache")),
+        session_id: std::env::var("AILERON_SESSION").ok().filter(|s| !s.is_empty()),
+        agent: None,
+        real_shell: standalone_shell(),
+        secrets: Vec::new(),
+        adapter: "shim".into(),
+        load,
+    };
+    Decider::new(cfg, Box::new(TtyPrompter::default()))
+}
+
+/// Without a session, the real shell is a fixed path, never one from
+/// `PATH` or a variable the agent can change.
+fn standalone_shell() -> String {
+    if std::path::Path::new("/bin/bash").exists() { "/bin/bash".into() } else { "/bin/sh".into() }
+}
+
+fn shell_name(arg0: &str) -> &str {
+    let base = arg0.rsplit('/').next().unwrap_or(arg0).trim_start_matches('-');
+    if base.is_empty() || base == "aileron-sh" { "bash" } else { base }
+}
+
+fn exec(shell: &str, arg0: &str, args: &[String]) -> ExitCode {
+    // A login shell keeps its leading dash; otherwise argv[0] is the real shell.
+    let name = if arg0.starts_with('-') { format!("-{}", shell.rsplit('/').next().unwrap_or(shell)) } else { shell.to_owned() };
+    let err = std::process::Command::new(shell).arg0(name).args(args).exec();
+    deny(&format!("aileron: denied: cannot run the shell {shell}: {err}"))
+}
+
+fn deny(message: &str) -> ExitCode {
+    eprintln!("{message}");
+    ExitCode::from(EXIT_DENIED)
+}
