@@ -57,6 +57,15 @@ enum Command {
     },
     /// Print the JSON Schema of aileron.yaml.
     Schema,
+    /// Run an agent (or any program) with every shell command it runs decided by the policy.
+    Launch {
+        /// Policy file (default: the nearest aileron.yaml).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        program: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -78,6 +87,7 @@ fn main() -> ExitCode {
             cwd,
             command,
         }),
+        Command::Launch { policy, program } => commands::launch::run(commands::launch::Args { policy, program }),
         Command::Schema => {
             println!(
                 "{}",

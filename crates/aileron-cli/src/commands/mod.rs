@@ -1,6 +1,7 @@
 pub mod check;
 pub mod explain;
 pub mod init;
+pub mod launch;
 
 use aileron_config::{LoadOptions, Loaded};
 use aileron_engine::Diagnostics;

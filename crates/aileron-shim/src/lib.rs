@@ -1,4 +1,5 @@
-//! `aileron-sh`: the shell an agent gets under `aileron launch`.
+//! `aileron-sh`: the shell an agent gets under `aileron launch` (the binary
+//! is built by `aileron-cli`, so that one `cargo install` brings both).
 //!
 //! It reads what the agent asked the shell to run, has it decided (by the
 //! launch session over its socket, or on its own when called directly),
@@ -21,7 +22,8 @@ use std::process::ExitCode;
 /// Exit status of a command that was not allowed to run (as bash's "cannot execute").
 const EXIT_DENIED: u8 = 126;
 
-fn main() -> ExitCode {
+/// The whole shim: parse, decide, exec or refuse.
+pub fn main() -> ExitCode {
     let mut argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     let arg0 = argv.next().unwrap_or_else(|| "aileron-sh".into());
     let args: Vec<String> = argv.collect();

@@ -1,0 +1,4 @@
+//! The shell shim; see the `aileron-shim` crate.
+fn main() -> std::process::ExitCode {
+    aileron_shim::main()
+}
