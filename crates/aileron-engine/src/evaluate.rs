@@ -169,7 +169,12 @@ impl Policy {
         let decisive = commands
             .iter()
             .enumerate()
-            .max_by_key(|(i, c)| (c.verdict.decision.restrictiveness(), std::cmp::Reverse(*i)))
+            // Most restrictive; among equals, a part a rule decided (it explains
+            // more than the default), then the first.
+            .max_by_key(|(i, c)| {
+                let by_rule = c.verdict.source != VerdictSource::Default;
+                (c.verdict.decision.restrictiveness(), by_rule, std::cmp::Reverse(*i))
+            })
             .map(|(i, _)| i);
         if let Some(why) = &lowered.opaque {
             for c in &mut commands {
