@@ -57,6 +57,33 @@ enum Command {
     },
     /// Print the JSON Schema of aileron.yaml.
     Schema,
+    /// Show (and follow) the audit log: one line per decision.
+    Audit {
+        /// The log file (default: `settings.audit_log` of the policy in force).
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Only these decisions (allow, deny, ask, judge; comma-separated).
+        #[arg(long)]
+        decision: Option<String>,
+        /// Only this session id.
+        #[arg(long)]
+        session: Option<String>,
+        /// From this time: RFC 3339, a date, or a duration back from now (10m, 2h, 1d).
+        #[arg(long)]
+        since: Option<String>,
+        /// Until this time, written like --since.
+        #[arg(long)]
+        until: Option<String>,
+        /// Only the last N matching lines.
+        #[arg(long, short = 'n')]
+        limit: Option<usize>,
+        /// Keep printing new lines as they are written.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// JSON lines instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run an agent (or any program) with every shell command it runs decided by the policy.
     Launch {
         /// Policy file (default: the nearest aileron.yaml).
@@ -87,6 +114,10 @@ fn main() -> ExitCode {
             cwd,
             command,
         }),
+        Command::Audit { file, decision, session, since, until, limit, follow, json } => {
+            let filter = aileron_audit::Filter { decision, session, since, until, limit };
+            commands::audit::run(commands::audit::Args { file, filter, follow, json })
+        }
         Command::Launch { policy, program } => commands::launch::run(commands::launch::Args { policy, program }),
         Command::Schema => {
             println!(

@@ -133,6 +133,20 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
     })
 }
 
+/// `settings.audit_log`, relative to the policy file's directory; default
+/// `.aileron/audit.jsonl` beside the policy, or in the data directory.
+pub fn audit_log_path(policy: &Policy, project_file: Option<&Path>, opts: &LoadOptions) -> PathBuf {
+    let base = project_file.and_then(Path::parent);
+    match (&policy.settings.audit_log, base) {
+        (Some(p), _) if p.starts_with("~/") => opts.home.join(&p[2..]),
+        (Some(p), _) if Path::new(p).is_absolute() => PathBuf::from(p),
+        (Some(p), Some(dir)) => dir.join(p),
+        (Some(p), None) => opts.data_dir.join(p),
+        (None, Some(dir)) => dir.join(".aileron/audit.jsonl"),
+        (None, None) => opts.data_dir.join("audit.jsonl"),
+    }
+}
+
 fn absolute(p: &Path, cwd: &Path) -> PathBuf {
     let joined = if p.is_absolute() {
         p.to_path_buf()

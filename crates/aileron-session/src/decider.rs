@@ -103,7 +103,7 @@ impl Decider {
                 )
             }
             Ok(loaded) => {
-                let audit = audit_path(&loaded.policy, loaded.project_file.as_deref(), &opts);
+                let audit = aileron_config::audit_log_path(&loaded.policy, loaded.project_file.as_deref(), &opts);
                 let id = action_id();
                 let cx = LineContext { cwd: &req.cwd, session: &session, timestamp: &now, id: &id };
                 let outcome = self.decide_loaded(&loaded.policy, loaded.project_file.as_deref(), req, &cx, epoch);
@@ -343,20 +343,6 @@ fn rule_label(v: &Verdict) -> String {
 /// `aileron: denied: REASON (rule ID)`.
 pub fn denied_message(word: &str, v: &Verdict) -> String {
     format!("aileron: {word}: {} ({})", v.reason, rule_label(v))
-}
-
-/// `settings.audit_log`, relative to the policy file's directory; default
-/// `.aileron/audit.jsonl` beside the policy, or in the data directory.
-fn audit_path(policy: &Policy, project_file: Option<&Path>, opts: &LoadOptions) -> PathBuf {
-    let base = project_file.and_then(Path::parent);
-    match (&policy.settings.audit_log, base) {
-        (Some(p), _) if p.starts_with("~/") => opts.home.join(&p[2..]),
-        (Some(p), _) if Path::new(p).is_absolute() => PathBuf::from(p),
-        (Some(p), Some(dir)) => dir.join(p),
-        (Some(p), None) => opts.data_dir.join(p),
-        (None, Some(dir)) => dir.join(".aileron/audit.jsonl"),
-        (None, None) => opts.data_dir.join("audit.jsonl"),
-    }
 }
 
 /// The current time, RFC 3339 UTC (adapters read the clock; the engine does not).

@@ -16,6 +16,8 @@
 
 mod analyse;
 mod classify;
+mod paths;
+mod prescan;
 mod words;
 
 pub use analyse::analyse;

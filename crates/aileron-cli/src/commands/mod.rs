@@ -1,3 +1,4 @@
+pub mod audit;
 pub mod check;
 pub mod explain;
 pub mod init;

@@ -1,0 +1,687 @@
+//! Masking of secrets before anything reaches the audit log (SPEC 11):
+//! the values of scrubbed environment variables, and anything that looks
+//! like a credential in a command, a URL or a header.
+//!
+//! Only the secret part of a match is replaced by `***`; flag names,
+//! variable names, URL hosts and token prefixes stay, so that a human can
+//! still read what ran: `curl -H 'Authorization: Bearer ***' https://api.x/y`.
+
+use regex::bytes::Regex;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{LazyLock, OnceLock};
+
+/// What a masked value is replaced by.
+pub const MASK: &str = "***";
+
+/// Scrubbed values shorter than this are not masked: they would hit too
+/// much that is not a secret.
+pub const MIN_SECRET_LEN: usize = 4;
+
+/// Masks secrets in strings.
+///
+/// Cheap to build: the credential patterns are shared by every `Masker` of
+/// the process and each is compiled only the first time a string contains
+/// its trigger words (most commands contain none), so the shell shim pays
+/// for at most the few patterns its command could match. [`Masker::new`]
+/// only sorts the scrubbed values, which are found by plain substring search.
+#[derive(Clone)]
+pub struct Masker {
+    /// The scrubbed values, longest first.
+    secrets: Vec<String>,
+}
+
+impl fmt::Debug for Masker {
+    /// Never prints the secrets themselves.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Masker")
+            .field("secret_values", &self.secrets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Masker {
+    fn default() -> Masker {
+        Masker::new(Vec::new())
+    }
+}
+
+/// One credential shape. Every capture group whose name starts with `v` is
+/// a secret and becomes `***`; a group `name` is the variable, key or flag
+/// name the value belongs to.
+struct Rule {
+    pattern: String,
+    check: Check,
+    /// Match against the ASCII-lowercased text (the pattern is written in
+    /// lower case); offsets are the same.
+    lower: bool,
+    /// The rule can only match if, for one of these groups, the lowercased
+    /// text contains every string of the group (starts with it, for a
+    /// string written with a leading `^`).
+    triggers: Vec<Vec<String>>,
+    compiled: OnceLock<Compiled>,
+}
+
+struct Compiled {
+    re: Regex,
+    /// Indexes of the `v…` groups.
+    values: Vec<usize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Every match is a secret.
+    Always,
+    /// Only when the `name` group names a secret ([`sensitive_name`]).
+    Name,
+    /// As `Name`, for headers other than `Authorization` and `Cookie`,
+    /// whose rules keep the scheme or take the whole line.
+    Header,
+    /// Only when the `name` group is a credential query parameter.
+    Query,
+    /// Only when the value looks generated rather than a word.
+    Random,
+    /// Only when the value mixes upper case, lower case and digits.
+    Mixed,
+}
+
+/// Lowercase strings one of which every name [`sensitive_name`] admits
+/// contains (`Authorization` and `Cookie` headers have rules of their own).
+const SECRET_TRIGGERS: &[&str] = &[
+    "token",
+    "secret",
+    "passw",
+    "passphrase",
+    "key",
+    "storepass",
+];
+
+/// Query parameters that carry credentials.
+const QUERY_NAMES: &[&str] = &[
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "auth_token",
+    "private_token",
+    "token",
+    "api_key",
+    "api-key",
+    "apikey",
+    "key",
+    "client_secret",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "sig",
+    "signature",
+    "x-amz-signature",
+    "x-amz-security-token",
+    "x-amz-credential",
+    "x-goog-signature",
+    "x-goog-credential",
+    "auth",
+    "code",
+];
+
+/// A quoted or bare shell word, as three value groups.
+const VALUE: &str = r#"(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"]+))"#;
+
+/// Where a command name may start in a line.
+const CMD_START: &str = r"(?:^|[\s/;&|(`])";
+
+static RULES: LazyLock<Vec<Rule>> = LazyLock::new(rules);
+
+fn rules() -> Vec<Rule> {
+    let any = |words: &[&str]| {
+        words
+            .iter()
+            .map(|t| vec![t.to_string()])
+            .collect::<Vec<_>>()
+    };
+    let with = |words: &[&str], also: &str| {
+        words
+            .iter()
+            .map(|t| vec![t.to_string(), also.to_owned()])
+            .collect::<Vec<_>>()
+    };
+    let rule = |pattern: String, check, lower, triggers| Rule {
+        pattern,
+        check,
+        lower,
+        triggers,
+        compiled: OnceLock::new(),
+    };
+    let token = |prefixes: &[&str], pattern: &str| {
+        rule(pattern.into(), Check::Always, false, any(prefixes))
+    };
+    vec![
+        // PEM private keys: keep the armour lines, drop the body. A block
+        // cut short (no END line) is masked to the end of the text.
+        rule(
+            r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?P<v>.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\z)".into(),
+            Check::Always,
+            false,
+            any(&["private key-----"]),
+        ),
+        // Well-known token shapes, anywhere; the vendor prefix stays.
+        token(
+            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+            r"\bgh[pousr]_(?P<v>[A-Za-z0-9]{36,})\b",
+        ),
+        token(&["github_pat_"], r"\bgithub_pat_(?P<v>[A-Za-z0-9_]{22,})"),
+        token(&["sk-ant-"], r"\bsk-ant-(?P<v>[A-Za-z0-9_-]{20,})"),
+        rule(
+            r"\bsk-(?P<v>[A-Za-z0-9_-]{20,})".into(),
+            Check::Mixed,
+            false,
+            any(&["sk-"]),
+        ),
+        token(
+            &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+            r"\b[sr]k_(?:live|test)_(?P<v>[A-Za-z0-9]{16,})",
+        ),
+        token(
+            &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
+            r"\bxox[abprs]-(?P<v>[A-Za-z0-9-]{10,})",
+        ),
+        token(&["akia", "asia"], r"\b(?:AKIA|ASIA)(?P<v>[0-9A-Z]{16})\b"),
+        token(&["aiza"], r"\bAIza(?P<v>[0-9A-Za-z_-]{35})"),
+        token(
+            &["eyj"],
+            r"\b(?P<v>eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)",
+        ),
+        token(&["glpat-"], r"\bglpat-(?P<v>[A-Za-z0-9_-]{20,})"),
+        token(&["npm_"], r"\bnpm_(?P<v>[A-Za-z0-9]{36,})"),
+        token(&["hf_"], r"\bhf_(?P<v>[A-Za-z0-9]{34,})"),
+        token(
+            &["hooks.slack.com/services/"],
+            r"hooks\.slack\.com/services/(?P<v>[A-Za-z0-9_/]+)",
+        ),
+        // URL userinfo: scheme://user:password@host.
+        rule(
+            r#"[a-z][a-z0-9+.-]*://[^\s/?#@:'"]*:(?P<v>[^\s/?#@'"]+)@"#.into(),
+            Check::Always,
+            true,
+            vec![vec!["://".into(), "@".into()]],
+        ),
+        // Query parameters that carry credentials (QUERY_NAMES).
+        rule(
+            r#"(?:^|[?&])(?P<name>[a-z0-9_-]+)=(?P<v>[^&#\s'"]+)"#.into(),
+            Check::Query,
+            true,
+            QUERY_NAMES
+                .iter()
+                .flat_map(|n| ["?", "&", "^"].map(|p| vec![format!("{p}{n}=")]))
+                .collect(),
+        ),
+        // Authorization headers: the scheme stays.
+        rule(
+            r#"\b(?:proxy-)?authorization[ \t]*:[ \t]*(?:[a-z][a-z0-9_-]*[ \t]+)?(?P<v>[^\s'"]+)"#
+                .into(),
+            Check::Always,
+            true,
+            any(&["authorization"]),
+        ),
+        // A bare `Bearer X` / `Basic X` elsewhere (JSON, config text).
+        rule(
+            r"\b(?:bearer|basic)[ \t]+(?P<v>[a-z0-9._~+/=-]{8,})".into(),
+            Check::Random,
+            true,
+            any(&["bearer", "basic"]),
+        ),
+        // Cookies: the whole header value.
+        rule(
+            r#"(?:^|[\s'"])(?:set-)?cookie[ \t]*:[ \t]*(?P<v>[^'"\r\n]+)"#.into(),
+            Check::Always,
+            true,
+            any(&["cookie"]),
+        ),
+        // Other secret-named headers and `key: value` lines. (The patterns
+        // that follow match any name and leave the choice to
+        // `sensitive_name`: that compiles several times faster than
+        // spelling the secret words out in the pattern.)
+        rule(
+            r#"(?:^|[\s'"{(,;])(?P<name>[a-z0-9_-]+)[ \t]*:[ \t]*(?P<v>[^\s'"]+)"#.into(),
+            Check::Header,
+            true,
+            with(SECRET_TRIGGERS, ":"),
+        ),
+        // JSON members: "password": "x".
+        rule(
+            r#""(?P<name>[a-z0-9_.-]+)"\s*:\s*"(?P<v>(?:[^"\\]|\\.)*)""#.into(),
+            Check::Name,
+            true,
+            with(
+                &["token", "secret", "passw", "passphrase", "key", "authorization", "cookie"],
+                "\"",
+            ),
+        ),
+        // openssl's -pass pass:X.
+        rule(
+            r#"(?:^|\s)-(?:pass|passin|passout|password)\s+pass:(?P<v>[^\s'"]+)"#.into(),
+            Check::Always,
+            false,
+            any(&["pass:"]),
+        ),
+        // Flags: --password X, --password=X, --token X, --api-key X, ...
+        // After a space the value may not start with `-`: that is the next
+        // flag (`--no-password -h host`), which must stay matchable.
+        rule(
+            r#"(?:^|\s)--?(?P<name>[a-z0-9][a-z0-9-]*)(?:=(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"]+))|\s+(?:'(?P<v4>[^']*)'|"(?P<v5>[^"]*)"|(?P<v6>[^\s'"-][^\s'"]*)))"#.into(),
+            Check::Name,
+            true,
+            any(&[
+                "-passw",
+                "-passphrase",
+                "-token",
+                "-secret",
+                "-key",
+                "-apikey",
+                "-cookie",
+                "-storepass",
+                "-keypass",
+            ]),
+        ),
+        // mysql -p'secret' / -psecret (no space: with a space, -p prompts).
+        rule(
+            format!(
+                r#"{CMD_START}(?:mysql[a-z]*|mariadb[a-z-]*)(?:\s+[^\s;&|]+)*?\s+-p{VALUE}"#
+            ),
+            Check::Always,
+            false,
+            with(&["mysql", "mariadb"], "-p"),
+        ),
+        // sshpass -p secret.
+        rule(
+            format!(r#"{CMD_START}sshpass\s+-p\s*{VALUE}"#),
+            Check::Always,
+            false,
+            any(&["sshpass"]),
+        ),
+        // curl -u user:password.
+        rule(
+            format!(
+                r#"{CMD_START}curl(?:\s+[^\s;&|]+)*?\s+(?:-u\s*|--user(?:=|\s+))['"]?[^\s:'"]*:(?P<v>[^\s'"]+)"#
+            ),
+            Check::Always,
+            false,
+            vec![
+                vec!["curl".into(), "-u".into()],
+                vec!["curl".into(), "--user".into()],
+            ],
+        ),
+        // Assignments: NAME=value, export NAME="value", name = 'value'.
+        rule(
+            r#"(?P<name>[a-z0-9_.-]+)[ \t]*=[ \t]*(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"&;|)=][^\s'"&;|)]*))"#.into(),
+            Check::Name,
+            true,
+            with(SECRET_TRIGGERS, "="),
+        ),
+    ]
+}
+
+impl Rule {
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            // ASCII classes and boundaries: smaller automata, and every
+            // span still starts and ends at an ASCII byte of valid UTF-8.
+            let re = Regex::new(&format!("(?-u){}", self.pattern))
+                .expect("the masking patterns compile");
+            let values = re
+                .capture_names()
+                .enumerate()
+                .filter(|(_, n)| n.is_some_and(|n| n.starts_with('v')))
+                .map(|(i, _)| i)
+                .collect();
+            Compiled { re, values }
+        })
+    }
+
+    fn triggered(&self, lower: &str) -> bool {
+        self.triggers.iter().any(|group| {
+            group.iter().all(|t| match t.strip_prefix('^') {
+                Some(start) => lower.starts_with(start),
+                None => lower.contains(t.as_str()),
+            })
+        })
+    }
+
+    /// `s` with this rule's secrets masked, or `None` when nothing changed.
+    fn apply(&self, s: &str) -> Option<String> {
+        let Compiled { re, values } = self.compiled();
+        let lowered;
+        let hay = if self.lower {
+            lowered = s.to_ascii_lowercase();
+            lowered.as_bytes()
+        } else {
+            s.as_bytes()
+        };
+        let mut out = String::new();
+        let mut last = 0;
+        let mut at = 0;
+        while let Some(caps) = re.captures_at(hay, at) {
+            let whole = caps.get(0).expect("group 0 always takes part");
+            at = whole.end().max(at + 1);
+            let name = caps
+                .name("name")
+                .and_then(|n| std::str::from_utf8(n.as_bytes()).ok());
+            let admitted = match self.check {
+                Check::Name => name.is_some_and(sensitive_name),
+                Check::Header => name.is_some_and(|n| {
+                    sensitive_name(n) && !n.ends_with("authorization") && !n.ends_with("cookie")
+                }),
+                Check::Query => name.is_some_and(|n| QUERY_NAMES.contains(&n)),
+                _ => true,
+            };
+            if !admitted {
+                // Search again just after the name: what this match took
+                // as a value may hold a name of its own
+                // (`--from-literal=password=x`, `fix: token: x`).
+                if let Some(n) = caps.name("name") {
+                    at = n.end().max(whole.start() + 1);
+                }
+                continue;
+            }
+            for &i in values {
+                let Some(m) = caps.get(i) else { continue };
+                let (start, end) = char_span(s, m.start(), m.end());
+                let v = &s[start..end];
+                let skip = v.is_empty()
+                    // A variable reference is not the secret itself.
+                    || v.starts_with('$')
+                    || v.contains(MASK)
+                    || (self.check == Check::Random && !looks_random(v))
+                    || (self.check == Check::Mixed && !looks_mixed(v));
+                if skip || start < last {
+                    continue;
+                }
+                out.push_str(&s[last..start]);
+                out.push_str(MASK);
+                last = end;
+            }
+        }
+        if last == 0 {
+            return None;
+        }
+        out.push_str(&s[last..]);
+        Some(out)
+    }
+}
+
+/// Widens a byte span to character boundaries (the patterns only split at
+/// ASCII bytes, so this is a safeguard).
+fn char_span(s: &str, mut start: usize, mut end: usize) -> (usize, usize) {
+    while !s.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !s.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
+}
+
+impl Masker {
+    /// `secret_values` are the values of the scrubbed environment variables;
+    /// every occurrence of one (of at least [`MIN_SECRET_LEN`] bytes) is masked.
+    pub fn new(secret_values: Vec<String>) -> Masker {
+        let mut values: Vec<String> = secret_values
+            .into_iter()
+            .filter(|v| v.len() >= MIN_SECRET_LEN)
+            .collect();
+        // Longest first, so that a value containing another is masked whole.
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        values.dedup();
+        Masker { secrets: values }
+    }
+
+    /// `s` with every secret replaced by `***`.
+    pub fn mask(&self, s: &str) -> String {
+        self.mask_cow(s).into_owned()
+    }
+
+    fn mask_cow<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(s);
+        // A handful of values and short strings: plain substring search
+        // beats compiling an automaton for them in every process.
+        for secret in &self.secrets {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), MASK));
+            }
+        }
+        let lower = out.to_ascii_lowercase();
+        for rule in RULES.iter() {
+            if rule.triggered(&lower)
+                && let Some(masked) = rule.apply(&out)
+            {
+                out = Cow::Owned(masked);
+            }
+        }
+        out
+    }
+
+    /// Masks every string inside `value`, recursively. Besides [`Masker::mask`],
+    /// the whole value of a member whose key names a secret (`password`,
+    /// `Authorization`, `X-Api-Key`, `GITHUB_TOKEN`, ...) is masked, and in
+    /// an array of arguments the word after a secret flag (`--password`,
+    /// `--token`, ...) is masked.
+    pub fn mask_value(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(m) = self.mask_cow(s) {
+                    *s = m;
+                }
+            }
+            Value::Number(n) => {
+                let text = n.to_string();
+                if self.secrets.iter().any(|v| text.contains(v.as_str())) {
+                    *value = Value::from(MASK);
+                }
+            }
+            Value::Array(items) => self.mask_array(items),
+            Value::Object(map) => self.mask_map(map),
+            Value::Null | Value::Bool(_) => {}
+        }
+    }
+
+    /// [`Masker::mask_value`] for each member of `map`.
+    pub fn mask_map(&self, map: &mut Map<String, Value>) {
+        for (key, value) in map.iter_mut() {
+            if sensitive_name(key) {
+                mask_whole(key, value);
+            } else {
+                self.mask_value(value);
+            }
+        }
+    }
+
+    fn mask_array(&self, items: &mut [Value]) {
+        let program = items
+            .first()
+            .and_then(Value::as_str)
+            .map(|p| p.rsplit('/').next().unwrap_or(p).to_owned());
+        let mut previous: Option<String> = None;
+        for item in items.iter_mut() {
+            let original = item.as_str().map(str::to_owned);
+            match (previous.as_deref(), &mut *item) {
+                (Some(flag), Value::String(s)) if !s.starts_with(['$', '-']) && !s.is_empty() => {
+                    match secret_after_flag(program.as_deref(), flag) {
+                        AfterFlag::Whole => *s = MASK.to_owned(),
+                        AfterFlag::AfterColon => match s.split_once(':') {
+                            Some((user, pass)) if !pass.is_empty() => {
+                                *s = format!("{user}:{MASK}");
+                            }
+                            _ => self.mask_value(item),
+                        },
+                        AfterFlag::No => self.mask_value(item),
+                    }
+                }
+                _ => self.mask_value(item),
+            }
+            previous = original;
+        }
+    }
+}
+
+enum AfterFlag {
+    Whole,
+    AfterColon,
+    No,
+}
+
+/// Whether, in an argument vector of `program`, the word after `flag` is a secret.
+fn secret_after_flag(program: Option<&str>, flag: &str) -> AfterFlag {
+    match (program, flag) {
+        (Some("sshpass"), "-p") => AfterFlag::Whole,
+        (Some("curl"), "-u" | "--user") => AfterFlag::AfterColon,
+        _ if flag.starts_with('-') && !flag.contains('=') && sensitive_name(flag) => {
+            AfterFlag::Whole
+        }
+        _ => AfterFlag::No,
+    }
+}
+
+/// Masks a value whose key names a secret: strings become `***` (an
+/// `Authorization` value keeps its scheme), numbers too, and containers
+/// are masked throughout.
+fn mask_whole(key: &str, value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if s.is_empty() || s == MASK {
+                return;
+            }
+            let keep_scheme = key.to_ascii_lowercase().ends_with("authorization");
+            *s = match s.split_once(' ') {
+                Some((scheme, rest))
+                    if keep_scheme
+                        && !rest.trim().is_empty()
+                        && scheme.chars().all(|c| c.is_ascii_alphanumeric()) =>
+                {
+                    format!("{scheme} {MASK}")
+                }
+                _ => MASK.to_owned(),
+            };
+        }
+        Value::Number(_) => *value = Value::from(MASK),
+        Value::Array(items) => items.iter_mut().for_each(|v| mask_whole(key, v)),
+        Value::Object(map) => map.iter_mut().for_each(|(k, v)| mask_whole(k, v)),
+        Value::Null | Value::Bool(_) => {}
+    }
+}
+
+/// Whether a variable, key, header or flag name says its value is a secret:
+/// it contains TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, API_KEY,
+/// ACCESS_KEY, PRIVATE_KEY, ... (in any case, with `_`, `-` or `.`), but is
+/// not a count (`MAX_TOKENS`), a negation (`--no-password`) or where the
+/// secret comes from (`TOKEN_FILE`, `SECRET_PATH`, `--password-stdin`).
+pub fn sensitive_name(name: &str) -> bool {
+    let upper: String = name
+        .trim_start_matches('-')
+        .chars()
+        .map(|c| match c {
+            '-' | '.' => '_',
+            c => c.to_ascii_uppercase(),
+        })
+        .collect();
+    const NOT_THE_SECRET: &[&str] = &[
+        "_FILE", "_FILES", "_PATH", "_DIR", "_STDIN", "_CMD", "_COMMAND", "_PROMPT",
+    ];
+    if upper.starts_with("NO_")
+        || upper.starts_with("ASK_")
+        || NOT_THE_SECRET.iter().any(|s| upper.ends_with(s))
+    {
+        return false;
+    }
+    let squashed: String = upper.chars().filter(|&c| c != '_').collect();
+    const WORDS: &[&str] = &[
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "APIKEY",
+        "ACCESSKEY",
+        "PRIVATEKEY",
+        "AUTHKEY",
+        "MASTERKEY",
+        "SIGNINGKEY",
+        "ENCRYPTIONKEY",
+        "AUTHORIZATION",
+        "COOKIE",
+        "STOREPASS",
+        "KEYPASS",
+    ];
+    if WORDS.iter().any(|w| squashed.contains(w)) {
+        return true;
+    }
+    // TOKEN, but not TOKENS or TOKENIZER.
+    upper.match_indices("TOKEN").any(|(i, _)| {
+        !upper[i + 5..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+    })
+}
+
+/// A token rather than a word: it has a digit or a symbol, or mixes cases
+/// after its first letter (`dXNlcjpwYXNz`, not `authentication`).
+fn looks_random(v: &str) -> bool {
+    let rest = v.get(1..).unwrap_or("");
+    v.bytes()
+        .any(|b| b.is_ascii_digit() || b"+/=_-.~".contains(&b))
+        || (rest.bytes().any(|b| b.is_ascii_uppercase())
+            && rest.bytes().any(|b| b.is_ascii_lowercase()))
+}
+
+/// Upper case, lower case and digits, as in generated keys.
+fn looks_mixed(v: &str) -> bool {
+    v.bytes().any(|b| b.is_ascii_uppercase())
+        && v.bytes().any(|b| b.is_ascii_lowercase())
+        && v.bytes().any(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for n in [
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "DB_PASSWORD",
+            "--api-key",
+            "x-api-key",
+            "Authorization",
+            "apikey",
+            "TOKEN_ID",
+            "client_secret",
+            "MYSQL_PWD_PASSWD",
+        ] {
+            assert!(sensitive_name(n), "{n}");
+        }
+        for n in [
+            "MAX_TOKENS",
+            "tokenizer",
+            "--no-password",
+            "TOKEN_FILE",
+            "SECRET_PATH",
+            "PATH",
+            "HOME",
+            "key",
+            "PWD",
+        ] {
+            assert!(!sensitive_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn random_checks() {
+        assert!(looks_random("dXNlcjpwYXNz"));
+        assert!(looks_random("abc123def"));
+        assert!(!looks_random("authentication"));
+        assert!(!looks_random("Authentication"));
+        assert!(looks_mixed("AbCdEf0123456789xyzXYZ"));
+        assert!(!looks_mixed("feature-branch-2024-long-name"));
+    }
+}

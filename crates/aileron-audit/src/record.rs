@@ -1,0 +1,121 @@
+//! The shape of one audit line (SPEC 11).
+
+use crate::mask::Masker;
+use aileron_engine::{Action, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One decision, as written to the audit log: one JSON object per line.
+///
+/// Readers ignore fields they do not know, so newer writers may add some.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// When the decision was made, RFC 3339.
+    pub time: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Which adapter asked: `shim`, `hook:claude-code`, `cli`, ...
+    pub adapter: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    pub action: AuditAction,
+    /// The verdict: `allow`, `deny`, `ask` or `judge`.
+    pub decision: String,
+    /// What finally happened after an `ask` or `judge`: `approved-once`,
+    /// `approved-always-session`, `approved-always-project`,
+    /// `approved-always-user`, `rejected`, `corrected`, `timeout-denied`,
+    /// `no-terminal-denied`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Who or what reached the verdict: `static`, `default`, `builtin`,
+    /// `human`, `llm`, `session`.
+    pub source: String,
+    /// The deciding rule's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approver: Option<String>,
+    /// Time from receiving the action to the final answer, in microseconds.
+    #[serde(default)]
+    pub latency_us: u64,
+}
+
+/// The part of the [`Action`] the audit log keeps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AuditAction {
+    #[serde(default)]
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default)]
+    pub facets: Map<String, Value>,
+}
+
+impl AuditAction {
+    pub fn from_action(action: &Action) -> AuditAction {
+        AuditAction {
+            id: action.id.clone(),
+            kind: action.kind.clone(),
+            summary: action.summary.clone(),
+            facets: action.facets.clone(),
+        }
+    }
+}
+
+impl AuditRecord {
+    /// A record of `verdict` for `action`, with the session, agent and
+    /// working directory taken from the action. `outcome` is left empty.
+    /// The record is not masked: call [`AuditRecord::masked`] before writing.
+    pub fn new(
+        time: impl Into<String>,
+        adapter: impl Into<String>,
+        action: &Action,
+        verdict: &Verdict,
+        latency_us: u64,
+    ) -> AuditRecord {
+        let source = match serde_json::to_value(verdict.source) {
+            Ok(Value::String(s)) => s,
+            _ => String::new(),
+        };
+        AuditRecord {
+            time: time.into(),
+            session: action.session.id.clone(),
+            agent: action.session.agent.clone(),
+            adapter: adapter.into(),
+            cwd: action.session.cwd.clone(),
+            action: AuditAction::from_action(action),
+            decision: verdict.decision.as_str().to_owned(),
+            outcome: None,
+            source,
+            rule: verdict.rule.clone(),
+            reason: verdict.reason.clone(),
+            approver: verdict.approver.clone(),
+            latency_us,
+        }
+    }
+
+    /// A copy with credentials masked in the summary, the reason, the
+    /// working directory and every string inside the facets.
+    pub fn masked(&self, masker: &Masker) -> AuditRecord {
+        let mut rec = self.clone();
+        rec.action.summary = masker.mask(&rec.action.summary);
+        rec.reason = masker.mask(&rec.reason);
+        if let Some(cwd) = &mut rec.cwd {
+            *cwd = masker.mask(cwd);
+        }
+        masker.mask_map(&mut rec.action.facets);
+        rec
+    }
+
+    /// The record as one JSON line, without the newline.
+    pub fn to_json_line(&self) -> String {
+        // A struct of strings, maps and integers always serializes.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}

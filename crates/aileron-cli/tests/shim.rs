@@ -1,0 +1,802 @@
+//! The shell shim under real bash: allowed lines behave byte for byte like
+//! plain bash, denied ones leave no trace, the adversarial corpus never runs
+//! its hidden part, and every decision leaves one audit line.
+
+mod support;
+
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Output;
+use support::{Project, parse_audit, run, run_no_tty, text};
+
+const ALLOW_ALL: &str = "version: 1\ndefault: allow\n";
+
+/// Runs `args` through the shim and through plain bash with the same
+/// stdin, in the same directory, and asserts identical stdout, stderr and
+/// exit status. Returns the shim's output.
+fn same_as_bash(p: &Project, args: &[&str], stdin: &[u8]) -> Output {
+    let shim = run(&mut p.shim(args), stdin);
+    let bash = run(&mut p.bash(args), stdin);
+    assert!(
+        shim.stdout == bash.stdout,
+        "stdout differs for {args:?}:\n shim: {:?}\n bash: {:?}",
+        truncated(&shim.stdout),
+        truncated(&bash.stdout)
+    );
+    assert!(
+        shim.stderr == bash.stderr,
+        "stderr differs for {args:?}:\n shim: {:?}\n bash: {:?}",
+        text(&shim.stderr),
+        text(&bash.stderr)
+    );
+    assert_eq!(shim.status, bash.status, "exit status differs for {args:?}");
+    shim
+}
+
+fn truncated(b: &[u8]) -> String {
+    let t = text(b);
+    if t.len() > 300 {
+        format!("{}… ({} bytes)", &t[..300], b.len())
+    } else {
+        t
+    }
+}
+
+#[test]
+fn pipes_and_exit_statuses_are_bash_s() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(&p, &["-c", "printf 'b\\na\\n' | sort"], b"");
+    assert_eq!(text(&out.stdout), "a\nb\n");
+    let out = same_as_bash(&p, &["-c", "exit 3"], b"");
+    assert_eq!(out.status.code(), Some(3));
+    let out = same_as_bash(&p, &["-c", "echo out; echo err >&2; exit 255"], b"");
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(text(&out.stderr), "err\n");
+    same_as_bash(&p, &["-c", "false | true; echo ${PIPESTATUS[@]}"], b"");
+    same_as_bash(&p, &["-c", "set -o pipefail; false | true"], b"");
+    same_as_bash(&p, &["-c", "ls /nonexistent-aileron-test-dir"], b"");
+    same_as_bash(
+        &p,
+        &["-c", "echo $((6 * 7)) \"$USER\" 'single $x' \"a  b\""],
+        b"",
+    );
+    same_as_bash(&p, &["--version"], b"");
+}
+
+#[test]
+#[ignore = "bug: builtin:protect-secrets denies any non-listed command naming an ancestor of the data dir (`echo ~`, `echo /`, `printf %s /tmp`)"]
+fn naming_the_home_directory_is_not_reading_secrets() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(&p, &["-c", "echo \"$HOME\" ~ /"], b"");
+    assert_eq!(
+        text(&out.stdout),
+        format!("{} {} /\n", p.home.display(), p.home.display())
+    );
+    same_as_bash(&p, &["-c", "printf '%s\\n' /tmp"], b"");
+}
+
+#[test]
+fn redirects_to_a_file_and_back() {
+    let p = Project::new(ALLOW_ALL);
+    let line = "echo hello > out.txt; echo more >> out.txt; cat < out.txt; cat out.txt >&2; wc -l < out.txt; rm out.txt";
+    let out = same_as_bash(&p, &["-c", line], b"");
+    assert_eq!(text(&out.stdout), "hello\nmore\n2\n");
+    assert_eq!(text(&out.stderr), "hello\nmore\n");
+    assert!(!p.path("out.txt").exists());
+}
+
+#[test]
+fn stdin_passes_through_untouched() {
+    let p = Project::new(ALLOW_ALL);
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(256 * 400).collect();
+    let out = same_as_bash(&p, &["-c", "cat"], &bytes);
+    assert_eq!(out.stdout, bytes);
+    let out = same_as_bash(&p, &["-c", "wc -c"], &bytes);
+    assert_eq!(text(&out.stdout).trim(), "102400");
+    let out = same_as_bash(
+        &p,
+        &["-c", "read a; read b; echo \"$b/$a\""],
+        b"first\nsecond\n",
+    );
+    assert_eq!(text(&out.stdout), "second/first\n");
+}
+
+#[test]
+fn dollar_zero_and_positional_arguments() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(&p, &["-c", "echo $0 $1", "x", "y"], b"");
+    assert_eq!(text(&out.stdout), "x y\n");
+    let out = same_as_bash(&p, &["-c", "echo \"$#:$@\"", "zero", "a b", "c"], b"");
+    assert_eq!(text(&out.stdout), "2:a b c\n");
+    same_as_bash(&p, &["-c", "echo $0"], b"");
+}
+
+#[test]
+fn the_working_directory_is_kept() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(&p, &["-c", "pwd"], b"");
+    assert_eq!(text(&out.stdout), format!("{}\n", p.dir.display()));
+    let sub = p.path("a/b");
+    std::fs::create_dir_all(&sub).unwrap();
+    let shim = run(
+        p.shim(&["-c", "pwd; echo x > here.txt"]).current_dir(&sub),
+        b"",
+    );
+    assert_eq!(text(&shim.stdout), format!("{}\n", sub.display()));
+    assert!(sub.join("here.txt").is_file());
+}
+
+#[test]
+fn a_signal_ends_it_like_bash() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(&p, &["-c", "echo before; kill -TERM $$; echo after"], b"");
+    assert_eq!(out.status.signal(), Some(libc::SIGTERM));
+    assert_eq!(support::shell_status(&out.status), 143);
+    assert_eq!(text(&out.stdout), "before\n");
+    let out = same_as_bash(&p, &["-c", "kill -KILL $$"], b"");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL));
+}
+
+#[test]
+fn large_output_is_identical() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(
+        &p,
+        &[
+            "-c",
+            "head -c 1048576 /dev/zero | tr '\\0' a; seq 1 100000 >&2",
+        ],
+        b"",
+    );
+    assert_eq!(out.stdout.len(), 1 << 20);
+    assert!(out.stderr.len() > 500_000);
+}
+
+#[test]
+fn login_forms_are_bash_s_too() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(
+        &p,
+        &["-lc", "echo login; shopt -q login_shell && echo is-login"],
+        b"",
+    );
+    assert_eq!(text(&out.stdout), "login\nis-login\n");
+    let out = same_as_bash(
+        &p,
+        &[
+            "-c",
+            "-l",
+            "echo dash-l; shopt -q login_shell && echo is-login",
+        ],
+        b"",
+    );
+    assert_eq!(text(&out.stdout), "dash-l\nis-login\n");
+    same_as_bash(&p, &["-l", "-c", "echo $0 $1", "n", "one"], b"");
+    same_as_bash(&p, &["-o", "pipefail", "-c", "false | true"], b"");
+}
+
+/// Asserts `out` is a refusal: nothing on stdout, exit 126, one line on stderr.
+fn assert_refused(out: &Output, what: &str) -> String {
+    let err = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(126),
+        "{what}: expected 126; stdout {:?}, stderr {err:?}",
+        text(&out.stdout)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: stdout {:?}",
+        text(&out.stdout)
+    );
+    assert!(
+        err.starts_with("aileron: ") && err.ends_with('\n') && err.lines().count() == 1,
+        "{what}: stderr is not one aileron line: {err:?}"
+    );
+    err
+}
+
+#[test]
+fn a_denied_command_leaves_no_trace() {
+    let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
+    let out = run_no_tty(&mut p.shim(&["-c", "touch created.txt"]));
+    let err = assert_refused(&out, "touch");
+    assert_eq!(
+        err,
+        format!(
+            "aileron: denied: matched `touch *` (rule {}:deny[0])\n",
+            p.path("aileron.yaml").display()
+        )
+    );
+    assert!(!p.path("created.txt").exists());
+    // No part of a line runs when another part is denied.
+    let out = run_no_tty(&mut p.shim(&["-c", "echo ran > ran.txt; touch created.txt"]));
+    assert_refused(&out, "two parts");
+    assert!(!p.path("ran.txt").exists() && !p.path("created.txt").exists());
+    // The built-in rules hold under `default: allow`.
+    let out = run_no_tty(&mut p.shim(&["-c", "rm -rf /"]));
+    let err = assert_refused(&out, "rm -rf /");
+    assert!(err.ends_with("(rule builtin:rm-root)\n"), "{err}");
+}
+
+#[test]
+fn a_denied_command_names_the_rule_id_and_its_description() {
+    let p = Project::new(
+        "version: 1\ndefault: allow\ndeny:\n  - id: no-touch\n    command: \"touch *\"\n    description: do not create files\n",
+    );
+    let out = run_no_tty(&mut p.shim(&["-lc", "touch created.txt"]));
+    assert_eq!(
+        assert_refused(&out, "touch"),
+        "aileron: denied: do not create files (rule no-touch)\n"
+    );
+    let out = run_no_tty(&mut p.shim(&["-c", "-l", "touch created.txt"]));
+    assert_refused(&out, "-c -l");
+    assert!(!p.path("created.txt").exists());
+}
+
+#[test]
+fn a_policy_that_does_not_load_denies_everything() {
+    let p = Project::new("version: 1\ndefault: allow\nallow: [\n");
+    let out = run_no_tty(&mut p.shim(&["-c", "echo hi > ran.txt"]));
+    let err = assert_refused(&out, "broken policy");
+    assert!(
+        err.starts_with(&format!(
+            "aileron: denied: the policy does not load: {}:3:",
+            p.path("aileron.yaml").display()
+        )),
+        "{err}"
+    );
+    assert!(!p.path("ran.txt").exists());
+}
+
+#[test]
+fn without_a_policy_the_built_ins_decide_and_unmatched_commands_need_a_terminal() {
+    let p = Project::without_policy();
+    for d in p.dir.ancestors() {
+        assert!(
+            !d.join("aileron.yaml").exists(),
+            "a stray {}/aileron.yaml spoils this test",
+            d.display()
+        );
+    }
+    let out = run_no_tty(&mut p.shim(&["-c", "touch created.txt"]));
+    let err = assert_refused(&out, "unmatched");
+    assert_eq!(
+        err,
+        "aileron: denied: approval needed but there is no terminal to ask on (default)\n"
+    );
+    assert!(!p.path("created.txt").exists());
+    // Read-only commands of the OS profile need nobody.
+    std::fs::write(p.path("seen.txt"), "").unwrap();
+    let out = run_no_tty(&mut p.shim(&["-c", "ls"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "seen.txt\n");
+    let out = run_no_tty(&mut p.shim(&["-c", "rm -rf ~"]));
+    assert!(assert_refused(&out, "rm -rf ~").contains("(rule builtin:"));
+    // Without a policy file the log lives in the data directory.
+    let audit = parse_audit(&std::fs::read_to_string(p.home.join(".aileron/audit.jsonl")).unwrap());
+    assert_eq!(audit.len(), 3);
+    assert_eq!(audit[0]["decision"], "ask");
+    assert_eq!(audit[0]["source"], "default");
+    assert_eq!(audit[1]["decision"], "allow");
+    assert_eq!(audit[2]["decision"], "deny");
+}
+
+/// How an adversarial line is checked against plain bash first.
+enum Control {
+    /// Under plain bash the line leaves the trace; proves the adaptation.
+    Bash,
+    /// Same, when these programs are installed.
+    Needs(&'static [&'static str]),
+    /// Cannot be shown to leave a trace here (network, a terminal, a
+    /// parse error, ...); only the shim side is checked.
+    No,
+}
+
+/// The NOT_ALLOW corpus of `aileron-engine/tests/adversarial.rs`, each
+/// hidden part turned into something that leaves a trace: a file `HIDDEN`
+/// is created, or the file `victim` is deleted. `@DIR@` is the project.
+const CORPUS: &[(&str, Control)] = &[
+    // chaining and lists
+    ("git status; touch HIDDEN", Control::Bash),
+    ("ls && echo 'touch HIDDEN' | bash", Control::Bash),
+    ("echo ok & touch HIDDEN", Control::Bash),
+    ("ls /nonexistent || touch HIDDEN", Control::Bash),
+    ("ls\ntouch HIDDEN", Control::Bash),
+    ("git status & disown; touch HIDDEN", Control::Bash),
+    // grouping and control flow
+    ("echo ok; (touch HIDDEN)", Control::Bash),
+    ("{ touch HIDDEN; }", Control::Bash),
+    ("if true; then touch HIDDEN; fi", Control::Bash),
+    ("for f in HIDDEN; do touch \"$f\"; done", Control::Bash),
+    ("while false; do :; done; touch HIDDEN", Control::Bash),
+    ("case x in x) touch HIDDEN;; esac", Control::Bash),
+    // env prefixes and wrappers
+    ("FOO=1 touch HIDDEN", Control::Bash),
+    ("env touch HIDDEN", Control::Bash),
+    ("env -i touch HIDDEN", Control::Bash),
+    ("sudo touch HIDDEN", Control::Needs(&["sudo"])),
+    ("sudo -u root touch HIDDEN", Control::No),
+    ("timeout 5 touch HIDDEN", Control::Bash),
+    ("timeout -s KILL 5 touch HIDDEN", Control::Bash),
+    ("nice -n 5 touch HIDDEN", Control::Bash),
+    ("nohup touch HIDDEN & wait", Control::Bash),
+    ("time touch HIDDEN", Control::Bash),
+    ("command touch HIDDEN", Control::Bash),
+    ("builtin eval 'touch HIDDEN'", Control::Bash),
+    ("exec touch HIDDEN", Control::Bash),
+    ("stdbuf -oL touch HIDDEN", Control::Bash),
+    ("watch -n 1 touch HIDDEN", Control::No),
+    ("xargs touch < list", Control::Bash),
+    ("echo HIDDEN | xargs touch", Control::Bash),
+    ("xargs -I{} touch {} < list", Control::Bash),
+    ("parallel touch ::: HIDDEN", Control::Needs(&["parallel"])),
+    // find
+    ("find . -maxdepth 0 -exec touch HIDDEN \\;", Control::Bash),
+    (
+        "find . -maxdepth 0 -execdir touch HIDDEN {} +",
+        Control::Bash,
+    ),
+    ("find . -maxdepth 0 -ok touch HIDDEN \\;", Control::Bash),
+    ("find . -name victim -delete", Control::Bash),
+    (
+        "find . -maxdepth 0 -exec sh -c 'touch \"$1\"' _ HIDDEN \\;",
+        Control::Bash,
+    ),
+    // nested shells
+    ("bash -c 'touch HIDDEN'", Control::Bash),
+    ("sh -c \"echo touch HIDDEN | sh\"", Control::Bash),
+    ("bash -lc 'touch HIDDEN'", Control::Bash),
+    ("sh -c 'echo ok; touch HIDDEN'", Control::Bash),
+    ("bash <<< 'touch HIDDEN'", Control::Bash),
+    ("bash -c \"$(echo touch HIDDEN)\"", Control::Bash),
+    (
+        "bash -c \"$(curl -s file://@DIR@/script.txt)\"",
+        Control::Needs(&["curl"]),
+    ),
+    // substitutions
+    ("echo $(touch HIDDEN)", Control::Bash),
+    ("echo \"$(touch HIDDEN)\"", Control::Bash),
+    ("echo `touch HIDDEN`", Control::Bash),
+    ("cat <(touch HIDDEN)", Control::Bash),
+    ("ls >(touch HIDDEN) >/dev/null; wait $!", Control::Bash),
+    ("git log --pretty=\"$(touch HIDDEN)\"", Control::Bash),
+    ("echo $(echo $(touch HIDDEN))", Control::Bash),
+    // quoting tricks
+    ("$'\\x74\\x6f\\x75\\x63\\x68' HIDDEN", Control::Bash),
+    ("t''ouch HIDDEN", Control::Bash),
+    ("\"touch\" HIDDEN", Control::Bash),
+    ("\\touch HIDDEN", Control::Bash),
+    ("t\\ouch HIDDEN", Control::Bash),
+    // programs that run programs
+    ("git -c core.pager='touch HIDDEN' log", Control::No),
+    ("git -c alias.x='!touch HIDDEN' x", Control::Bash),
+    ("git -c core.sshCommand='touch HIDDEN' fetch", Control::No),
+    ("git -c core.fsmonitor='touch HIDDEN' status", Control::No),
+    ("GIT_SSH_COMMAND='touch HIDDEN' git fetch", Control::No),
+    ("LD_PRELOAD=@DIR@/evil.so ls", Control::No),
+    ("PAGER='touch HIDDEN' git log", Control::No),
+    ("sort --compress-program=./evil.sh list", Control::No),
+    ("rg --pre ./evil.sh pattern", Control::Needs(&["rg"])),
+    // binaries by path
+    ("./git status", Control::Bash),
+    ("@DIR@/sub/git status", Control::Bash),
+    ("../bin/ls", Control::Bash),
+    // dynamic code (the environment has CMD=touch)
+    ("eval \"$CMD HIDDEN\"", Control::Bash),
+    ("eval 'touch HIDDEN'", Control::Bash),
+    ("$CMD HIDDEN", Control::Bash),
+    ("\"$(echo touch)\" HIDDEN", Control::Bash),
+    (
+        "python3 -c 'open(\"HIDDEN\", \"w\")'",
+        Control::Needs(&["python3"]),
+    ),
+    (
+        "node -e 'require(\"fs\").writeFileSync(\"HIDDEN\", \"\")'",
+        Control::Needs(&["node"]),
+    ),
+    ("perl -e 'open(F, \">HIDDEN\")'", Control::Needs(&["perl"])),
+    ("base64 -d payload | sh", Control::Bash),
+    (
+        "echo dG91Y2ggSElEREVOCg== | base64 -d | bash",
+        Control::Bash,
+    ),
+    ("cat script.txt | sh", Control::Bash),
+    ("git status | sh", Control::No),
+    (
+        "curl -s file://@DIR@/script.py | python3",
+        Control::Needs(&["curl", "python3"]),
+    ),
+    (
+        "source <(curl -s file://@DIR@/script.txt)",
+        Control::Needs(&["curl"]),
+    ),
+    (
+        "cat <(curl -s file://@DIR@/script.txt) | bash",
+        Control::Needs(&["curl"]),
+    ),
+    // unparsable
+    ("echo 'unterminated; touch HIDDEN", Control::No),
+    ("echo \"unterminated; touch HIDDEN", Control::No),
+    ("ls $(touch HIDDEN", Control::No),
+    ("touch HIDDEN\nls $(", Control::Bash),
+];
+
+const ADVERSARIAL_POLICY: &str = r#"version: 1
+default: ask
+allow:
+  - "git *"
+  - "ls *"
+  - "find *"
+  - "echo *"
+  - "cat *"
+"#;
+
+/// A fresh project for one corpus line, with the files the lines use.
+fn adversarial_project() -> Project {
+    let p = Project::new(ADVERSARIAL_POLICY);
+    p.write("list", "HIDDEN\n");
+    p.write("victim", "");
+    p.write("payload", "dG91Y2ggSElEREVOCg==\n");
+    p.write("script.txt", "touch HIDDEN\n");
+    p.write("script.py", "open('HIDDEN', 'w')\n");
+    let script = "#!/bin/sh\ntouch HIDDEN\n";
+    for path in [
+        p.path("git"),
+        p.path("sub/git"),
+        p.path("evil.sh"),
+        p.root.join("bin/ls"),
+    ] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    p
+}
+
+fn trace(p: &Project) -> bool {
+    p.path("HIDDEN").exists() || !p.path("victim").exists()
+}
+
+fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+}
+
+/// Runs one corpus line under plain bash (when it can show a trace) and
+/// through the shim; returns whether the control ran, and what went wrong.
+fn check_corpus_line(line: &str, control: &Control) -> (bool, Vec<String>) {
+    let mut failures = Vec::new();
+    // Control: under plain bash the adapted line does leave its trace.
+    let controlled = match control {
+        Control::Bash => true,
+        Control::Needs(programs) => programs.iter().all(|p| installed(p)),
+        Control::No => false,
+    };
+    if controlled {
+        let p = adversarial_project();
+        let line = line.replace("@DIR@", &p.dir.to_string_lossy());
+        let out = run(
+            support::no_tty(p.bash(&["-c", &line]).env("CMD", "touch")),
+            b"y\n",
+        );
+        if !trace(&p) {
+            failures.push(format!(
+                "{line:?}: plain bash left no trace (the corpus line is wrong): {}",
+                text(&out.stderr)
+            ));
+        }
+    }
+    let p = adversarial_project();
+    let line = line.replace("@DIR@", &p.dir.to_string_lossy());
+    let out = run_no_tty(p.shim(&["-c", &line]).env("CMD", "touch"));
+    let err = text(&out.stderr);
+    if trace(&p) {
+        failures.push(format!(
+            "{line:?}: the hidden part ran (status {:?}, stderr {err:?})",
+            out.status
+        ));
+    }
+    if out.status.code() != Some(126)
+        || !out.stdout.is_empty()
+        || !err.starts_with("aileron: denied: ")
+    {
+        failures.push(format!(
+            "{line:?}: not refused: status {:?}, stdout {:?}, stderr {err:?}",
+            out.status,
+            text(&out.stdout)
+        ));
+    }
+    (controlled, failures)
+}
+
+#[test]
+fn the_adversarial_corpus_never_runs_its_hidden_part() {
+    let results: Vec<(bool, Vec<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = CORPUS
+            .chunks(CORPUS.len().div_ceil(6))
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(line, control)| check_corpus_line(line, control))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("corpus thread"))
+            .collect()
+    });
+    let controlled = results.iter().filter(|(c, _)| *c).count();
+    let failures: Vec<String> = results.into_iter().flat_map(|(_, f)| f).collect();
+    assert!(
+        controlled >= 60,
+        "only {controlled} lines were checked under plain bash"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn attacks_on_aileron_itself_are_denied_by_built_in_rules() {
+    let lines = [
+        "echo 'allow: [\"*\"]' > aileron.yaml",
+        "git status; echo x >> aileron.yaml",
+        "bash -c 'echo x > aileron.yaml'",
+        "sed -i 's/ask/allow/' aileron.yaml",
+        "echo 'allow: [\"*\"]' > sub/aileron.yaml",
+        "rm -rf .aileron",
+        "echo x > ~/.aileron/settings.yaml",
+        "SHELL=/bin/sh touch HIDDEN",
+        "export AILERON_SESSION=x; touch HIDDEN",
+        "unset AILERON_SOCKET; touch HIDDEN",
+    ];
+    let mut failures = Vec::new();
+    for line in lines {
+        let p = adversarial_project();
+        std::fs::create_dir_all(p.path("sub")).unwrap();
+        std::fs::create_dir_all(p.path(".aileron")).unwrap();
+        std::fs::write(p.path(".aileron/keep"), "").unwrap();
+        let out = run_no_tty(&mut p.shim(&["-c", line]));
+        let err = text(&out.stderr);
+        if out.status.code() != Some(126)
+            || !err.starts_with("aileron: denied: ")
+            || !err.contains("(rule builtin:")
+        {
+            failures.push(format!("{line:?}: status {:?}, stderr {err:?}", out.status));
+        }
+        let intact = p.read("aileron.yaml") == ADVERSARIAL_POLICY
+            && !p.path("sub/aileron.yaml").exists()
+            && p.path(".aileron/keep").exists()
+            && !p.home.join(".aileron/settings.yaml").exists()
+            && !trace(&p);
+        if !intact {
+            failures.push(format!("{line:?}: left a trace"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_decision_appends_one_audit_line_beside_the_policy() {
+    let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
+    assert_eq!(
+        run_no_tty(&mut p.shim(&["-c", "echo hi"])).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        run_no_tty(&mut p.shim(&["-c", "touch created.txt"]))
+            .status
+            .code(),
+        Some(126)
+    );
+    let audit = p.audit();
+    assert_eq!(audit.len(), 2, "{audit:#?}");
+    let (allowed, denied) = (&audit[0], &audit[1]);
+    assert_eq!(allowed["decision"], "allow");
+    assert_eq!(allowed["action"]["summary"], "echo hi");
+    assert_eq!(allowed["action"]["type"], "shell.exec");
+    assert_eq!(allowed["adapter"], "shim");
+    assert_eq!(allowed["cwd"], p.dir.to_string_lossy().as_ref());
+    assert!(
+        allowed["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{allowed}"
+    );
+    assert_eq!(denied["decision"], "deny");
+    assert_eq!(denied["action"]["summary"], "touch created.txt");
+    assert_eq!(
+        denied["rule"],
+        format!("{}:deny[0]", p.path("aileron.yaml").display())
+    );
+    assert_eq!(denied["reason"], "matched `touch *`");
+    assert_eq!(denied["source"], "static");
+    for rec in &audit {
+        assert!(
+            rec["time"]
+                .as_str()
+                .is_some_and(|t| t.ends_with('Z') && t.contains('T')),
+            "{rec}"
+        );
+        assert!(
+            rec["action"]["id"].as_str().is_some_and(|i| !i.is_empty()),
+            "{rec}"
+        );
+    }
+    assert_ne!(audit[0]["action"]["id"], audit[1]["action"]["id"]);
+}
+
+#[test]
+fn credentials_in_commands_are_masked_in_the_log() {
+    let p = Project::new("version: 1\ndefault: allow\ndeny: [\"curl *\", \"git clone *\"]\n");
+    let lines = [
+        "curl -H 'Authorization: Bearer sk-abcdefghijklmnopqrstuvwxyz' https://x",
+        "git clone https://user:pass@host/r.git",
+        "curl https://deploy:Xy7hunter2pw@example.com/api",
+    ];
+    for line in lines {
+        let out = run_no_tty(&mut p.shim(&["-c", line]));
+        assert_eq!(out.status.code(), Some(126), "{line}");
+    }
+    let log = p.audit_text();
+    assert_eq!(parse_audit(&log).len(), 3);
+    for secret in ["abcdefghijklmnopqrstuvwxyz", "user:pass@", "Xy7hunter2pw"] {
+        assert!(
+            !log.contains(secret),
+            "{secret:?} is in the audit log:\n{log}"
+        );
+    }
+    let audit = parse_audit(&log);
+    let summaries: Vec<&str> = audit
+        .iter()
+        .map(|r| r["action"]["summary"].as_str().unwrap())
+        .collect();
+    assert!(
+        summaries[0].contains("Bearer ***") && summaries[0].contains("https://x"),
+        "{summaries:?}"
+    );
+    assert!(
+        summaries[1].contains("https://user:***@host/r.git"),
+        "{summaries:?}"
+    );
+}
+
+#[test]
+fn two_hundred_concurrent_commands_leave_two_hundred_audit_lines() {
+    const N: usize = 200;
+    let p = std::sync::Arc::new(Project::new(
+        "version: 1\ndefault: deny\nallow: [\"echo *\"]\n",
+    ));
+    let handles: Vec<_> = (0..N)
+        .map(|i| {
+            let p = std::sync::Arc::clone(&p);
+            std::thread::spawn(move || {
+                let out = run_no_tty(&mut p.shim(&["-c", &format!("echo {i}")]));
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "echo {i}: {}",
+                    text(&out.stderr)
+                );
+                assert_eq!(text(&out.stdout), format!("{i}\n"));
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a shim call failed");
+    }
+    let log = p.audit_text();
+    assert!(log.ends_with('\n'));
+    let mut seen = vec![0; N];
+    let mut count = 0;
+    for line in log.lines() {
+        let rec: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+        let summary = rec["action"]["summary"].as_str().expect("summary");
+        let n: usize = summary
+            .strip_prefix("echo ")
+            .and_then(|n| n.parse().ok())
+            .expect(summary);
+        assert_eq!(rec["decision"], "allow");
+        seen[n] += 1;
+        count += 1;
+    }
+    assert_eq!(count, N);
+    assert!(seen.iter().all(|&c| c == 1), "counts: {seen:?}");
+}
+
+#[test]
+fn a_script_runs_like_bash_and_is_decided_by_its_content() {
+    let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
+    p.write("ok.sh", "echo \"$0 $1 $2\"\ncat\nexit 5\n");
+    let out = same_as_bash(&p, &["ok.sh", "a", "b"], b"from stdin\n");
+    assert_eq!(text(&out.stdout), "ok.sh a b\nfrom stdin\n");
+    assert_eq!(out.status.code(), Some(5));
+    p.write("bad.sh", "echo start > started.txt\ntouch created.txt\n");
+    let out = run_no_tty(&mut p.shim(&["bad.sh"]));
+    let err = assert_refused(&out, "bad.sh");
+    assert!(err.contains("matched `touch *`"), "{err}");
+    assert!(!p.path("started.txt").exists() && !p.path("created.txt").exists());
+}
+
+#[test]
+#[ignore = "bug: with no -c and no script (commands on stdin, or -s) the shim decides the bare line `bash`, so under `default: allow` a denied command on stdin runs"]
+fn commands_on_stdin_are_decided_too() {
+    let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
+    for args in [&[][..], &["-s"][..], &["-s", "x"][..]] {
+        let out = run(support::no_tty(&mut p.shim(args)), b"touch created.txt\n");
+        assert_eq!(
+            out.status.code(),
+            Some(126),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            !p.path("created.txt").exists(),
+            "{args:?}: the denied command on stdin ran"
+        );
+    }
+}
+
+/// A unique `/tmp/claude-XXXX-cwd` path, removed on drop.
+struct ClaudeCwdFile(String);
+
+impl ClaudeCwdFile {
+    fn new() -> ClaudeCwdFile {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        ClaudeCwdFile(format!(
+            "/tmp/claude-{:x}{:x}-cwd",
+            std::process::id(),
+            nanos
+        ))
+    }
+}
+
+impl Drop for ClaudeCwdFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn the_claude_code_wrapper_is_decided_by_the_command_it_wraps() {
+    let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
+    p.write("shell-snapshots/snapshot-bash-1.sh", "SNAP_LOADED=yes\n");
+    let snap = p.path("shell-snapshots/snapshot-bash-1.sh");
+    let wrap = |cmd: &str, cwd_file: &str| {
+        format!(
+            "source {} && shopt -u extglob && eval '{}' < /dev/null && pwd -P >| {cwd_file}",
+            snap.display(),
+            cmd.replace('\'', "'\\''")
+        )
+    };
+    // Allowed: exactly what bash does, the harness included.
+    let cwd_file = ClaudeCwdFile::new();
+    let line = wrap("echo \"loaded=$SNAP_LOADED\" 'q'", &cwd_file.0);
+    let out = same_as_bash(&p, &["-c", &line], b"");
+    assert_eq!(text(&out.stdout), "loaded=yes q\n");
+    assert_eq!(
+        std::fs::read_to_string(&cwd_file.0).unwrap(),
+        format!("{}\n", p.dir.display())
+    );
+    // Denied: by the rule about the wrapped command, and nothing of the harness runs.
+    std::fs::remove_file(&cwd_file.0).unwrap();
+    let out = run_no_tty(&mut p.shim(&["-c", &wrap("touch created.txt", &cwd_file.0)]));
+    let err = assert_refused(&out, "wrapped touch");
+    assert!(err.contains("matched `touch *`"), "{err}");
+    assert!(!p.path("created.txt").exists());
+    assert!(!std::path::Path::new(&cwd_file.0).exists());
+    // Something after the wrapper is not harness: the whole line is decided.
+    let line = format!("{}; touch created.txt", wrap("echo ok", &cwd_file.0));
+    assert_refused(&run_no_tty(&mut p.shim(&["-c", &line])), "wrapper + tail");
+    assert!(!p.path("created.txt").exists());
+}

@@ -1,0 +1,443 @@
+//! Shared helpers for the shim, launch and prompt tests: an isolated
+//! project (its own policy, home and runtime directory), processes run with
+//! or without a controlling terminal, and a pseudo-terminal to answer
+//! prompts through.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::FromRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const AILERON: &str = env!("CARGO_BIN_EXE_aileron");
+pub const SHIM: &str = env!("CARGO_BIN_EXE_aileron-sh");
+pub const BASH: &str = "/bin/bash";
+
+/// The longest any test waits for anything; the normal case takes milliseconds.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Serializes the creation of file descriptors that children must not
+/// inherit (a pty opened while another thread forks) with every spawn.
+static SPAWN_LOCK: Mutex<()> = Mutex::new(());
+
+fn spawn_lock() -> std::sync::MutexGuard<'static, ()> {
+    SPAWN_LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A project in a temporary directory: `root/proj` holds the policy,
+/// `root/home` is `$HOME`, `root/run` is `$XDG_RUNTIME_DIR`.
+pub struct Project {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub dir: PathBuf,
+    pub home: PathBuf,
+    pub run: PathBuf,
+}
+
+impl Project {
+    /// A project with `policy` as its `aileron.yaml`.
+    pub fn new(policy: &str) -> Project {
+        let p = Project::without_policy();
+        p.write("aileron.yaml", policy);
+        p
+    }
+
+    /// A project with no `aileron.yaml` anywhere above it.
+    pub fn without_policy() -> Project {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        // Canonical, so that paths the shim reports compare equal.
+        let root = std::fs::canonicalize(tmp.path()).expect("canonical temp dir");
+        let dir = root.join("proj");
+        let home = root.join("home");
+        let run = root.join("run");
+        for d in [&dir, &home, &run] {
+            std::fs::create_dir_all(d).expect("create dir");
+        }
+        Project {
+            _tmp: tmp,
+            root,
+            dir,
+            home,
+            run,
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("create parent");
+        }
+        std::fs::write(&p, text).expect("write file");
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+
+    /// `program` run in the project, with the isolated environment.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        isolate(&mut cmd, &self.home, &self.run);
+        cmd.current_dir(&self.dir);
+        cmd
+    }
+
+    /// `aileron-sh ARGS`.
+    pub fn shim(&self, args: &[&str]) -> Command {
+        let mut cmd = self.command(SHIM);
+        cmd.args(args);
+        cmd
+    }
+
+    /// `/bin/bash ARGS`, for comparison.
+    pub fn bash(&self, args: &[&str]) -> Command {
+        let mut cmd = self.command(BASH);
+        cmd.args(args);
+        cmd
+    }
+
+    /// `aileron ARGS`.
+    pub fn aileron(&self, args: &[&str]) -> Command {
+        let mut cmd = self.command(AILERON);
+        cmd.args(args);
+        cmd
+    }
+
+    pub fn audit_path(&self) -> PathBuf {
+        self.dir.join(".aileron").join("audit.jsonl")
+    }
+
+    /// The audit log as text ("" when there is none).
+    pub fn audit_text(&self) -> String {
+        std::fs::read_to_string(self.audit_path()).unwrap_or_default()
+    }
+
+    /// Every line of the audit log, parsed; panics on a line that is not JSON.
+    pub fn audit(&self) -> Vec<Value> {
+        parse_audit(&self.audit_text())
+    }
+}
+
+pub fn parse_audit(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("audit line is not JSON ({e}): {l:?}"))
+        })
+        .collect()
+}
+
+/// The environment every test process gets: nothing from the outer
+/// Aileron session or the developer's home.
+pub fn isolate(cmd: &mut Command, home: &Path, run: &Path) {
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("AILERON_") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.env("HOME", home)
+        .env("XDG_RUNTIME_DIR", run)
+        .env("SHELL", BASH)
+        .env("LC_ALL", "C")
+        .env_remove("AILERON_DATA")
+        .env_remove("AILERON_SOCKET")
+        .env_remove("AILERON_SESSION")
+        .env_remove("BASH_ENV")
+        .env_remove("ENV");
+}
+
+/// Runs the child in a new session: no controlling terminal, so
+/// `/dev/tty` cannot be opened and nobody can be asked.
+pub fn no_tty(cmd: &mut Command) -> &mut Command {
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// Runs `cmd` to completion with `stdin` as its input, killing it after [`WAIT`].
+pub fn run(cmd: &mut Command, stdin: &[u8]) -> Output {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = {
+        let _g = spawn_lock();
+        cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"))
+    };
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        // The child may exit without reading; that is its business.
+        let _ = input.write_all(&data);
+    });
+    let guard = Watchdog::new(child.id());
+    let out = child.wait_with_output().expect("wait");
+    let timed_out = guard.done();
+    let _ = writer.join();
+    assert!(!timed_out, "{cmd:?} did not finish within {WAIT:?}");
+    out
+}
+
+/// Runs `cmd` with empty stdin and no controlling terminal.
+pub fn run_no_tty(cmd: &mut Command) -> Output {
+    run(no_tty(cmd), b"")
+}
+
+/// Kills a process that runs longer than [`WAIT`].
+struct Watchdog {
+    tx: mpsc::Sender<()>,
+    fired: Arc<Mutex<bool>>,
+}
+
+impl Watchdog {
+    fn new(pid: u32) -> Watchdog {
+        let (tx, rx) = mpsc::channel::<()>();
+        let fired = Arc::new(Mutex::new(false));
+        let f = Arc::clone(&fired);
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(WAIT) {
+                *f.lock().unwrap() = true;
+                // SAFETY: plain kill(2); the child is not reaped yet, since the waiter has not reported back.
+                unsafe {
+                    libc::kill(pid as i32, libc::SIGKILL);
+                }
+            }
+        });
+        Watchdog { tx, fired }
+    }
+
+    /// Stops the watchdog; true when it had to kill.
+    fn done(self) -> bool {
+        let _ = self.tx.send(());
+        *self.fired.lock().unwrap()
+    }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Exit code, or 128 + signal, the way a shell reports it.
+pub fn shell_status(status: &ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        _ => -1,
+    }
+}
+
+/// A child whose controlling terminal is a pseudo-terminal we hold the
+/// master side of: what it writes to `/dev/tty` is the screen, what we
+/// write is what the human types. Its stdin is empty; stdout and stderr
+/// are captured apart.
+pub struct PtyChild {
+    child: Child,
+    master: File,
+    /// Kept open while the child runs: until the child opens `/dev/tty`
+    /// no one else may hold it, and reads on the master would fail.
+    slave: Option<File>,
+    screen: Arc<Mutex<Vec<u8>>>,
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+/// What a [`PtyChild`] left behind.
+pub struct PtyOutput {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub screen: String,
+}
+
+impl PtyOutput {
+    /// How many times the approval prompt was shown.
+    pub fn prompts(&self) -> usize {
+        self.screen.matches("[o] allow once").count()
+    }
+}
+
+impl PtyChild {
+    /// Spawns `cmd` with empty stdin.
+    pub fn spawn(cmd: &mut Command) -> PtyChild {
+        PtyChild::spawn_with_input(cmd, None)
+    }
+
+    /// Spawns `cmd`; with `input`, that is its stdin (the terminal is not).
+    pub fn spawn_with_input(cmd: &mut Command, input: Option<&[u8]>) -> PtyChild {
+        let guard = spawn_lock();
+        let (mut master_fd, mut slave_fd) = (-1, -1);
+        // SAFETY: openpty writes two fds; null name, termios and winsize are allowed.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master_fd,
+                &mut slave_fd,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        for fd in [master_fd, slave_fd] {
+            // SAFETY: fcntl on fds we own.
+            unsafe {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        // SAFETY: both fds are open and now owned by these Files.
+        let master = unsafe { File::from_raw_fd(master_fd) };
+        let slave = unsafe { File::from_raw_fd(slave_fd) };
+        // SAFETY: setsid and ioctl are async-signal-safe; the slave fd stays
+        // open in the child until exec (it is close-on-exec).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::ioctl(slave_fd, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        cmd.stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        drop(guard);
+        if let (Some(mut pipe), Some(data)) = (child.stdin.take(), input) {
+            let data = data.to_vec();
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&data);
+            });
+        }
+        let screen = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = master.try_clone().expect("dup master");
+        let s = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // Ends with EIO once every slave fd is closed (see `finish`).
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                s.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let mut out = child.stdout.take().expect("stdout");
+        let mut err = child.stderr.take().expect("stderr");
+        let stdout = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = out.read_to_end(&mut v);
+            v
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = err.read_to_end(&mut v);
+            v
+        });
+        PtyChild {
+            child,
+            master,
+            slave: Some(slave),
+            screen,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+        }
+    }
+
+    /// What the terminal has shown so far.
+    pub fn screen(&self) -> String {
+        text(&self.screen.lock().unwrap())
+    }
+
+    /// Waits until `needle` has been shown at least `n` times; returns the screen.
+    pub fn expect_n(&mut self, needle: &str, n: usize) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let screen = self.screen();
+            if screen.matches(needle).count() >= n {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("waited {WAIT:?} for {needle:?} (x{n}); the terminal shows:\n{screen}");
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                // Give the reader a moment to drain what was written before the exit.
+                std::thread::sleep(Duration::from_millis(100));
+                let screen = self.screen();
+                if screen.matches(needle).count() >= n {
+                    return screen;
+                }
+                panic!(
+                    "exited ({status}) before showing {needle:?} (x{n}); the terminal shows:\n{screen}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn expect(&mut self, needle: &str) -> String {
+        self.expect_n(needle, 1)
+    }
+
+    /// Types `keys` on the terminal.
+    pub fn type_keys(&mut self, keys: &str) {
+        self.master
+            .write_all(keys.as_bytes())
+            .expect("write to the terminal");
+        self.master.flush().expect("flush the terminal");
+    }
+
+    /// Waits for the exit (killing the child after [`WAIT`]).
+    pub fn finish(mut self) -> PtyOutput {
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "did not exit within {WAIT:?}; the terminal shows:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // Now the reader sees the end once every process of the session is gone.
+        drop(self.slave.take());
+        let stdout = text(&self.stdout.take().unwrap().join().unwrap());
+        let stderr = text(&self.stderr.take().unwrap().join().unwrap());
+        // The screen reader may lag behind the exit by a little.
+        std::thread::sleep(Duration::from_millis(50));
+        PtyOutput {
+            status,
+            stdout,
+            stderr,
+            screen: self.screen(),
+        }
+    }
+}

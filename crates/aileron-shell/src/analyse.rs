@@ -1,0 +1,1301 @@
+//! The analyser: checks the limits, parses with brush-parser, walks the
+//! syntax tree and builds one [`SimpleCommand`] per command the line runs.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use brush_parser::ast;
+
+use crate::classify::{self, Cd, Facts, Inner, PathRef};
+use crate::paths;
+use crate::prescan;
+use crate::tags;
+use crate::words::{self, Word};
+use crate::{Analysis, Context, Sensitivity, SimpleCommand};
+
+/// Lines whose every possible nesting fits in this many levels are parsed on
+/// the caller's stack; others get a thread with a stack sized for them.
+const SAFE_INLINE: usize = 24;
+const STACK_PER_LEVEL: usize = 64 * 1024;
+const STACK_BASE: usize = 8 << 20;
+const STACK_MAX: usize = 256 << 20;
+
+/// Environment variables that make programs run another program.
+const EXEC_VARS: &[&str] = &[
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
+    "SSH_ASKPASS", "SUDO_ASKPASS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV",
+    "PROMPT_COMMAND", "PERL5OPT", "PERL5LIB", "PYTHONSTARTUP", "PYTHONPATH", "NODE_OPTIONS", "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "LESSOPEN", "LESSCLOSE", "PATH",
+    "BROWSER", "SHELLOPTS", "PS4",
+];
+
+/// Of those, the ones whose value is a command line.
+const LINE_VARS: &[&str] = &[
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS", "GIT_PROXY_COMMAND", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS",
+    "PROMPT_COMMAND", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER", "LESSOPEN",
+    "LESSCLOSE", "BROWSER",
+];
+
+/// Analyses one command line. Never panics; bounded in time and stack by
+/// `ctx.limits`.
+pub fn analyse(line: &str, ctx: &Context) -> Analysis {
+    let limits = ctx.limits;
+    if line.len() > limits.max_len {
+        return opaque(format!(
+            "command line is {} bytes long, over the limit of {}",
+            line.len(),
+            limits.max_len
+        ));
+    }
+    let scan = prescan::scan(line);
+    if scan.depth > limits.max_depth {
+        return opaque(too_deep(limits.max_depth));
+    }
+    if scan.separators > limits.max_commands.saturating_mul(4) {
+        return opaque(too_many(limits.max_commands));
+    }
+    if scan.raw <= SAFE_INLINE {
+        return run(line, ctx);
+    }
+    let stack = STACK_BASE
+        .saturating_add(scan.raw.saturating_mul(STACK_PER_LEVEL))
+        .min(STACK_MAX);
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("aileron-shell".to_owned())
+            .stack_size(stack)
+            .spawn_scoped(s, || run(line, ctx));
+        match spawned {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| opaque("internal error while analysing the command line".to_owned())),
+            Err(_) => opaque("not enough memory to analyse this command line".to_owned()),
+        }
+    })
+}
+
+fn opaque(reason: String) -> Analysis {
+    Analysis {
+        commands: Vec::new(),
+        opaque: Some(reason),
+    }
+}
+
+fn too_deep(max: usize) -> String {
+    format!("command line nests deeper than {max} levels")
+}
+
+fn too_many(max: usize) -> String {
+    format!("command line has more than {max} commands")
+}
+
+fn run(line: &str, ctx: &Context) -> Analysis {
+    catch_unwind(AssertUnwindSafe(|| {
+        let program = match parse(line) {
+            Ok(p) => p,
+            Err(reason) => return opaque(reason),
+        };
+        let mut w = Walker::new(ctx);
+        w.program(&program, line, Env::top());
+        w.finish()
+    }))
+    .unwrap_or_else(|_| opaque("internal error while analysing the command line".to_owned()))
+}
+
+/// Parses a whole command line (or a payload) with brush-parser.
+fn parse(text: &str) -> Result<ast::Program, String> {
+    let opts = words::parser_options();
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        brush_parser::Parser::new(text.as_bytes(), &opts).parse_program()
+    }));
+    match parsed {
+        Ok(Ok(p)) => Ok(p),
+        Ok(Err(e)) => Err(describe(&e)),
+        Err(_) => Err("parse error: the shell parser failed on this input".to_owned()),
+    }
+}
+
+fn at(p: &brush_parser::SourcePosition) -> String {
+    if p.line <= 1 {
+        format!("at column {}", p.column)
+    } else {
+        format!("at line {} column {}", p.line, p.column)
+    }
+}
+
+fn describe(e: &brush_parser::ParseError) -> String {
+    use brush_parser::{ParseError as P, TokenizerError as T};
+    match e {
+        P::ParsingNear(pos) => format!("parse error: syntax error {}", at(pos)),
+        P::ParsingAtEndOfInput => "parse error: unexpected end of input".to_owned(),
+        P::Tokenizing { inner, .. } => match inner {
+            T::UnterminatedSingleQuote(p) => format!("parse error: unterminated single quote {}", at(p)),
+            T::UnterminatedDoubleQuote(p) => format!("parse error: unterminated double quote {}", at(p)),
+            T::UnterminatedAnsiCQuote(p) => format!("parse error: unterminated $'...' quote {}", at(p)),
+            T::UnterminatedBackquote(p) => format!("parse error: unterminated backquote {}", at(p)),
+            T::UnterminatedExtendedGlob(p) => format!("parse error: unterminated extended glob {}", at(p)),
+            T::UnterminatedCommandSubstitution => "parse error: unterminated command substitution".to_owned(),
+            T::UnterminatedExpansion => "parse error: unterminated `$(`, `$((` or `${`".to_owned(),
+            T::UnterminatedVariable => "parse error: unterminated `${`".to_owned(),
+            T::UnterminatedEscapeSequence => "parse error: backslash at the end of input".to_owned(),
+            T::UnterminatedHereDocuments(tags, _) => {
+                format!("parse error: unterminated here-document (no line `{tags}`)")
+            }
+            other => format!("parse error: {other}"),
+        },
+    }
+}
+
+/// Where standard input of a command comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stdin {
+    Default,
+    Pipe,
+    File,
+    ProcSub,
+}
+
+/// What a command inherits from where it appears.
+#[derive(Clone, Copy, Debug)]
+struct Env {
+    depth: usize,
+    parent: Option<usize>,
+    /// Inside `$(...)`, backquotes or `<(...)`.
+    in_subst: bool,
+    stdin: Stdin,
+    /// An earlier stage of the pipeline decodes base64/hex/compressed data.
+    upstream_decoder: bool,
+    /// Runs in the background or as part of a pipeline.
+    background: bool,
+}
+
+impl Env {
+    fn top() -> Env {
+        Env {
+            depth: 0,
+            parent: None,
+            in_subst: false,
+            stdin: Stdin::Default,
+            upstream_decoder: false,
+            background: false,
+        }
+    }
+}
+
+/// A prefix assignment (`FOO=1 cmd`).
+struct Assign {
+    name: String,
+    raw: String,
+    value: Word,
+}
+
+/// A command about to be reported.
+struct Pending {
+    words: Vec<Word>,
+    assigns: Vec<Assign>,
+    redir_texts: Vec<String>,
+    redir_writes: Vec<Word>,
+    redir_reads: Vec<Word>,
+    broken: Vec<String>,
+    note: Option<String>,
+    parent: Option<usize>,
+    stdin: Stdin,
+    script: Option<(String, bool)>,
+    /// What `{}` in the argv stands for (resolved).
+    placeholder: Vec<String>,
+    /// Reported as is, with this sensitivity and these (resolved) writes.
+    synthetic: Option<Sensitivity>,
+    extra_writes: Vec<String>,
+    /// Written directly in the command line (not found inside a wrapper):
+    /// redirects of enclosing compound commands and `cd` apply.
+    from_ast: bool,
+}
+
+impl Pending {
+    fn new(words: Vec<Word>, parent: Option<usize>) -> Pending {
+        Pending {
+            words,
+            assigns: Vec::new(),
+            redir_texts: Vec::new(),
+            redir_writes: Vec::new(),
+            redir_reads: Vec::new(),
+            broken: Vec::new(),
+            note: None,
+            parent,
+            stdin: Stdin::Default,
+            script: None,
+            placeholder: Vec::new(),
+            synthetic: None,
+            extra_writes: Vec::new(),
+            from_ast: false,
+        }
+    }
+}
+
+/// The parts of a simple command, in order.
+#[derive(Default)]
+struct Items<'a> {
+    words: Vec<Word>,
+    assigns: Vec<Assign>,
+    redirects: Vec<&'a ast::IoRedirect>,
+    procsubs: Vec<&'a ast::SubshellCommand>,
+    broken: Vec<String>,
+}
+
+/// Effects of a list of redirections.
+#[derive(Default)]
+struct Redirs<'a> {
+    texts: Vec<String>,
+    writes: Vec<Word>,
+    reads: Vec<Word>,
+    stdin: Option<Stdin>,
+    script: Option<(String, bool)>,
+    procsubs: Vec<&'a ast::SubshellCommand>,
+    broken: Vec<String>,
+}
+
+struct Walker<'c> {
+    ctx: &'c Context<'c>,
+    home: String,
+    /// The working directory of the command being looked at; `None` once a
+    /// `cd` went somewhere not known.
+    cwd: Option<String>,
+    out: Vec<SimpleCommand>,
+    opaque: Option<String>,
+    /// Name of the function whose body is being walked.
+    func: Option<String>,
+    /// Functions found to be fork bombs.
+    bombs: Vec<String>,
+    /// Redirect targets of enclosing compound commands: a resolved path, or
+    /// why it is not known.
+    inherited: Vec<Result<String, String>>,
+}
+
+impl<'c> Walker<'c> {
+    fn new(ctx: &'c Context<'c>) -> Walker<'c> {
+        Walker {
+            ctx,
+            home: paths::normalize(ctx.home),
+            cwd: Some(paths::normalize(ctx.cwd)),
+            out: Vec::new(),
+            opaque: None,
+            func: None,
+            bombs: Vec::new(),
+            inherited: Vec::new(),
+        }
+    }
+
+    fn finish(mut self) -> Analysis {
+        // A command is at least as sensitive as what it runs.
+        for i in (0..self.out.len()).rev() {
+            if let Some(p) = self.out[i].parent
+                && p < i
+            {
+                let s = self.out[i].sensitivity;
+                if s > self.out[p].sensitivity {
+                    self.out[p].sensitivity = s;
+                }
+            }
+        }
+        Analysis {
+            commands: self.out,
+            opaque: self.opaque,
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.opaque.is_some()
+    }
+
+    fn set_opaque(&mut self, reason: String) {
+        if self.opaque.is_none() {
+            self.opaque = Some(reason);
+        }
+    }
+
+    fn deeper(&mut self, env: Env) -> Option<Env> {
+        let depth = env.depth + 1;
+        if depth > self.ctx.limits.max_depth {
+            self.set_opaque(too_deep(self.ctx.limits.max_depth));
+            return None;
+        }
+        Some(Env { depth, ..env })
+    }
+
+    fn word(&self, raw: &str, subs: &mut Vec<String>) -> Word {
+        words::decode(raw, subs, self.ctx.limits.max_depth)
+    }
+
+    /// Tags an already reported command opaque.
+    fn mark_opaque(&mut self, idx: usize, note: String) {
+        if let Some(c) = self.out.get_mut(idx) {
+            add_tag(&mut c.tags, tags::OPAQUE);
+            c.notes.push(note);
+            if c.sensitivity < Sensitivity::Mutate {
+                c.sensitivity = Sensitivity::Mutate;
+            }
+        }
+    }
+
+    // ----- walking the tree -------------------------------------------------
+
+    fn program(&mut self, program: &ast::Program, src: &str, env: Env) {
+        for list in &program.complete_commands {
+            if self.stopped() {
+                return;
+            }
+            self.list(list, src, env);
+        }
+    }
+
+    fn list(&mut self, list: &ast::CompoundList, src: &str, env: Env) {
+        for item in &list.0 {
+            if self.stopped() {
+                return;
+            }
+            let background = matches!(item.1, ast::SeparatorOperator::Async);
+            let e = Env {
+                background: env.background || background,
+                ..env
+            };
+            self.pipeline(&item.0.first, src, e);
+            for next in &item.0.additional {
+                let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+                self.pipeline(p, src, e);
+            }
+        }
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline, src: &str, env: Env) {
+        let n = p.seq.len();
+        let mut decoder = env.upstream_decoder;
+        let saved_cwd = (n > 1).then(|| self.cwd.clone());
+        for (i, cmd) in p.seq.iter().enumerate() {
+            if self.stopped() {
+                return;
+            }
+            let e = Env {
+                stdin: if i > 0 { Stdin::Pipe } else { env.stdin },
+                upstream_decoder: decoder,
+                background: env.background || n > 1,
+                ..env
+            };
+            decoder |= self.command(cmd, src, e);
+            if let Some(c) = &saved_cwd {
+                self.cwd.clone_from(c);
+            }
+        }
+    }
+
+    /// Walks one command; returns whether it decodes data (for
+    /// `base64 -d | sh`).
+    fn command(&mut self, cmd: &ast::Command, src: &str, env: Env) -> bool {
+        match cmd {
+            ast::Command::Simple(sc) => self.simple(sc, src, env),
+            ast::Command::Compound(cc, redirects) => {
+                self.compound(cc, redirects.as_ref(), src, env);
+                false
+            }
+            ast::Command::Function(def) => {
+                self.function(def, src, env);
+                false
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                self.extended_test(&test.expr, env);
+                if let Some(r) = redirects {
+                    self.compound_redirects(r, src, env);
+                }
+                false
+            }
+        }
+    }
+
+    fn function(&mut self, def: &ast::FunctionDefinition, src: &str, env: Env) {
+        let mut subs = Vec::new();
+        let name = self.word(&def.fname.value, &mut subs).text;
+        let saved = self.func.replace(name.clone());
+        let before = self.out.len();
+        self.compound(&def.body.0, def.body.1.as_ref(), src, env);
+        self.func = saved;
+        if self.out[before..].iter().any(|c| c.tags.contains(&tags::FORK_BOMB)) {
+            self.bombs.push(name);
+        }
+    }
+
+    /// Redirects on a compound command (or `[[ ]]`): walks substitutions
+    /// in them and returns the writes its commands inherit.
+    fn compound_redirects(&mut self, r: &ast::RedirectList, src: &str, env: Env) -> Option<Stdin> {
+        let list: Vec<&ast::IoRedirect> = r.0.iter().collect();
+        let mut subs = Vec::new();
+        let red = self.redirects(&list, src, &mut subs);
+        for w in &red.writes {
+            if w.dynamic {
+                self.inherited.push(Err(format!(
+                    "redirect target `{}` is not known before it runs",
+                    w.text
+                )));
+            } else {
+                let (abs, unknown) = self.resolve(&w.text, None);
+                if paths::is_harmless_device(&abs) {
+                    continue;
+                }
+                if unknown {
+                    self.inherited.push(Err(format!(
+                        "redirect target `{}` is relative to a directory not known before it runs",
+                        w.text
+                    )));
+                }
+                self.inherited.push(Ok(abs));
+            }
+        }
+        for text in subs {
+            self.line(&text, "command substitution", env.parent, env, true, Stdin::Default);
+        }
+        for ps in red.procsubs {
+            self.procsub(ps, src, env.parent, env);
+        }
+        red.stdin
+    }
+
+    fn compound(&mut self, cc: &ast::CompoundCommand, redirects: Option<&ast::RedirectList>, src: &str, env: Env) {
+        let Some(mut e) = self.deeper(env) else {
+            return;
+        };
+        let mark = self.inherited.len();
+        if let Some(r) = redirects
+            && let Some(stdin) = self.compound_redirects(r, src, env)
+        {
+            e.stdin = stdin;
+        }
+        match cc {
+            ast::CompoundCommand::Arithmetic(a) => self.text_subs(&a.expr.value, e),
+            ast::CompoundCommand::ArithmeticForClause(f) => {
+                for x in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                    self.text_subs(&x.value, e);
+                }
+                self.list(&f.body.list, src, e);
+            }
+            ast::CompoundCommand::BraceGroup(b) => self.list(&b.list, src, e),
+            ast::CompoundCommand::Subshell(s) => {
+                let saved = self.cwd.clone();
+                self.list(&s.list, src, e);
+                self.cwd = saved;
+            }
+            ast::CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word_subs(&w.value, e);
+                }
+                self.list(&f.body.list, src, e);
+            }
+            ast::CompoundCommand::CaseClause(c) => {
+                self.word_subs(&c.value.value, e);
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word_subs(&p.value, e);
+                    }
+                    if let Some(body) = &item.cmd {
+                        self.list(body, src, e);
+                    }
+                }
+            }
+            ast::CompoundCommand::IfClause(i) => {
+                self.list(&i.condition, src, e);
+                self.list(&i.then, src, e);
+                for clause in i.elses.iter().flatten() {
+                    if let Some(c) = &clause.condition {
+                        self.list(c, src, e);
+                    }
+                    self.list(&clause.body, src, e);
+                }
+            }
+            ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+                self.list(&w.0, src, e);
+                self.list(&w.1.list, src, e);
+            }
+            ast::CompoundCommand::Coprocess(c) => {
+                self.command(&c.body, src, Env { background: true, ..e });
+            }
+        }
+        self.inherited.truncate(mark);
+    }
+
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, env: Env) {
+        let mut stack = vec![expr];
+        while let Some(x) = stack.pop() {
+            match x {
+                ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+                ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => stack.push(a),
+                ast::ExtendedTestExpr::UnaryTest(_, w) => self.word_subs(&w.value, env),
+                ast::ExtendedTestExpr::BinaryTest(_, l, r) => {
+                    self.word_subs(&l.value, env);
+                    self.word_subs(&r.value, env);
+                }
+            }
+        }
+    }
+
+    /// Reports the command substitutions in a word.
+    fn word_subs(&mut self, raw: &str, env: Env) {
+        let mut subs = Vec::new();
+        let w = self.word(raw, &mut subs);
+        if w.broken
+            && let Some(p) = env.parent
+        {
+            self.mark_opaque(p, format!("cannot decode `{raw}`"));
+        }
+        for text in subs {
+            self.line(&text, "command substitution", env.parent, env, true, Stdin::Default);
+        }
+    }
+
+    /// Reports the command substitutions in free text (arithmetic).
+    fn text_subs(&mut self, text: &str, env: Env) {
+        if text.contains(['$', '`']) {
+            self.word_subs(text, env);
+        }
+    }
+
+    fn procsub(&mut self, ps: &ast::SubshellCommand, src: &str, parent: Option<usize>, env: Env) {
+        let Some(e) = self.deeper(env) else {
+            return;
+        };
+        let saved = self.cwd.clone();
+        let before = self.out.len();
+        let sub_env = Env {
+            depth: e.depth,
+            parent,
+            in_subst: true,
+            stdin: Stdin::Default,
+            upstream_decoder: false,
+            background: false,
+        };
+        self.list(&ps.list, src, sub_env);
+        self.cwd = saved;
+        self.note_children(before, parent, "process substitution");
+    }
+
+    fn note_children(&mut self, before: usize, parent: Option<usize>, note: &str) {
+        for c in &mut self.out[before..] {
+            if c.parent == parent && !c.notes.iter().any(|n| n == note) {
+                c.notes.insert(0, note.to_owned());
+            }
+        }
+    }
+
+    /// Parses `text` as a command line and walks it, its commands being
+    /// children of `parent`.
+    fn line(&mut self, text: &str, note: &str, parent: Option<usize>, env: Env, in_subst: bool, stdin: Stdin) {
+        if self.stopped() || text.trim().is_empty() {
+            return;
+        }
+        let Some(e) = self.deeper(env) else {
+            return;
+        };
+        let scan = prescan::scan(text);
+        if e.depth + scan.depth > self.ctx.limits.max_depth {
+            self.set_opaque(too_deep(self.ctx.limits.max_depth));
+            return;
+        }
+        let program = match parse(text) {
+            Ok(p) => p,
+            Err(reason) => {
+                match parent {
+                    Some(p) => self.mark_opaque(p, format!("{note} cannot be analysed: {reason}")),
+                    None => self.set_opaque(reason),
+                }
+                return;
+            }
+        };
+        let saved = self.cwd.clone();
+        let before = self.out.len();
+        let sub_env = Env {
+            depth: e.depth,
+            parent,
+            in_subst: env.in_subst || in_subst,
+            stdin,
+            upstream_decoder: false,
+            background: false,
+        };
+        self.program(&program, text, sub_env);
+        self.cwd = saved;
+        self.note_children(before, parent, note);
+    }
+
+    // ----- simple commands --------------------------------------------------
+
+    fn redirects<'a>(&self, list: &[&'a ast::IoRedirect], src: &str, subs: &mut Vec<String>) -> Redirs<'a> {
+        let mut r = Redirs::default();
+        for redirect in list {
+            match redirect {
+                ast::IoRedirect::File(fd, kind, target) => {
+                    let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
+                    let op = kind_str(kind);
+                    let on_stdin = matches!(fd, None | Some(0));
+                    match target {
+                        ast::IoFileRedirectTarget::Filename(w) => {
+                            r.texts.push(format!("{fd_s}{op} {}", w.value));
+                            let d = self.word(&w.value, subs);
+                            if d.broken {
+                                r.broken.push(w.value.clone());
+                            }
+                            match kind {
+                                ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::DuplicateInput => {
+                                    if on_stdin {
+                                        r.stdin = Some(Stdin::File);
+                                    }
+                                    r.reads.push(d);
+                                }
+                                ast::IoFileRedirectKind::ReadAndWrite => {
+                                    if on_stdin {
+                                        r.stdin = Some(Stdin::File);
+                                    }
+                                    r.writes.push(d);
+                                }
+                                _ => r.writes.push(d),
+                            }
+                        }
+                        ast::IoFileRedirectTarget::Fd(n) => r.texts.push(format!("{fd_s}{op}{n}")),
+                        ast::IoFileRedirectTarget::Duplicate(w) => {
+                            r.texts.push(format!("{fd_s}{op}{}", w.value));
+                            let d = self.word(&w.value, subs);
+                            let digits = d.text.trim_end_matches('-');
+                            let is_fd = d.text == "-" || (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+                            if !is_fd {
+                                // `>&file` is `&>file`.
+                                if matches!(kind, ast::IoFileRedirectKind::DuplicateOutput) {
+                                    r.writes.push(d);
+                                } else {
+                                    r.reads.push(d);
+                                }
+                            }
+                        }
+                        ast::IoFileRedirectTarget::ProcessSubstitution(k, sub) => {
+                            r.texts.push(format!("{fd_s}{op} {}", procsub_text(k, sub, src)));
+                            r.procsubs.push(sub);
+                            if matches!(kind, ast::IoFileRedirectKind::Read) && on_stdin {
+                                r.stdin = Some(Stdin::ProcSub);
+                            }
+                        }
+                    }
+                }
+                ast::IoRedirect::HereDocument(fd, doc) => {
+                    let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
+                    let dash = if doc.remove_tabs { "-" } else { "" };
+                    r.texts.push(format!("{fd_s}<<{dash}{}", doc.here_end.value));
+                    let body = if doc.requires_expansion {
+                        words::decode_heredoc(&doc.doc.value, subs, self.ctx.limits.max_depth)
+                    } else {
+                        Word::literal(doc.doc.value.clone())
+                    };
+                    if matches!(fd, None | Some(0)) {
+                        r.stdin = Some(Stdin::File);
+                        r.script = Some((body.text, body.dynamic));
+                    }
+                }
+                ast::IoRedirect::HereString(fd, w) => {
+                    let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
+                    r.texts.push(format!("{fd_s}<<< {}", w.value));
+                    let d = self.word(&w.value, subs);
+                    if matches!(fd, None | Some(0)) {
+                        r.stdin = Some(Stdin::File);
+                        r.script = Some((d.text, d.dynamic));
+                    }
+                }
+                ast::IoRedirect::OutputAndError(w, append) => {
+                    let op = if *append { "&>>" } else { "&>" };
+                    r.texts.push(format!("{op} {}", w.value));
+                    let d = self.word(&w.value, subs);
+                    if d.broken {
+                        r.broken.push(w.value.clone());
+                    }
+                    r.writes.push(d);
+                }
+            }
+        }
+        r
+    }
+
+    fn assignment(&self, a: &ast::Assignment, raw: &ast::Word, subs: &mut Vec<String>) -> Assign {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+        };
+        let value = match &a.value {
+            ast::AssignmentValue::Scalar(w) => self.word(&w.value, subs),
+            ast::AssignmentValue::Array(items) => {
+                let mut v = Word::default();
+                for (k, (key, val)) in items.iter().enumerate() {
+                    if let Some(key) = key {
+                        let _ = self.word(&key.value, subs);
+                    }
+                    let d = self.word(&val.value, subs);
+                    if k > 0 {
+                        v.text.push(' ');
+                    }
+                    v.text.push_str(&d.text);
+                    v.dynamic |= d.dynamic;
+                    v.broken |= d.broken;
+                }
+                v
+            }
+        };
+        Assign {
+            name,
+            raw: raw.value.clone(),
+            value,
+        }
+    }
+
+    fn item<'a>(&self, item: &'a ast::CommandPrefixOrSuffixItem, prefix: bool, src: &str, items: &mut Items<'a>, subs: &mut Vec<String>) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => items.redirects.push(r),
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) if prefix && items.words.is_empty() => {
+                let assign = self.assignment(a, w, subs);
+                if assign.value.broken {
+                    items.broken.push(w.value.clone());
+                }
+                items.assigns.push(assign);
+            }
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) | ast::CommandPrefixOrSuffixItem::Word(w) => {
+                let d = self.word(&w.value, subs);
+                if d.broken {
+                    items.broken.push(w.value.clone());
+                }
+                items.words.push(d);
+            }
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(k, ps) => {
+                items.words.push(Word {
+                    text: procsub_text(k, ps, src),
+                    dynamic: true,
+                    procsub: true,
+                    broken: false,
+                });
+                items.procsubs.push(ps);
+            }
+        }
+    }
+
+    fn simple(&mut self, sc: &ast::SimpleCommand, src: &str, env: Env) -> bool {
+        let mut subs: Vec<String> = Vec::new();
+        let mut items = Items::default();
+        for item in sc.prefix.iter().flat_map(|p| p.0.iter()) {
+            self.item(item, true, src, &mut items, &mut subs);
+        }
+        if let Some(w) = &sc.word_or_name {
+            let d = self.word(&w.value, &mut subs);
+            if d.broken {
+                items.broken.push(w.value.clone());
+            }
+            items.words.push(d);
+        }
+        for item in sc.suffix.iter().flat_map(|s| s.0.iter()) {
+            self.item(item, false, src, &mut items, &mut subs);
+        }
+        let Items { words: ordered, assigns, redirects, mut procsubs, mut broken } = items;
+        let red = self.redirects(&redirects, src, &mut subs);
+        broken.extend(red.broken);
+        procsubs.extend(red.procsubs.iter().copied());
+
+        let mut p = Pending::new(ordered, env.parent);
+        p.assigns = assigns;
+        p.redir_texts = red.texts;
+        p.redir_writes = red.writes;
+        p.redir_reads = red.reads;
+        p.broken = broken;
+        p.stdin = red.stdin.unwrap_or(env.stdin);
+        p.script = red.script;
+        p.from_ast = true;
+
+        let Some((idx, decoder)) = self.run_pending(p, env) else {
+            return false;
+        };
+        for text in subs {
+            self.line(&text, "command substitution", Some(idx), env, true, Stdin::Default);
+        }
+        for ps in procsubs {
+            self.procsub(ps, src, Some(idx), env);
+        }
+        decoder
+    }
+
+    /// Reports a command and, one after the other, the commands it runs
+    /// (without recursion, so a chain of wrappers cannot exhaust the stack).
+    /// Returns the index of the first command and whether any decodes data.
+    fn run_pending(&mut self, first: Pending, env: Env) -> Option<(usize, bool)> {
+        let mut stack = vec![first];
+        let mut first_idx = None;
+        let mut decoder = false;
+        while let Some(p) = stack.pop() {
+            if self.stopped() {
+                break;
+            }
+            let Some((idx, dec, inners)) = self.emit(p, env) else {
+                break;
+            };
+            first_idx.get_or_insert(idx);
+            decoder |= dec;
+            stack.extend(inners.into_iter().rev());
+        }
+        first_idx.map(|i| (i, decoder))
+    }
+
+    /// The text (and dynamism) of a path named by the classifier.
+    fn path_text(pr: &PathRef, words: &[Word]) -> Option<(String, bool)> {
+        match pr {
+            PathRef::Arg { idx, off } => words.get(*idx).map(|w| (w.text.get(*off..).unwrap_or("").to_owned(), w.dynamic)),
+            PathRef::Lit(s) => Some((s.clone(), false)),
+            PathRef::Into { dir, src } => {
+                let src = words.get(*src)?;
+                let (dir_text, dir_dyn) = match dir {
+                    Some((i, off)) => {
+                        let w = words.get(*i)?;
+                        (w.text.get(*off..).unwrap_or(""), w.dynamic)
+                    }
+                    None => (".", false),
+                };
+                let base = paths::basename(&src.text);
+                if base.is_empty() || base == "." || base == ".." {
+                    return None;
+                }
+                Some((format!("{}/{}", dir_text.trim_end_matches('/'), base), dir_dyn || src.dynamic))
+            }
+        }
+    }
+
+    /// Resolves a path against `base` or the working directory. The flag
+    /// says the path is relative to a directory not known statically.
+    fn resolve(&self, text: &str, base: Option<&str>) -> (String, bool) {
+        let relative = !text.starts_with('/') && !text.starts_with('~') && paths::home_rest(text).is_none();
+        let cwd = base.or(self.cwd.as_deref()).unwrap_or(self.ctx.cwd);
+        let unknown = relative && base.is_none() && self.cwd.is_none();
+        (paths::resolve(text, cwd, &self.home), unknown)
+    }
+
+    fn add_write(&self, sc: &mut SimpleCommand, text: &str, dynamic: bool, what: &str, base: Option<&str>) {
+        if dynamic {
+            add_tag(&mut sc.tags, tags::OPAQUE);
+            sc.notes.push(format!("{what} `{text}` is not known before it runs"));
+            return;
+        }
+        if text.is_empty() {
+            return;
+        }
+        let (abs, unknown) = self.resolve(text, base);
+        if paths::is_harmless_device(&abs) {
+            return;
+        }
+        if unknown {
+            add_tag(&mut sc.tags, tags::OPAQUE);
+            sc.notes.push(format!("{what} `{text}` is relative to a directory not known before it runs"));
+        }
+        if !sc.writes.contains(&abs) {
+            sc.writes.push(abs);
+        }
+    }
+
+    fn add_read(&self, sc: &mut SimpleCommand, text: &str, base: Option<&str>) {
+        if text.is_empty() {
+            return;
+        }
+        let (abs, _) = self.resolve(text, base);
+        if paths::is_harmless_device(&abs) || sc.writes.contains(&abs) || sc.reads.contains(&abs) {
+            return;
+        }
+        sc.reads.push(abs);
+    }
+
+    /// Tags `env-exec` for an assignment that makes programs run others,
+    /// and queues the command line in its value.
+    fn env_exec(sc: &mut SimpleCommand, name: &str, value: &Word, lines: &mut Vec<(String, bool, String)>) {
+        let exec = EXEC_VARS.contains(&name) || name.starts_with("DYLD_") || name.starts_with("GIT_CONFIG_");
+        if !exec {
+            return;
+        }
+        add_tag(&mut sc.tags, tags::ENV_EXEC);
+        sc.notes.push(format!("`{name}` can make programs run other programs"));
+        if LINE_VARS.contains(&name) {
+            let v = value.text.trim_start_matches('|');
+            if !v.trim().is_empty() {
+                if value.dynamic {
+                    add_tag(&mut sc.tags, tags::OPAQUE);
+                    sc.notes.push(format!("the command in `{name}` is not known before it runs"));
+                }
+                lines.push((v.to_owned(), value.dynamic, format!("command in `{name}`")));
+            }
+        }
+    }
+
+    /// Builds and reports one command. Returns its index, whether it decodes
+    /// data, and the argv commands it runs (to be reported next).
+    fn emit(&mut self, p: Pending, env: Env) -> Option<(usize, bool, Vec<Pending>)> {
+        if self.out.len() >= self.ctx.limits.max_commands {
+            self.set_opaque(too_many(self.ctx.limits.max_commands));
+            return None;
+        }
+        let mut sc = SimpleCommand {
+            parent: p.parent,
+            ..SimpleCommand::default()
+        };
+        if let Some(n) = &p.note {
+            sc.notes.push(n.clone());
+        }
+
+        // command, binary, argv
+        let mut command = String::new();
+        if p.words.is_empty() {
+            for a in &p.assigns {
+                if !command.is_empty() {
+                    command.push(' ');
+                }
+                command.push_str(&a.raw);
+            }
+        }
+        for (i, w) in p.words.iter().enumerate() {
+            if i > 0 {
+                command.push(' ');
+            }
+            command.push_str(&w.text);
+        }
+        for t in &p.redir_texts {
+            if !command.is_empty() {
+                command.push(' ');
+            }
+            command.push_str(t);
+        }
+        sc.command = command;
+        if let Some(first) = p.words.first() {
+            sc.binary = first.text.clone();
+            sc.argv = p.words[1..].iter().map(|w| w.text.clone()).collect();
+        }
+
+        // classification
+        let facts = if let Some(s) = p.synthetic {
+            Facts::new(s)
+        } else if p.words.is_empty() {
+            let writes = !p.redir_writes.is_empty() || !p.assigns.is_empty();
+            Facts::new(if writes { Sensitivity::Write } else { Sensitivity::Read })
+        } else if p.words[0].dynamic {
+            let mut f = Facts::new(Sensitivity::Mutate);
+            f.tag(tags::OPAQUE, format!("the command name `{}` is not known before it runs", p.words[0].text));
+            f
+        } else {
+            classify::classify(&p.words)
+        };
+        let mut sens = facts.sensitivity;
+        for t in &facts.tags {
+            add_tag(&mut sc.tags, t);
+        }
+        sc.notes.extend(facts.notes.iter().cloned());
+        for raw in &p.broken {
+            add_tag(&mut sc.tags, tags::OPAQUE);
+            sc.notes.push(format!("cannot decode `{raw}`"));
+        }
+        if !p.words.is_empty() && !paths::is_system_path(&sc.binary) {
+            sens = sens.max(Sensitivity::Mutate);
+        }
+
+        // environment
+        let mut lines: Vec<(String, bool, String)> = Vec::new();
+        for a in &p.assigns {
+            sc.env_changes.push(a.name.clone());
+            Self::env_exec(&mut sc, &a.name, &a.value, &mut lines);
+        }
+        for n in &facts.env_changes {
+            sc.env_changes.push(n.clone());
+        }
+        for &i in &facts.env_assigns {
+            let Some(w) = p.words.get(i) else { continue };
+            if let Some(eq) = w.text.find('=') {
+                let name = w.text[..eq].trim_end_matches('+');
+                let value = Word {
+                    text: w.text[eq + 1..].to_owned(),
+                    dynamic: w.dynamic,
+                    ..Word::default()
+                };
+                Self::env_exec(&mut sc, name, &value, &mut lines);
+            }
+        }
+        dedup(&mut sc.env_changes);
+
+        // writes
+        let base_text = facts.base.as_ref().and_then(|b| Self::path_text(b, &p.words));
+        let base = base_text.as_ref().filter(|(_, d)| !d).map(|(t, _)| self.resolve(t, None).0);
+        let mut redirect_writes = false;
+        for w in &p.redir_writes {
+            self.add_write(&mut sc, &w.text, w.dynamic, "redirect target", None);
+            redirect_writes = true;
+        }
+        if redirect_writes && sc.writes.is_empty() && !sc.tags.contains(&tags::OPAQUE) {
+            redirect_writes = false;
+        }
+        for pr in &facts.writes {
+            let Some((text, dynamic)) = Self::path_text(pr, &p.words) else { continue };
+            if text.contains("{}") && !p.placeholder.is_empty() {
+                for root in &p.placeholder {
+                    if !sc.writes.contains(root) {
+                        sc.writes.push(root.clone());
+                    }
+                }
+                continue;
+            }
+            self.add_write(&mut sc, &text, dynamic, "write target", base.as_deref());
+        }
+        for w in &p.extra_writes {
+            if !sc.writes.contains(w) {
+                sc.writes.push(w.clone());
+            }
+        }
+        if p.from_ast {
+            for inh in &self.inherited {
+                match inh {
+                    Ok(path) => {
+                        if !sc.writes.contains(path) {
+                            sc.writes.push(path.clone());
+                        }
+                        redirect_writes = true;
+                    }
+                    Err(note) => {
+                        add_tag(&mut sc.tags, tags::OPAQUE);
+                        sc.notes.push(note.clone());
+                    }
+                }
+            }
+        }
+        if (facts.recursive_delete || p.synthetic.is_some())
+            && let Some(w) = sc.writes.iter().find(|w| paths::is_root_or_home(w, &self.home))
+        {
+            let note = format!("recursive delete of `{w}`");
+            add_tag(&mut sc.tags, tags::RM_ROOT);
+            sc.notes.push(note);
+        }
+        if let Some(w) = sc.writes.iter().find(|w| paths::is_block_device(w)) {
+            let note = format!("writes to the block device `{w}`");
+            add_tag(&mut sc.tags, tags::DD_DEVICE);
+            sc.notes.push(note);
+        }
+
+        // reads
+        for w in &p.redir_reads {
+            if !w.dynamic {
+                self.add_read(&mut sc, &w.text, None);
+            }
+        }
+        let mut used = vec![false; p.words.len()];
+        for &i in &facts.skip {
+            if let Some(u) = used.get_mut(i) {
+                *u = true;
+            }
+        }
+        for pr in facts.reads.iter().chain(facts.writes.iter()) {
+            if let PathRef::Arg { idx, .. } = pr
+                && let Some(u) = used.get_mut(*idx)
+            {
+                *u = true;
+            }
+        }
+        for pr in &facts.reads {
+            if let Some((text, false)) = Self::path_text(pr, &p.words) {
+                self.add_read(&mut sc, &text, base.as_deref());
+            }
+        }
+        for (i, w) in p.words.iter().enumerate().take(facts.skip_from.min(p.words.len())).skip(1) {
+            if used[i] || w.dynamic || w.procsub {
+                continue;
+            }
+            if paths::looks_like_path(&w.text) {
+                self.add_read(&mut sc, &w.text, base.as_deref());
+            }
+        }
+
+        // programs read from standard input
+        let bin_name = paths::basename(&sc.binary).to_owned();
+        if let Some(is_shell) = facts.stdin_program {
+            match (&p.script, p.stdin) {
+                (Some((text, dynamic)), _) => {
+                    if is_shell {
+                        if *dynamic {
+                            add_tag(&mut sc.tags, tags::OPAQUE);
+                            sc.notes.push(format!("the script fed to `{bin_name}` is not known before it runs"));
+                        }
+                        lines.push((text.clone(), *dynamic, format!("here-document fed to `{bin_name}`")));
+                    } else {
+                        add_tag(&mut sc.tags, tags::INLINE_INTERPRETER);
+                        sc.notes.push(format!("`{bin_name}` reads its program from a here-document"));
+                    }
+                }
+                (None, Stdin::Pipe | Stdin::ProcSub) => {
+                    add_tag(&mut sc.tags, tags::PIPE_TO_SHELL);
+                    sc.notes.push(format!("`{bin_name}` runs a program it reads from a pipe"));
+                    if env.upstream_decoder {
+                        add_tag(&mut sc.tags, tags::BASE64_EXEC);
+                        sc.notes.push("decoded data is run as a program".to_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+        if facts.sql
+            && let Some((text, _)) = &p.script
+            && classify::sql_is_destructive(text)
+        {
+            sens = Sensitivity::Destructive;
+            sc.notes.push(format!("`{bin_name}` drops or truncates data"));
+        }
+        if env.in_subst && matches!(bin_name.as_str(), "curl" | "wget") {
+            add_tag(&mut sc.tags, tags::REMOTE_SUBSTITUTION);
+            sc.notes.push(format!("output of `{bin_name}` is substituted into a command"));
+        }
+        if !sc.binary.is_empty() {
+            if env.background && self.func.as_deref() == Some(sc.binary.as_str()) {
+                add_tag(&mut sc.tags, tags::FORK_BOMB);
+                sc.notes.push(format!("function `{}` calls itself in the background", sc.binary));
+            } else if self.bombs.contains(&sc.binary) {
+                add_tag(&mut sc.tags, tags::FORK_BOMB);
+                sc.notes.push(format!("calls the fork bomb `{}`", sc.binary));
+            }
+        }
+
+        // inner commands
+        let mut inners: Vec<Pending> = Vec::new();
+        for inner in &facts.inners {
+            match inner {
+                Inner::Argv { start, end, note, stdin, placeholder } => {
+                    let Some(ws) = p.words.get(*start..*end) else { continue };
+                    let mut q = Pending::new(ws.to_vec(), None);
+                    q.note = Some(note.clone());
+                    if *stdin {
+                        q.stdin = p.stdin;
+                        q.script.clone_from(&p.script);
+                    }
+                    for pr in placeholder {
+                        if let Some((t, false)) = Self::path_text(pr, &p.words) {
+                            q.placeholder.push(self.resolve(&t, base.as_deref()).0);
+                        }
+                    }
+                    inners.push(q);
+                }
+                Inner::Synthetic { argv, writes, note, sensitivity } => {
+                    let mut q = Pending::new(argv.iter().map(Word::literal).collect(), None);
+                    q.note = Some(note.clone());
+                    q.synthetic = Some(*sensitivity);
+                    for pr in writes {
+                        if let Some((t, false)) = Self::path_text(pr, &p.words) {
+                            q.extra_writes.push(self.resolve(&t, base.as_deref()).0);
+                        }
+                    }
+                    inners.push(q);
+                }
+                Inner::Line { text, dynamic, note } => {
+                    if *dynamic {
+                        add_tag(&mut sc.tags, tags::OPAQUE);
+                        sc.notes.push(format!("{note} is not known before it runs"));
+                    }
+                    lines.push((text.clone(), *dynamic, note.clone()));
+                }
+            }
+        }
+
+        // sensitivity
+        if redirect_writes {
+            sens = sens.max(Sensitivity::Write);
+        }
+        if sc.tags.iter().any(|t| matches!(*t, tags::RM_ROOT | tags::MKFS | tags::DD_DEVICE | tags::FORK_BOMB | tags::FORCE_PUSH)) {
+            sens = Sensitivity::Destructive;
+        }
+        if sc.tags.iter().any(|t| matches!(*t, tags::OPAQUE | tags::ENV_EXEC | tags::PIPE_TO_SHELL | tags::EVAL | tags::INLINE_INTERPRETER | tags::BASE64_EXEC)) {
+            sens = sens.max(Sensitivity::Mutate);
+        }
+        sc.sensitivity = sens;
+        sc.tags.sort_unstable();
+        sc.tags.dedup();
+        dedup(&mut sc.notes);
+
+        let idx = self.out.len();
+        self.out.push(sc);
+
+        if p.from_ast && p.parent == env.parent {
+            self.apply_cd(facts.cd.as_ref(), &p.words);
+        }
+        for (text, _dynamic, note) in lines {
+            let stdin = if note.starts_with("payload") { env.stdin } else { Stdin::Default };
+            self.line(&text, &note, Some(idx), env, false, stdin);
+        }
+        for q in &mut inners {
+            q.parent = Some(idx);
+        }
+        Some((idx, facts.decoder, inners))
+    }
+
+    fn apply_cd(&mut self, cd: Option<&Cd>, words: &[Word]) {
+        match cd {
+            None => {}
+            Some(Cd::Home) => self.cwd = Some(self.home.clone()),
+            Some(Cd::Unknown) => self.cwd = None,
+            Some(Cd::To(pr)) => match Self::path_text(pr, words) {
+                Some((t, false)) => {
+                    let (abs, unknown) = self.resolve(&t, None);
+                    self.cwd = if unknown { None } else { Some(abs) };
+                }
+                _ => self.cwd = None,
+            },
+        }
+    }
+}
+
+fn add_tag(tags: &mut Vec<&'static str>, tag: &'static str) {
+    if !tags.contains(&tag) {
+        tags.push(tag);
+    }
+}
+
+fn dedup(v: &mut Vec<String>) {
+    let mut seen: Vec<String> = Vec::with_capacity(v.len());
+    v.retain(|x| {
+        if seen.contains(x) {
+            false
+        } else {
+            seen.push(x.clone());
+            true
+        }
+    });
+}
+
+fn kind_str(kind: &ast::IoFileRedirectKind) -> &'static str {
+    match kind {
+        ast::IoFileRedirectKind::Read => "<",
+        ast::IoFileRedirectKind::Write => ">",
+        ast::IoFileRedirectKind::Append => ">>",
+        ast::IoFileRedirectKind::ReadAndWrite => "<>",
+        ast::IoFileRedirectKind::Clobber => ">|",
+        ast::IoFileRedirectKind::DuplicateInput => "<&",
+        ast::IoFileRedirectKind::DuplicateOutput => ">&",
+    }
+}
+
+/// `<(...)` / `>(...)` as written.
+fn procsub_text(kind: &ast::ProcessSubstitutionKind, ps: &ast::SubshellCommand, src: &str) -> String {
+    let sigil = match kind {
+        ast::ProcessSubstitutionKind::Read => '<',
+        ast::ProcessSubstitutionKind::Write => '>',
+    };
+    let (start, end) = (ps.loc.start.index, ps.loc.end.index);
+    let slice = if src.is_ascii() {
+        src.get(start..end)
+    } else {
+        let mut it = src.char_indices().map(|(b, _)| b).chain(std::iter::once(src.len()));
+        let s = it.nth(start);
+        let e = s.and_then(|_| it.nth(end.saturating_sub(start + 1)));
+        match (s, e) {
+            (Some(s), Some(e)) => src.get(s..e),
+            _ => None,
+        }
+    };
+    match slice {
+        Some(s) if s.starts_with('(') => format!("{sigil}{s}"),
+        _ => format!("{sigil}({})", ps.list),
+    }
+}

@@ -1,0 +1,1051 @@
+//! File tools: what they read, write, move and delete.
+
+use super::opts::{self, Parsed, Spec};
+use super::{Facts, PathRef};
+use crate::Sensitivity::{self, Mutate, Read, Write};
+use crate::tags;
+use crate::words::Word;
+
+fn text(args: &[Word], i: usize) -> &str {
+    args.get(i).map_or("", |w| w.text.as_str())
+}
+
+/// Programs that only read the files they are given.
+const READERS: &[&str] = &[
+    "cat", "tac", "head", "tail", "less", "more", "most", "bat", "batcat", "nl", "wc", "od",
+    "hexdump", "strings", "file", "stat", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+    "sha512sum", "shasum", "md5sum", "md5", "b2sum", "cksum", "sum", "diff", "cmp", "comm", "cut",
+    "paste", "join", "fold", "fmt", "column", "expand", "unexpand", "rev", "view", "zless",
+    "zmore", "zgrep", "bzgrep", "xzgrep", "readlink", "realpath", "ls", "exa", "eza", "lsd", "tree",
+    "du", "wc", "iconv", "jq", "yq", "grep", "egrep", "fgrep", "rg", "ag", "ack",
+    "fd", "fdfind", "test", "[", "[[", "basename", "dirname", "pwd", "echo", "printf", "true",
+    "false", ":", "which", "whereis", "whatis", "apropos", "type", "df", "printenv", "whoami", "id",
+    "groups", "uname", "ps", "pgrep", "pidof", "top", "htop", "btop", "uptime", "free", "w", "who",
+    "users", "last", "lsof", "lscpu", "lsblk", "lsusb", "lspci", "nproc", "arch", "tty", "locale",
+    "getconf", "seq", "yes", "sleep", "tr", "help", "info", "history", "jobs", "dirs", "hash",
+    "wait", "exit", "return", "shift", "break", "continue", "set", "shopt", "ulimit", "compgen",
+    "getent", "dig", "nslookup", "host", "ping", "ping6", "traceroute", "whois", "netstat", "ss",
+    "vmstat", "iostat", "mpstat", "sar", "dmesg", "journalctl", "cal", "bc", "dc",
+    "expr", "factor", "numfmt", "shuf", "tput", "clear", "reset", "stty", "diff3", "sdiff",
+    "colordiff", "delta", "difft", "tokei", "cloc", "scc", "xmllint", "jless", "fx", "gron",
+    "htmlq", "pup", "mlr", "csvlook", "ldd", "nm", "objdump", "readelf", "size", "otool",
+    "lipo", "sw_vers", "system_profiler", "sysctl", "timedatectl", "hostnamectl", "loginctl",
+    "look", "units", "cowsay", "figlet", "lolcat", "banner", "tldr", "man", "let",
+    "local", "declare", "typeset", "readonly", "export", "unset", "read", "mapfile", "readarray",
+    "getopts", "cd", "pushd", "popd", "umask", "date", "hostname", "sort", "uniq", "xxd", "base64",
+    "base32", "basenc", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
+];
+
+/// Programs whose first operand is a pattern or program, not a file.
+fn pattern_first(name: &str) -> bool {
+    matches!(name, "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "jq" | "yq" | "zgrep" | "bzgrep" | "xzgrep")
+}
+
+pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
+    let f = match name {
+        "rm" => rm(args),
+        "rmdir" | "unlink" => all_operands(args, &Spec { permute: true, ..Spec::default() }, Mutate),
+        "shred" => all_operands(args, &Spec { short_val: "ns", long_val: &["iterations", "size", "random-source"], permute: true, ..Spec::default() }, Mutate),
+        "truncate" => all_operands(args, &Spec { short_val: "sr", long_val: &["size", "reference"], permute: true, ..Spec::default() }, Write),
+        "touch" => all_operands(args, &Spec { short_val: "drt", long_val: &["date", "reference"], permute: true, ..Spec::default() }, Write),
+        "mkdir" => all_operands(args, &Spec { short_val: "m", long_val: &["mode", "context"], permute: true, ..Spec::default() }, Write),
+        "mkfifo" | "mknod" | "fallocate" | "sponge" => all_operands(args, &Spec { short_val: "mlo", permute: true, ..Spec::default() }, Write),
+        "tee" => {
+            let mut f = all_operands(args, &Spec { permute: true, ..Spec::default() }, Write);
+            if f.writes.is_empty() {
+                f.sensitivity = Read;
+            }
+            f
+        }
+        "cp" | "install" | "ln" | "mv" | "gcp" | "gmv" => copy(name, args),
+        "chmod" | "chown" | "chgrp" | "lchown" => chmod(name, args),
+        "chattr" => chattr(args),
+        "setfacl" => all_operands(args, &Spec { short_val: "mMxX", long_val: &["modify", "modify-file", "remove", "remove-file", "set", "set-file"], permute: true, ..Spec::default() }, Mutate),
+        "dd" => dd(args),
+        "patch" => patch(args),
+        "curl" => curl(args),
+        "wget" => wget(args),
+        "tar" | "gtar" | "bsdtar" => tar(args),
+        "unzip" => unzip(args),
+        "rsync" | "scp" => transfer(name, args),
+        "sort" => sort(args),
+        "uniq" | "xxd" => {
+            let spec = if name == "xxd" { Spec { short_val: "cglsno", permute: true, ..Spec::default() } } else { Spec { short_val: "fsw", permute: true, ..Spec::default() } };
+            let p = opts::parse(args, 1, &spec);
+            let mut f = Facts::new(Read);
+            if name == "xxd" && p.has('r', "revert") {
+                f.decoder = true;
+            }
+            if let Some(&i) = p.operands.first() {
+                f.read(i);
+            }
+            if let Some(&o) = p.operands.get(1) {
+                f.write(o);
+                f.at_least(Write);
+            }
+            f
+        }
+        "base64" | "base32" | "basenc" | "gbase64" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "wio", permute: true, ..Spec::default() });
+            let mut f = Facts::new(Read);
+            f.decoder = p.has('d', "decode") || p.has('D', "");
+            for &i in &p.operands {
+                f.read(i);
+            }
+            if let Some(o) = p.get('o', "output")
+                && let Some((i, off)) = o.value
+            {
+                f.write_at(i, off);
+                f.at_least(Write);
+            }
+            f
+        }
+        "uudecode" => {
+            let mut f = Facts::new(Write);
+            f.decoder = true;
+            f
+        }
+        "openssl" => openssl(args),
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd" | "unzstd" | "lz4" | "unlz4" | "compress" | "uncompress" | "pigz" | "unpigz" => compressor(name, args),
+        "zcat" | "bzcat" | "xzcat" | "zstdcat" | "lz4cat" | "gzcat" => {
+            let mut f = reader(name, args);
+            f.decoder = true;
+            f
+        }
+        "zip" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "bniPtx", permute: true, ..Spec::default() });
+            let mut f = Facts::new(Write);
+            let mut ops = p.operands.iter();
+            if let Some(&a) = ops.next() {
+                f.write(a);
+            }
+            let moves = p.has('m', "move");
+            for &i in ops {
+                if moves {
+                    f.write(i);
+                } else {
+                    f.read(i);
+                }
+            }
+            if moves || p.has('d', "delete") {
+                f.at_least(Mutate);
+            }
+            f
+        }
+        "mktemp" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "p", long_val: &["tmpdir", "suffix"], permute: true, ..Spec::default() });
+            Facts::new(if p.has('u', "dry-run") { Read } else { Write })
+        }
+        "split" | "csplit" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "abClnt", permute: true, ..Spec::default() });
+            let mut f = Facts::new(Write);
+            if let Some(&i) = p.operands.first() {
+                f.read(i);
+            }
+            f
+        }
+        "vim" | "vi" | "nvim" | "ex" | "nano" | "emacs" | "ed" | "code" | "subl" | "micro" | "hx" | "kak" | "joe" | "mcedit" | "gedit" | "kate" | "cursor" => editor(name, args),
+        "hostname" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "F", permute: true, ..Spec::default() });
+            Facts::new(if p.operands.is_empty() && !p.has('F', "file") && !p.has('b', "boot") { Read } else { Mutate })
+        }
+        "date" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "dfIrs", long_val: &["date", "file", "reference", "set"], permute: true, ..Spec::default() });
+            Facts::new(if p.has('s', "set") { Mutate } else { Read })
+        }
+        "umask" => Facts::new(if args.len() > 1 && !text(args, 1).starts_with('-') { Write } else { Read }),
+        "yq" => {
+            let p = opts::parse(args, 1, &Spec::default());
+            let mut f = reader(name, args);
+            if p.has('i', "inplace") {
+                f.writes = std::mem::take(&mut f.reads);
+                f.at_least(Write);
+            }
+            f
+        }
+        "export" | "declare" | "typeset" | "local" | "readonly" => declare(name, args),
+        "unset" => {
+            let mut f = Facts::new(Write);
+            let functions = args.iter().skip(1).any(|w| w.text == "-f");
+            for (i, w) in args.iter().enumerate().skip(1) {
+                if !w.text.starts_with('-') && !functions {
+                    f.env_changes.push(w.text.clone());
+                    f.skip.push(i);
+                }
+            }
+            f
+        }
+        "read" | "mapfile" | "readarray" | "getopts" | "let" | "printf" => vars(name, args),
+        "cd" | "pushd" | "popd" | "chdir" => cd(name, args),
+        "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "mkdosfs" | "mkntfs" | "mkexfatfs" => mkfs(name, args),
+        n if n.starts_with("mkfs.") || n.starts_with("newfs") => mkfs(name, args),
+        "diskutil" => {
+            let mut f = Facts::new(Read);
+            let sub = text(args, 1).to_ascii_lowercase();
+            if sub.starts_with("erase") || sub == "partitiondisk" || sub == "zerodisk" || sub == "securerase" || sub == "secureerase" || sub == "reformat" {
+                f.tag(tags::MKFS, format!("`diskutil {}` erases a disk", text(args, 1)));
+            } else if !matches!(sub.as_str(), "list" | "info" | "activity" | "listfilesystems") {
+                f.at_least(Mutate);
+            }
+            f
+        }
+        "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk" | "cgdisk" => {
+            let listing = args.iter().skip(1).any(|w| matches!(w.text.as_str(), "-l" | "--list" | "print" | "-p"));
+            Facts::new(if listing { Read } else { Mutate })
+        }
+        _ if READERS.contains(&name) => reader(name, args),
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// A program that reads the files it is given.
+fn reader(name: &str, args: &[Word]) -> Facts {
+    let spec = match name {
+        "head" | "tail" => Spec { short_val: "ncs", long_val: &["lines", "bytes", "sleep-interval", "pid", "max-unchanged-stats"], permute: true, ..Spec::default() },
+        "grep" | "egrep" | "fgrep" | "zgrep" => Spec {
+            short_val: "efmABCdD",
+            long_val: &["regexp", "file", "max-count", "after-context", "before-context", "context", "include", "exclude", "exclude-dir", "exclude-from", "label", "devices", "directories", "binary-files", "group-separator"],
+            permute: true,
+            ..Spec::default()
+        },
+        "rg" => Spec {
+            short_val: "efmABCgtTjMrE",
+            long_val: &[
+                "regexp", "file", "max-count", "after-context", "before-context", "context", "glob", "iglob", "type",
+                "type-not", "threads", "max-columns", "replace", "pre", "pre-glob", "sort", "sortr", "max-depth",
+                "encoding", "engine", "color", "colors", "path-separator", "field-match-separator",
+                "field-context-separator", "ignore-file", "type-add", "type-clear", "max-filesize", "dfa-size-limit",
+                "regex-size-limit", "context-separator", "generate",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        "ag" | "ack" => Spec { short_val: "ABCGgm", long_val: &["ignore", "ignore-dir", "file-search-regex", "max-count", "depth"], permute: true, ..Spec::default() },
+        "jq" => Spec { short_val: "fL", long_val: &["arg", "argjson", "slurpfile", "rawfile", "args", "jsonargs", "from-file", "indent", "tab"], permute: true, ..Spec::default() },
+        "cut" => Spec { short_val: "bcdf", long_val: &["bytes", "characters", "delimiter", "fields", "output-delimiter"], permute: true, ..Spec::default() },
+        "sort" | "uniq" => Spec { short_val: "kStTfsw", permute: true, ..Spec::default() },
+        "diff" => Spec { short_val: "CUFIxSXL", long_val: &["label", "exclude", "exclude-from", "ignore-matching-lines", "starting-file", "to-file", "from-file", "line-format", "unchanged-line-format", "old-line-format", "new-line-format"], permute: true, ..Spec::default() },
+        "fd" | "fdfind" => Spec { short_val: "etdEcjxXS", long_val: &["extension", "type", "max-depth", "exclude", "color", "threads", "exec", "exec-batch", "size", "changed-within", "changed-before", "owner", "base-directory", "search-path", "format", "max-results", "min-depth", "exact-depth", "ignore-file", "path-separator", "batch-size"], permute: true, ..Spec::default() },
+        "tr" | "seq" | "echo" | "printf" | "sleep" | "yes" | "expr" | "test" | "[" | "[[" => Spec { permute: true, ..Spec::default() },
+        "column" | "paste" | "join" | "fold" | "od" | "hexdump" | "nl" | "wc" => Spec { short_val: "tsoc12jwbdvNn", permute: true, ..Spec::default() },
+        "man" => Spec { short_val: "PMSsLmpCeIR", long_val: &["pager", "manpath", "sections", "locale", "systems", "preprocessor", "config-file", "extension", "encoding"], permute: true, ..Spec::default() },
+        "ls" | "tree" | "du" | "exa" | "eza" | "lsd" => Spec { short_val: "ILPTw", long_val: &["ignore", "hide", "width", "tabsize", "block-size", "time-style", "format", "sort", "color", "exclude", "max-depth", "threshold"], permute: true, ..Spec::default() },
+        _ => Spec { permute: true, ..Spec::default() },
+    };
+    let p = opts::parse(args, 1, &spec);
+    let mut f = Facts::new(Read);
+    let mut ops = p.operands.iter().copied().peekable();
+    let pattern_given = p.has('e', "regexp") || p.has('f', "file") || (name == "jq" && p.has('f', "from-file"));
+    if pattern_first(name)
+        && !pattern_given
+        && let Some(pat) = ops.next()
+    {
+        f.skip.push(pat);
+    }
+    if name == "jq" {
+        for o in p.opts.iter().filter(|o| o.is_long("slurpfile") || o.is_long("rawfile")) {
+            if let Some((i, _)) = o.value {
+                f.read(i + 1);
+            }
+        }
+    }
+    for o in p.opts.iter().filter(|o| (o.is('f', "file") && name != "cut") || o.is_long("from-file") || o.is_long("exclude-from") || o.is_long("ignore-file")) {
+        if let Some((i, off)) = o.value {
+            f.reads.push(PathRef::Arg { idx: i, off });
+        }
+    }
+    if name == "rg"
+        && let Some(o) = p.get(' ', "pre")
+        && let Some((i, off)) = o.value
+    {
+        f.run_line_arg(args, i, off, "preprocessor run by `rg --pre`".to_owned());
+    }
+    if name == "man"
+        && let Some(o) = p.get('P', "pager")
+        && let Some((i, off)) = o.value
+    {
+        f.run_line_arg(args, i, off, "pager run by `man -P`".to_owned());
+    }
+    if matches!(name, "fd" | "fdfind") {
+        if let Some(pat) = ops.next() {
+            f.skip.push(pat);
+        }
+        for o in p.opts.iter().filter(|o| o.is('x', "exec") || o.is('X', "exec-batch")) {
+            if let Some((i, _)) = o.value {
+                f.run_argv(args, i, "run by `fd --exec`".to_owned(), false);
+            }
+        }
+    }
+    if matches!(name, "less" | "more" | "most") {
+        // `less +!cmd` / `less '+!cmd'` runs a shell command at start.
+        for (i, w) in args.iter().enumerate().skip(1) {
+            if let Some(cmd) = w.text.strip_prefix("+!") {
+                let _ = cmd;
+                f.run_line_arg(args, i, 2, format!("shell command run by `{name}`"));
+            }
+        }
+    }
+    if matches!(name, "tr" | "seq" | "echo" | "printf" | "sleep" | "yes" | "expr" | "test" | "[" | "[[" | "basename" | "dirname" | "which" | "type" | "whereis" | "whatis" | "apropos" | "help" | "man" | "info" | "getent" | "dig" | "nslookup" | "host" | "ping" | "ping6" | "traceroute" | "whois" | "id" | "groups" | "pgrep" | "pidof" | "let" | "local" | "declare" | "typeset" | "readonly" | "export" | "unset" | "read" | "mapfile" | "readarray" | "getopts" | "printenv" | "tput" | "stty" | "cal" | "factor" | "numfmt" | "units" | "cowsay" | "figlet" | "banner" | "tldr" | "look" | "compgen" | "hash" | "set" | "shopt" | "ulimit" | "sysctl" | "journalctl" | "expand" | "date") {
+        // Operands are not files (or rarely so): leave them to the path heuristic.
+        return f;
+    }
+    for i in ops {
+        f.read(i);
+    }
+    f
+}
+
+/// Every operand is written.
+fn all_operands(args: &[Word], spec: &Spec, s: Sensitivity) -> Facts {
+    let p = opts::parse(args, 1, spec);
+    let mut f = Facts::new(s);
+    for &i in &p.operands {
+        f.write(i);
+    }
+    for o in p.opts.iter().filter(|o| o.is('r', "reference")) {
+        if let Some((i, off)) = o.value {
+            f.reads.push(PathRef::Arg { idx: i, off });
+        }
+    }
+    f
+}
+
+fn rm(args: &[Word]) -> Facts {
+    let p = opts::parse(args, 1, &Spec { permute: true, ..Spec::default() });
+    let mut f = Facts::new(Mutate);
+    for &i in &p.operands {
+        f.write(i);
+    }
+    f.recursive_delete = p.has('r', "recursive") || p.has('R', "");
+    if p.has_long("no-preserve-root") {
+        f.tag(tags::RM_ROOT, "`rm --no-preserve-root` can delete `/`");
+    }
+    f
+}
+
+fn copy(name: &str, args: &[Word]) -> Facts {
+    let spec = match name {
+        "install" => Spec { short_val: "tSmogZ", long_val: &["target-directory", "suffix", "mode", "owner", "group", "strip-program"], permute: true, ..Spec::default() },
+        _ => Spec { short_val: "tS", long_val: &["target-directory", "suffix"], permute: true, ..Spec::default() },
+    };
+    let p = opts::parse(args, 1, &spec);
+    let (s, moves) = match name {
+        "mv" | "gmv" => (Mutate, true),
+        _ => (Write, false),
+    };
+    let mut f = Facts::new(s);
+    if name == "install" && p.has('d', "directory") {
+        for &i in &p.operands {
+            f.write(i);
+        }
+        return f;
+    }
+    let target = p.get('t', "target-directory").and_then(|o| o.value);
+    let (dest, sources): (Option<(usize, usize)>, &[usize]) = match target {
+        Some(t) => (Some(t), &p.operands[..]),
+        None => match p.operands.split_last() {
+            Some((&last, rest)) if !rest.is_empty() => (Some((last, 0)), rest),
+            Some((&only, _)) if name == "ln" => {
+                // `ln -s TARGET`: a link named like the target, here.
+                f.writes.push(PathRef::Into { dir: None, src: only });
+                f.write(only);
+                return f;
+            }
+            _ => (None, &p.operands[..]),
+        },
+    };
+    if let Some((d, off)) = dest {
+        f.writes.push(PathRef::Arg { idx: d, off });
+        for &src in sources {
+            f.writes.push(PathRef::Into { dir: Some((d, off)), src });
+        }
+    }
+    for &src in sources {
+        if moves || name == "ln" {
+            f.write(src);
+        } else {
+            f.read(src);
+        }
+    }
+    f
+}
+
+fn chmod(name: &str, args: &[Word]) -> Facts {
+    let mut f = Facts::new(Mutate);
+    let n = args.len();
+    let mut owner_seen = false;
+    let reference = args.iter().any(|w| w.text.starts_with("--reference"));
+    let mut operands_only = false;
+    for i in 1..n {
+        let t = text(args, i);
+        if !operands_only && t == "--" {
+            operands_only = true;
+            continue;
+        }
+        if !operands_only && t.starts_with("--") {
+            continue;
+        }
+        let is_flag = !operands_only
+            && t.len() > 1
+            && t.starts_with('-')
+            && (name != "chmod" || t[1..].bytes().all(|b| matches!(b, b'R' | b'v' | b'c' | b'f' | b'h' | b'H' | b'L' | b'P')));
+        if is_flag {
+            continue;
+        }
+        if !owner_seen && !reference {
+            owner_seen = true;
+            f.skip.push(i);
+            continue;
+        }
+        f.write(i);
+    }
+    f
+}
+
+fn chattr(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Mutate);
+    let mut i = 1;
+    while i < args.len() {
+        let t = text(args, i);
+        if t == "-v" || t == "-p" {
+            i += 2;
+            continue;
+        }
+        let mode = t.len() > 1
+            && (t.starts_with('+') || t.starts_with('=') || t.starts_with('-'))
+            && t[1..].bytes().all(|b| b.is_ascii_alphabetic());
+        if !mode {
+            f.write(i);
+        }
+        i += 1;
+    }
+    f
+}
+
+fn dd(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    for (i, w) in args.iter().enumerate().skip(1) {
+        if w.text.starts_with("of=") {
+            f.write_at(i, 3);
+            f.at_least(Write);
+        } else if w.text.starts_with("if=") {
+            f.reads.push(PathRef::Arg { idx: i, off: 3 });
+        }
+    }
+    f
+}
+
+fn patch(args: &[Word]) -> Facts {
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            short_val: "iodpFBDrzVYgm",
+            long_val: &["input", "output", "directory", "strip", "fuzz", "prefix", "ifdef", "reject-file", "suffix", "version-control", "basename-prefix", "get", "quoting-style"],
+            permute: true,
+            ..Spec::default()
+        },
+    );
+    let mut f = Facts::new(Write);
+    if let Some((i, off)) = p.get('d', "directory").and_then(|o| o.value) {
+        f.base = Some(PathRef::Arg { idx: i, off });
+    }
+    if let Some((i, off)) = p.get('i', "input").and_then(|o| o.value) {
+        f.reads.push(PathRef::Arg { idx: i, off });
+    }
+    let out = p.get('o', "output").and_then(|o| o.value);
+    if let Some((i, off)) = out {
+        f.write_at(i, off);
+    }
+    match p.operands.first() {
+        Some(&i) => {
+            if out.is_none() {
+                f.write(i);
+            } else {
+                f.read(i);
+            }
+        }
+        None if out.is_none() => {
+            f.writes.push(PathRef::Lit(".".to_owned()));
+            f.notes.push("`patch` changes the files named in the patch".to_owned());
+        }
+        None => {}
+    }
+    if let Some(&i) = p.operands.get(1) {
+        f.read(i);
+    }
+    f
+}
+
+/// The file name a download of `url` is saved under.
+fn url_file_name(url: &str) -> String {
+    let no_query = url.split(['?', '#']).next().unwrap_or(url);
+    let path = match no_query.find("://") {
+        Some(k) => {
+            let rest = &no_query[k + 3..];
+            rest.find('/').map_or("", |s| &rest[s..])
+        }
+        None => no_query,
+    };
+    let name = path.rsplit('/').next().unwrap_or("");
+    if name.is_empty() { "index.html".to_owned() } else { name.to_owned() }
+}
+
+fn curl(args: &[Word]) -> Facts {
+    let spec = Spec {
+        short_val: "AbcCdDeEFHKmoPQrTtuUwxXyYz",
+        long_val: &[
+            "output", "header", "data", "data-raw", "data-binary", "data-urlencode", "data-ascii", "json", "form",
+            "form-string", "request", "user", "user-agent", "referer", "cookie", "cookie-jar", "dump-header", "config",
+            "upload-file", "max-time", "connect-timeout", "proxy", "output-dir", "write-out", "trace", "trace-ascii",
+            "stderr", "libcurl", "cert", "key", "cacert", "capath", "resolve", "connect-to", "retry", "retry-delay",
+            "retry-max-time", "range", "etag-save", "etag-compare", "url", "interface", "limit-rate", "max-filesize",
+            "proto", "proto-redir", "proxy-user", "oauth2-bearer", "aws-sigv4", "variable", "hsts", "alt-svc",
+            "unix-socket", "abstract-unix-socket", "pinnedpubkey", "ciphers", "mail-from", "mail-rcpt", "quote",
+            "telnet-option", "time-cond", "expect100-timeout", "keepalive-time", "speed-limit", "speed-time",
+        ],
+        permute: true,
+        ..Spec::default()
+    };
+    let p = opts::parse(args, 1, &spec);
+    let mut f = Facts::new(Read);
+    let out_dir = p.get(' ', "output-dir").and_then(|o| o.value_text(args)).map(str::to_owned);
+    for o in &p.opts {
+        let Some((i, off)) = o.value else {
+            if o.is('O', "remote-name") || o.is_long("remote-name-all") {
+                for &u in &p.operands {
+                    if !args[u].dynamic {
+                        let name = url_file_name(&args[u].text);
+                        let path = match &out_dir {
+                            Some(d) => format!("{d}/{name}"),
+                            None => name,
+                        };
+                        f.writes.push(PathRef::Lit(path));
+                    }
+                }
+                f.at_least(Write);
+            }
+            continue;
+        };
+        let value = args[i].text.get(off..).unwrap_or("");
+        if o.is('o', "output") || o.is('D', "dump-header") || o.is('c', "cookie-jar") || o.is_long("trace") || o.is_long("trace-ascii") || o.is_long("libcurl") || o.is_long("stderr") || o.is_long("etag-save") {
+            if value != "-" {
+                f.write_at(i, off);
+                f.at_least(Write);
+            }
+        } else if o.is('K', "config") || o.is('T', "upload-file") {
+            f.reads.push(PathRef::Arg { idx: i, off });
+            if o.is('T', "upload-file") {
+                f.at_least(Mutate);
+            }
+        } else if o.is('d', "data") || o.is_long("data-binary") || o.is_long("data-urlencode") || o.is_long("data-ascii") || o.is_long("json") || o.is('F', "form") || o.is_long("data-raw") {
+            f.at_least(Mutate);
+            if let Some(file) = value.find('@') {
+                f.reads.push(PathRef::Arg { idx: i, off: off + file + 1 });
+            }
+        } else if o.is('X', "request") && !value.eq_ignore_ascii_case("GET") && !value.eq_ignore_ascii_case("HEAD") {
+            f.at_least(Mutate);
+        }
+        f.skip.push(i);
+    }
+    for &u in &p.operands {
+        f.skip.push(u);
+    }
+    f
+}
+
+fn wget(args: &[Word]) -> Facts {
+    let spec = Spec {
+        short_val: "OoaPiUeTtwlQDARBY",
+        long_val: &["output-document", "output-file", "append-output", "directory-prefix", "input-file", "user-agent", "execute", "timeout", "tries", "wait", "level", "quota", "domains", "accept", "reject", "base", "post-data", "post-file", "method", "body-data", "body-file", "header", "user", "password", "load-cookies", "save-cookies"],
+        permute: true,
+        ..Spec::default()
+    };
+    let p = opts::parse(args, 1, &spec);
+    let mut f = Facts::new(Write);
+    let mut explicit = false;
+    let prefix = p.get('P', "directory-prefix").and_then(|o| o.value_text(args)).map(str::to_owned);
+    for o in &p.opts {
+        let Some((i, off)) = o.value else { continue };
+        let value = args[i].text.get(off..).unwrap_or("");
+        if o.is('O', "output-document") {
+            explicit = true;
+            if value != "-" {
+                f.write_at(i, off);
+            } else {
+                f.sensitivity = Read;
+            }
+        } else if o.is('o', "output-file") || o.is('a', "append-output") || o.is_long("save-cookies") {
+            f.write_at(i, off);
+        } else if o.is('i', "input-file") || o.is_long("post-file") || o.is_long("body-file") || o.is_long("load-cookies") {
+            f.reads.push(PathRef::Arg { idx: i, off });
+        }
+        if o.is_long("post-data") || o.is_long("post-file") || o.is_long("body-data") || o.is_long("body-file") || (o.is_long("method") && !value.eq_ignore_ascii_case("GET")) {
+            f.at_least(Mutate);
+        }
+        f.skip.push(i);
+    }
+    if !explicit {
+        for &u in &p.operands {
+            if !args[u].dynamic {
+                let name = url_file_name(&args[u].text);
+                let path = match &prefix {
+                    Some(d) => format!("{d}/{name}"),
+                    None => name,
+                };
+                f.writes.push(PathRef::Lit(path));
+            }
+        }
+    }
+    for &u in &p.operands {
+        f.skip.push(u);
+    }
+    f
+}
+
+fn tar(args: &[Word]) -> Facts {
+    const VAL: &str = "fCIbTXFgKLNVH";
+    let spec = Spec {
+        short_val: VAL,
+        long_val: &[
+            "file", "directory", "use-compress-program", "to-command", "checkpoint-action", "files-from", "exclude-from",
+            "info-script", "new-volume-script", "rsh-command", "blocking-factor", "listed-incremental", "starting-file",
+            "tape-length", "newer", "label", "format", "owner", "group", "mode", "mtime", "transform", "xform", "exclude",
+            "suffix", "strip-components",
+        ],
+        permute: true,
+        ..Spec::default()
+    };
+    let mut modes = String::new();
+    let mut values: Vec<(char, usize)> = Vec::new();
+    let mut start = 1;
+    // Old style: `tar xzf archive.tgz`.
+    if let Some(first) = args.get(1)
+        && !first.text.starts_with('-')
+        && !first.text.is_empty()
+    {
+        let mut next = 2;
+        for ch in first.text.chars() {
+            if VAL.contains(ch) {
+                values.push((ch, next));
+                next += 1;
+            } else {
+                modes.push(ch);
+            }
+        }
+        start = next;
+    }
+    let p: Parsed = opts::parse(args, start, &spec);
+    let mut f = Facts::new(Read);
+    let mut archive: Option<(usize, usize)> = values.iter().find(|v| v.0 == 'f').map(|v| (v.1, 0));
+    let mut dir: Option<(usize, usize)> = values.iter().find(|v| v.0 == 'C').map(|v| (v.1, 0));
+    let mut create = false;
+    let mut extract = false;
+    for ch in modes.chars() {
+        match ch {
+            'c' | 'r' | 'u' | 'A' => create = true,
+            'x' => extract = true,
+            _ => {}
+        }
+    }
+    for &(ch, i) in &values {
+        f.skip.push(i);
+        if ch == 'I' || ch == 'F' {
+            f.run_line_arg(args, i, 0, "program run by `tar`".to_owned());
+        }
+    }
+    for o in &p.opts {
+        match o.name {
+            opts::Name::Short('c' | 'r' | 'u' | 'A') => create = true,
+            opts::Name::Short('x') => extract = true,
+            opts::Name::Long("create" | "append" | "update" | "catenate" | "concatenate" | "delete") => create = true,
+            opts::Name::Long("extract" | "get") => extract = true,
+            _ => {}
+        }
+        if o.is('f', "file") {
+            archive = o.value;
+        }
+        if o.is('C', "directory") {
+            dir = o.value;
+        }
+        if let Some((i, off)) = o.value {
+            f.skip.push(i);
+            let program = o.is('I', "use-compress-program") || o.is_long("to-command") || o.is('F', "info-script") || o.is_long("new-volume-script") || o.is_long("rsh-command");
+            if program {
+                f.run_line_arg(args, i, off, "program run by `tar`".to_owned());
+            } else if o.is_long("checkpoint-action") {
+                let v = args[i].text.get(off..).unwrap_or("");
+                if let Some(cmd) = v.strip_prefix("exec=") {
+                    let _ = cmd;
+                    f.run_line_arg(args, i, off + 5, "program run by `tar --checkpoint-action`".to_owned());
+                }
+            } else if o.is('T', "files-from") || o.is('X', "exclude-from") {
+                f.reads.push(PathRef::Arg { idx: i, off });
+            } else if o.is('g', "listed-incremental") {
+                f.write_at(i, off);
+            }
+        }
+    }
+    let archive_is_stdio = archive.is_some_and(|(i, off)| args[i].text.get(off..) == Some("-"));
+    if extract {
+        f.at_least(Write);
+        match dir {
+            Some((i, off)) => f.write_at(i, off),
+            None => f.writes.push(PathRef::Lit(".".to_owned())),
+        }
+        if let Some((i, off)) = archive
+            && !archive_is_stdio
+        {
+            f.reads.push(PathRef::Arg { idx: i, off });
+        }
+        for &i in &p.operands {
+            f.skip.push(i);
+        }
+    } else if create {
+        f.at_least(Write);
+        if let Some((i, off)) = archive
+            && !archive_is_stdio
+        {
+            f.write_at(i, off);
+        }
+        if let Some((i, off)) = dir {
+            f.base = Some(PathRef::Arg { idx: i, off });
+        }
+        for &i in &p.operands {
+            f.read(i);
+        }
+    } else if let Some((i, off)) = archive {
+        f.reads.push(PathRef::Arg { idx: i, off });
+    }
+    f
+}
+
+fn unzip(args: &[Word]) -> Facts {
+    let p = opts::parse(args, 1, &Spec { short_val: "dP", permute: true, ..Spec::default() });
+    let listing = p.has('l', "") || p.has('t', "") || p.has('v', "") || p.has('Z', "") || p.has('p', "");
+    let mut f = Facts::new(if listing { Read } else { Write });
+    if let Some(&a) = p.operands.first() {
+        f.read(a);
+    }
+    for &i in p.operands.iter().skip(1) {
+        f.skip.push(i);
+    }
+    if !listing {
+        match p.get('d', "").and_then(|o| o.value) {
+            Some((i, off)) => f.write_at(i, off),
+            None => f.writes.push(PathRef::Lit(".".to_owned())),
+        }
+    }
+    f
+}
+
+/// Is this `rsync`/`scp` operand on another host?
+fn remote(t: &str) -> bool {
+    if t.starts_with("rsync://") {
+        return true;
+    }
+    match t.find(':') {
+        Some(c) => !t[..c].contains('/'),
+        None => false,
+    }
+}
+
+fn transfer(name: &str, args: &[Word]) -> Facts {
+    let spec = if name == "scp" {
+        Spec { short_val: "cFiJloPSDX", permute: true, ..Spec::default() }
+    } else {
+        Spec {
+            short_val: "eBfTM",
+            long_val: &[
+                "rsh", "rsync-path", "filter", "temp-dir", "remote-option", "exclude", "include", "exclude-from",
+                "include-from", "files-from", "log-file", "partial-dir", "backup-dir", "suffix", "compare-dest",
+                "copy-dest", "link-dest", "chmod", "chown", "usermap", "groupmap", "timeout", "contimeout", "port",
+                "password-file", "bwlimit", "max-size", "min-size", "max-delete", "modify-window", "out-format",
+                "info", "debug", "iconv", "checksum-choice", "compress-choice", "compress-level", "sockopts",
+                "outbuf", "stop-after", "stop-at", "write-batch", "read-batch", "only-write-batch",
+            ],
+            permute: true,
+            ..Spec::default()
+        }
+    };
+    let p = opts::parse(args, 1, &spec);
+    let mut f = Facts::new(Write);
+    for o in &p.opts {
+        let Some((i, off)) = o.value else {
+            if let opts::Name::Long(l) = o.name
+                && (l.starts_with("delete") || l == "remove-source-files")
+            {
+                f.at_least(Mutate);
+            }
+            continue;
+        };
+        f.skip.push(i);
+        let v = args[i].text.get(off..).unwrap_or("");
+        if (name == "rsync" && o.is('e', "rsh")) || (name == "scp" && o.is('S', "")) {
+            f.run_line_arg(args, i, off, format!("remote shell run by `{name}`"));
+        } else if o.is('o', "")
+            && let Some(cmd) = ssh_option_command(v)
+        {
+            let start = off + (v.len() - cmd.len());
+            f.run_line_arg(args, i, start, format!("command run by `{name} -o`"));
+        } else if o.is_long("files-from") || o.is_long("exclude-from") || o.is_long("include-from") || o.is_long("password-file") || o.is('F', "") || o.is('i', "") {
+            f.reads.push(PathRef::Arg { idx: i, off });
+        } else if o.is_long("log-file") || o.is_long("write-batch") || o.is_long("only-write-batch") {
+            f.write_at(i, off);
+        }
+    }
+    let remove_sources = p.has_long("remove-source-files");
+    if let Some((&dest, sources)) = p.operands.split_last() {
+        if !remote(&args[dest].text) {
+            f.write(dest);
+            for &s in sources {
+                f.writes.push(PathRef::Into { dir: Some((dest, 0)), src: s });
+            }
+        }
+        for &s in sources {
+            if remote(&args[s].text) {
+                f.skip.push(s);
+            } else if remove_sources {
+                f.write(s);
+            } else {
+                f.read(s);
+            }
+        }
+    }
+    f
+}
+
+/// `ProxyCommand=cmd` / `ProxyCommand cmd` (also `LocalCommand`,
+/// `KnownHostsCommand`): the command part of an ssh `-o` option.
+pub(crate) fn ssh_option_command(v: &str) -> Option<&str> {
+    let key_end = v.find(['=', ' ', '\t'])?;
+    let key = v[..key_end].to_ascii_lowercase();
+    if !matches!(key.as_str(), "proxycommand" | "localcommand" | "knownhostscommand") {
+        return None;
+    }
+    let rest = v[key_end..].trim_start_matches(['=', ' ', '\t']);
+    (!rest.is_empty() && !rest.eq_ignore_ascii_case("none")).then_some(rest)
+}
+
+fn sort(args: &[Word]) -> Facts {
+    let spec = Spec {
+        short_val: "koStT",
+        long_val: &["key", "output", "buffer-size", "field-separator", "temporary-directory", "compress-program", "files0-from", "random-source", "parallel", "batch-size", "sort"],
+        permute: true,
+        ..Spec::default()
+    };
+    let p = opts::parse(args, 1, &spec);
+    let mut f = Facts::new(Read);
+    if let Some((i, off)) = p.get('o', "output").and_then(|o| o.value) {
+        f.write_at(i, off);
+        f.at_least(Write);
+    }
+    if let Some((i, off)) = p.get(' ', "compress-program").and_then(|o| o.value) {
+        f.run_line_arg(args, i, off, "compressor run by `sort`".to_owned());
+    }
+    for &i in &p.operands {
+        f.read(i);
+    }
+    f
+}
+
+fn openssl(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    let sub = text(args, 1);
+    let decode = args.iter().skip(2).any(|w| w.text == "-d" || w.text == "-decode" || w.text == "--decode");
+    if matches!(sub, "base64" | "enc") && decode {
+        f.decoder = true;
+    }
+    let mut i = 2;
+    while i < args.len() {
+        match text(args, i) {
+            "-out" | "-keyout" => {
+                f.write(i + 1);
+                f.at_least(Write);
+                i += 2;
+            }
+            "-in" | "-inkey" | "-CAfile" | "-cert" | "-key" => {
+                f.read(i + 1);
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    if matches!(sub, "genrsa" | "genpkey" | "req" | "ca" | "pkcs12") && f.writes.is_empty() {
+        f.at_least(Write);
+    }
+    f
+}
+
+fn compressor(name: &str, args: &[Word]) -> Facts {
+    let p = opts::parse(args, 1, &Spec { short_val: "SbT", long_val: &["suffix", "threads"], permute: true, ..Spec::default() });
+    let decompress = name.starts_with("gun") || name.starts_with("un") || name.starts_with("bun") || p.has('d', "decompress") || p.has(' ', "uncompress");
+    let to_stdout = p.has('c', "stdout") || p.has(' ', "to-stdout") || p.operands.is_empty();
+    let listing = p.has('l', "list") || p.has('t', "test");
+    let mut f = Facts::new(Read);
+    f.decoder = decompress;
+    if to_stdout || listing {
+        for &i in &p.operands {
+            f.read(i);
+        }
+        return f;
+    }
+    // Replaces each file with its (de)compressed form.
+    f.at_least(if p.has('k', "keep") { Write } else { Mutate });
+    for &i in &p.operands {
+        f.write(i);
+    }
+    f
+}
+
+fn editor(name: &str, args: &[Word]) -> Facts {
+    let p = opts::parse(args, 1, &Spec { short_val: "cSwWTurUiqt", long_val: &["cmd"], permute: true, ..Spec::default() });
+    let mut f = Facts::new(Write);
+    let commands = p.has('c', "") || p.has_long("cmd") || p.has('S', "") || args.iter().skip(1).any(|w| w.text.starts_with('+') && w.text.len() > 1);
+    if commands && matches!(name, "vim" | "vi" | "nvim" | "ex") {
+        f.tag(tags::INLINE_INTERPRETER, format!("`{name}` runs editor commands given inline"));
+        f.at_least(Mutate);
+    }
+    for &i in &p.operands {
+        if !text(args, i).starts_with('+') {
+            f.write(i);
+        }
+    }
+    f
+}
+
+fn declare(name: &str, args: &[Word]) -> Facts {
+    let mut f = Facts::new(Write);
+    let mut functions = false;
+    let mut listed = true;
+    for (i, w) in args.iter().enumerate().skip(1) {
+        let t = w.text.as_str();
+        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+            if t.contains('f') || t.contains('F') {
+                functions = true;
+            }
+            if t == "-p" {
+                listed = true;
+            }
+            continue;
+        }
+        if functions {
+            continue;
+        }
+        listed = false;
+        f.skip.push(i);
+        match super::wrappers::assignment_name(t) {
+            Some(n) => {
+                f.env_changes.push(n.to_owned());
+                f.env_assigns.push(i);
+            }
+            None => f.env_changes.push(t.to_owned()),
+        }
+    }
+    if listed || functions || (name == "export" && args.len() == 1) {
+        f.sensitivity = Read;
+    }
+    f
+}
+
+/// Builtins that set variables named in their arguments.
+fn vars(name: &str, args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    let mut names: Vec<usize> = Vec::new();
+    match name {
+        "read" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "adinNpttu", ..Spec::default() });
+            if let Some((i, off)) = p.get('a', "").and_then(|o| o.value) {
+                f.env_changes.push(args[i].text.get(off..).unwrap_or("").to_owned());
+            }
+            names.extend(p.operands.iter().copied());
+            if names.is_empty() && p.get('a', "").is_none() {
+                f.env_changes.push("REPLY".to_owned());
+            }
+        }
+        "mapfile" | "readarray" => {
+            let p = opts::parse(args, 1, &Spec { short_val: "dnOsuC c", ..Spec::default() });
+            match p.operands.last() {
+                Some(&i) => names.push(i),
+                None => f.env_changes.push("MAPFILE".to_owned()),
+            }
+        }
+        "getopts" => {
+            if args.len() > 2 {
+                names.push(2);
+            }
+        }
+        "let" => {
+            for (i, w) in args.iter().enumerate().skip(1) {
+                if let Some(eq) = w.text.find('=') {
+                    let lhs = w.text[..eq].trim_end_matches(['+', '-', '*', '/', '%', '<', '>', '&', '|', '^']);
+                    if !lhs.is_empty() && lhs.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                        f.env_changes.push(lhs.to_owned());
+                    }
+                    f.skip.push(i);
+                }
+            }
+        }
+        _ => {
+            // printf -v NAME
+            let mut i = 1;
+            while i < args.len() {
+                let t = text(args, i);
+                if t == "-v" {
+                    names.push(i + 1);
+                    i += 2;
+                } else if t == "--" || !t.starts_with('-') {
+                    break;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    for i in names {
+        if let Some(w) = args.get(i) {
+            let n = w.text.split('[').next().unwrap_or("");
+            if !n.is_empty() {
+                f.env_changes.push(n.to_owned());
+            }
+            f.skip.push(i);
+        }
+    }
+    if !f.env_changes.is_empty() && name != "read" && name != "mapfile" && name != "readarray" && name != "getopts" {
+        f.at_least(Write);
+    }
+    f
+}
+
+fn cd(name: &str, args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    let p = opts::parse(args, 1, &Spec::default());
+    f.cd = Some(match (name, p.operands.first()) {
+        ("popd", _) => super::Cd::Unknown,
+        (_, None) => {
+            if name == "pushd" { super::Cd::Unknown } else { super::Cd::Home }
+        }
+        (_, Some(&i)) => {
+            let t = text(args, i);
+            if args[i].dynamic || t == "-" || t.starts_with('+') || (name == "pushd" && t.starts_with('-')) {
+                super::Cd::Unknown
+            } else {
+                super::Cd::To(PathRef::arg(i))
+            }
+        }
+    });
+    f
+}
+
+fn mkfs(name: &str, args: &[Word]) -> Facts {
+    let mut f = Facts::new(Mutate);
+    f.tag(tags::MKFS, format!("`{name}` makes a file system (erases the device)"));
+    let p = opts::parse(args, 1, &Spec { short_val: "tLbcCEgGIjJNmMoOrTUvFnS", permute: true, ..Spec::default() });
+    for &i in &p.operands {
+        if text(args, i).starts_with('/') {
+            f.write(i);
+        }
+    }
+    f
+}
