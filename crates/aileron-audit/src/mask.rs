@@ -88,14 +88,7 @@ enum Check {
 
 /// Lowercase strings one of which every name [`sensitive_name`] admits
 /// contains (`Authorization` and `Cookie` headers have rules of their own).
-const SECRET_TRIGGERS: &[&str] = &[
-    "token",
-    "secret",
-    "passw",
-    "passphrase",
-    "key",
-    "storepass",
-];
+const SECRET_TRIGGERS: &[&str] = &["token", "secret", "passw", "passphrase", "key", "storepass"];
 
 /// Query parameters that carry credentials.
 const QUERY_NAMES: &[&str] = &[
@@ -300,6 +293,38 @@ fn rules() -> Vec<Rule> {
             false,
             any(&["sshpass"]),
         ),
+        // ssh-keygen -N/-P passphrase.
+        rule(
+            format!(r#"{CMD_START}ssh-keygen(?:\s+[^\s;&|]+)*?\s+-[NP]\s*{VALUE}"#),
+            Check::Always,
+            false,
+            any(&["ssh-keygen"]),
+        ),
+        // docker/podman/helm/az/oc ... login -p secret.
+        rule(
+            format!(
+                r#"{CMD_START}(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az|oc)(?:\s+[^\s;&|]+)*?\s+login(?:\s+[^\s;&|]+)*?\s+-p\s+{VALUE}"#
+            ),
+            Check::Always,
+            false,
+            with(&["login"], "-p"),
+        ),
+        // redis-cli -a secret.
+        rule(
+            format!(r#"{CMD_START}redis-cli(?:\s+[^\s;&|]+)*?\s+-a\s+{VALUE}"#),
+            Check::Always,
+            false,
+            any(&["redis-cli"]),
+        ),
+        // gh secret set NAME --body secret.
+        rule(
+            format!(
+                r#"{CMD_START}gh\s+secret\s+set(?:\s+[^\s;&|]+)*?\s+(?:-b\s*|--body(?:=|\s+)){VALUE}"#
+            ),
+            Check::Always,
+            false,
+            any(&["secret set"]),
+        ),
         // curl -u user:password.
         rule(
             format!(
@@ -361,6 +386,9 @@ impl Rule {
         let mut out = String::new();
         let mut last = 0;
         let mut at = 0;
+        // Searching again inside a match costs a rescan of its rest; a
+        // budget keeps crafted input (`key=key=key=...`) from going quadratic.
+        let mut rescans = 64;
         while let Some(caps) = re.captures_at(hay, at) {
             let whole = caps.get(0).expect("group 0 always takes part");
             at = whole.end().max(at + 1);
@@ -379,7 +407,10 @@ impl Rule {
                 // Search again just after the name: what this match took
                 // as a value may hold a name of its own
                 // (`--from-literal=password=x`, `fix: token: x`).
-                if let Some(n) = caps.name("name") {
+                if let Some(n) = caps.name("name")
+                    && rescans > 0
+                {
+                    rescans -= 1;
                     at = n.end().max(whole.start() + 1);
                 }
                 continue;
@@ -497,48 +528,90 @@ impl Masker {
     }
 
     fn mask_array(&self, items: &mut [Value]) {
-        let program = items
-            .first()
-            .and_then(Value::as_str)
-            .map(|p| p.rsplit('/').next().unwrap_or(p).to_owned());
-        let mut previous: Option<String> = None;
-        for item in items.iter_mut() {
-            let original = item.as_str().map(str::to_owned);
-            match (previous.as_deref(), &mut *item) {
-                (Some(flag), Value::String(s)) if !s.starts_with(['$', '-']) && !s.is_empty() => {
-                    match secret_after_flag(program.as_deref(), flag) {
-                        AfterFlag::Whole => *s = MASK.to_owned(),
-                        AfterFlag::AfterColon => match s.split_once(':') {
-                            Some((user, pass)) if !pass.is_empty() => {
-                                *s = format!("{user}:{MASK}");
-                            }
-                            _ => self.mask_value(item),
-                        },
-                        AfterFlag::No => self.mask_value(item),
-                    }
-                }
-                _ => self.mask_value(item),
+        let words: Vec<Option<String>> = items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        let argv = Argv::new(&words);
+        // A word that held a secret itself (`-psecret`) is no flag for the next.
+        let mut previous: Option<&str> = None;
+        for (item, word) in items.iter_mut().zip(&words) {
+            let masked = match &*item {
+                Value::String(w) => argv.mask_word(previous, w),
+                _ => None,
+            };
+            match masked {
+                Some(m) => *item = Value::String(m),
+                None => self.mask_value(item),
             }
-            previous = original;
+            previous = word.as_deref().filter(|w| item.as_str() == Some(*w));
         }
     }
 }
 
-enum AfterFlag {
-    Whole,
-    AfterColon,
-    No,
+/// What an array of strings tells about its words when it is an argument
+/// vector: which program runs, and in what mode.
+struct Argv<'a> {
+    program: &'a str,
+    /// `docker login`, `az login`, ...
+    login: bool,
+    /// `gh secret set`
+    secret_set: bool,
 }
 
-/// Whether, in an argument vector of `program`, the word after `flag` is a secret.
-fn secret_after_flag(program: Option<&str>, flag: &str) -> AfterFlag {
-    match (program, flag) {
-        (Some("sshpass"), "-p") => AfterFlag::Whole,
-        (Some("curl"), "-u" | "--user") => AfterFlag::AfterColon,
-        _ if flag.starts_with('-') && !flag.contains('=') && sensitive_name(flag) => {
-            AfterFlag::Whole
+impl<'a> Argv<'a> {
+    fn new(words: &'a [Option<String>]) -> Argv<'a> {
+        let word = |i: usize| words.get(i).and_then(Option::as_deref).unwrap_or("");
+        let program = word(0).rsplit('/').next().unwrap_or("");
+        Argv {
+            program,
+            login: words.iter().any(|w| w.as_deref() == Some("login")),
+            secret_set: program == "gh" && word(1) == "secret" && word(2) == "set",
         }
-        _ => AfterFlag::No,
+    }
+
+    /// The masked form of `word` when its place in the vector says it is a
+    /// secret (the word after `--password`, `sshpass -p`, ...); `None` to
+    /// mask it as any other string.
+    fn mask_word(&self, previous: Option<&str>, word: &str) -> Option<String> {
+        if word.is_empty() || word.starts_with('$') || word.contains(MASK) {
+            return None;
+        }
+        let p = self.program;
+        let mysql = p.starts_with("mysql") || p.starts_with("mariadb");
+        // A value attached to its flag: -psecret, -uuser:pass.
+        if let Some(v) = word.strip_prefix("-p")
+            && !v.is_empty()
+            && (mysql || p == "sshpass")
+        {
+            return Some(format!("-p{MASK}"));
+        }
+        if let Some((user, _)) = word.strip_prefix("-u").and_then(|v| v.split_once(':'))
+            && p == "curl"
+        {
+            return Some(format!("-u{user}:{MASK}"));
+        }
+        let flag = previous?;
+        if word.starts_with('-') {
+            return None;
+        }
+        let whole = match (p, flag) {
+            ("sshpass", "-p") | ("ssh-keygen", "-N" | "-P") | ("redis-cli", "-a") => true,
+            (
+                "docker" | "podman" | "nerdctl" | "buildah" | "skopeo" | "helm" | "oras" | "az"
+                | "oc",
+                "-p",
+            ) => self.login,
+            ("gh", "-b" | "--body") => self.secret_set,
+            ("curl", "-u" | "--user") => {
+                return word
+                    .split_once(':')
+                    .filter(|(_, pass)| !pass.is_empty())
+                    .map(|(user, _)| format!("{user}:{MASK}"));
+            }
+            _ => flag.starts_with('-') && !flag.contains('=') && sensitive_name(flag),
+        };
+        whole.then(|| MASK.to_owned())
     }
 }
 
@@ -573,8 +646,9 @@ fn mask_whole(key: &str, value: &mut Value) {
 /// Whether a variable, key, header or flag name says its value is a secret:
 /// it contains TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, API_KEY,
 /// ACCESS_KEY, PRIVATE_KEY, ... (in any case, with `_`, `-` or `.`), but is
-/// not a count (`MAX_TOKENS`), a negation (`--no-password`) or where the
-/// secret comes from (`TOKEN_FILE`, `SECRET_PATH`, `--password-stdin`).
+/// not a count (`MAX_TOKENS`), a negation (`--no-password`), where the
+/// secret comes from (`TOKEN_FILE`, `SECRET_PATH`, `--password-stdin`) or
+/// something else about it (`TOKEN_TTL`, `SECRET_NAME`, `ACCESS_KEY_ID`).
 pub fn sensitive_name(name: &str) -> bool {
     let upper: String = name
         .trim_start_matches('-')
@@ -584,8 +658,34 @@ pub fn sensitive_name(name: &str) -> bool {
             c => c.to_ascii_uppercase(),
         })
         .collect();
+    // Where the secret comes from, or something about it.
     const NOT_THE_SECRET: &[&str] = &[
-        "_FILE", "_FILES", "_PATH", "_DIR", "_STDIN", "_CMD", "_COMMAND", "_PROMPT",
+        "_FILE",
+        "_FILES",
+        "_PATH",
+        "_DIR",
+        "_STDIN",
+        "_CMD",
+        "_COMMAND",
+        "_PROMPT",
+        "_TTL",
+        "_TIMEOUT",
+        "_EXPIRY",
+        "_EXPIRES",
+        "_LIFETIME",
+        "_TYPE",
+        "_URL",
+        "_URI",
+        "_ENDPOINT",
+        "_HOST",
+        "_PORT",
+        "_LENGTH",
+        "_SIZE",
+        "_COUNT",
+        "_LIMIT",
+        "_HEADER",
+        "_NAME",
+        "_ID",
     ];
     if upper.starts_with("NO_")
         || upper.starts_with("ASK_")
@@ -654,7 +754,6 @@ mod tests {
             "x-api-key",
             "Authorization",
             "apikey",
-            "TOKEN_ID",
             "client_secret",
             "MYSQL_PWD_PASSWD",
         ] {
@@ -666,6 +765,9 @@ mod tests {
             "--no-password",
             "TOKEN_FILE",
             "SECRET_PATH",
+            "TOKEN_TTL",
+            "AWS_ACCESS_KEY_ID",
+            "SECRET_NAME",
             "PATH",
             "HOME",
             "key",

@@ -182,9 +182,36 @@ fn credentials_in_commands_and_urls_are_masked() {
             "kubectl create secret generic db --from-literal=password=hunter2",
             "kubectl create secret generic db --from-literal=password=***",
         ),
-        ("keytool -list -storepass changeit", "keytool -list -storepass ***"),
+        (
+            "keytool -list -storepass changeit",
+            "keytool -list -storepass ***",
+        ),
         ("STOREPASS=changeit ./sign", "STOREPASS=*** ./sign"),
         ("note: fix: token: abc123", "note: fix: token: ***"),
+        (
+            "ssh-keygen -t ed25519 -N 'pass phrase' -f k",
+            "ssh-keygen -t ed25519 -N '***' -f k",
+        ),
+        (
+            "docker login -u user -p hunter2 registry.x",
+            "docker login -u user -p *** registry.x",
+        ),
+        (
+            "az login --service-principal -u app -p Sup3r --tenant t",
+            "az login --service-principal -u app -p *** --tenant t",
+        ),
+        (
+            "redis-cli -h r -a hunter2 ping",
+            "redis-cli -h r -a *** ping",
+        ),
+        (
+            "gh secret set MY_SECRET --body \"value123\"",
+            "gh secret set MY_SECRET --body \"***\"",
+        ),
+        (
+            "npm config set //registry.npmjs.org/:_authToken=abcdef",
+            "npm config set //registry.npmjs.org/:_authToken=***",
+        ),
         (
             "curl -d 'user=a&password=b' https://x",
             "curl -d 'user=a&password=***' https://x",
@@ -289,6 +316,10 @@ fn ordinary_commands_are_unchanged() {
         "git commit -m 'fix: token refresh'",
         "cat ~/.config/token.json",
         "TOKEN_FILE=/run/secrets/t ./app",
+        "export TOKEN_TTL=3600 AWS_ACCESS_KEY_ID=$ID SECRET_NAME=prod/db",
+        "ssh-keygen -t ed25519 -f ~/.ssh/id -N ''",
+        "docker run -p 8080:80 nginx; docker login registry.x",
+        "openssl req -new -key server.key -out server.csr",
         "echo $PW | docker login --password-stdin registry.example.com",
         "ssh-add -t 3600 ~/.ssh/key; gpg --passphrase-file pf -d x.gpg",
         "python -c 'd = {\"key\": 1}; print(d[\"key\"])'",
@@ -349,6 +380,16 @@ fn records_are_masked_in_summary_reason_and_facets() {
                 },
                 "mcp": {"arguments": {"nested": [{"password": "pw"}, "ok", {"list": ["GITHUB_TOKEN=x"]}], "count": 3}},
                 "sshpass": ["sshpass", "-p", "pw", "ssh", "h"],
+                "argvs": [
+                    ["/usr/bin/mysql", "-uroot", "-psecret", "db"],
+                    ["mysql", "-u", "root", "-p", "db"],
+                    ["docker", "login", "-u", "me", "-p", "pw", "reg"],
+                    ["docker", "run", "-p", "80:80", "img"],
+                    ["curl", "-uuser:pw", "x"],
+                    ["ssh-keygen", "-t", "ed25519", "-N", "phrase"],
+                    ["gh", "secret", "set", "X", "--body", "val"],
+                    ["tool", "--no-password", "-v", "--api-key", "$KEY"],
+                ],
             })
             .as_object()
             .unwrap()
@@ -379,6 +420,16 @@ fn records_are_masked_in_summary_reason_and_facets() {
         },
         "mcp": {"arguments": {"nested": [{"password": "***"}, "ok", {"list": ["GITHUB_TOKEN=***"]}], "count": 3}},
         "sshpass": ["sshpass", "-p", "***", "ssh", "h"],
+        "argvs": [
+            ["/usr/bin/mysql", "-uroot", "-p***", "db"],
+            ["mysql", "-u", "root", "-p", "db"],
+            ["docker", "login", "-u", "me", "-p", "***", "reg"],
+            ["docker", "run", "-p", "80:80", "img"],
+            ["curl", "-uuser:***", "x"],
+            ["ssh-keygen", "-t", "ed25519", "-N", "***"],
+            ["gh", "secret", "set", "X", "--body", "***"],
+            ["tool", "--no-password", "-v", "--api-key", "$KEY"],
+        ],
     });
     assert_eq!(serde_json::Value::Object(got.action.facets), want);
     // Everything else is untouched, and the original is not modified.
@@ -399,4 +450,32 @@ fn masking_is_idempotent() {
         let once = masker.mask(s);
         assert_eq!(masker.mask(&once), once);
     }
+}
+
+#[test]
+fn crafted_and_large_input_is_masked_in_reasonable_time() {
+    let masker = Masker::new(vec!["s3cr3t-value".into()]);
+    let start = std::time::Instant::now();
+    for s in [
+        "key=".repeat(20_000),
+        "token: ".repeat(20_000),
+        format!("x {}", "-a --password ".repeat(10_000)),
+        format!("mysql {}", "-u x ".repeat(10_000)),
+        format!("{} s3cr3t-value", "Authorization: Bearer ".repeat(5_000)),
+        format!("-----BEGIN PRIVATE KEY-----{}", "A".repeat(200_000)),
+    ] {
+        let masked = masker.mask(&s);
+        assert!(!masked.contains("s3cr3t-value"));
+    }
+    // Generous: this is about not going quadratic, not about speed.
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
+fn non_ascii_text_is_kept_intact() {
+    let masker = Masker::new(vec!["pässwörd".into()]);
+    assert_eq!(
+        masker.mask("echo 'héllo wörld' && TOKEN=ünïcode✓ ./run --password=pässwörd 日本 🔑=x"),
+        "echo 'héllo wörld' && TOKEN=*** ./run --password=*** 日本 🔑=x"
+    );
 }

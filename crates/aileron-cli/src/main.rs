@@ -114,11 +114,33 @@ fn main() -> ExitCode {
             cwd,
             command,
         }),
-        Command::Audit { file, decision, session, since, until, limit, follow, json } => {
-            let filter = aileron_audit::Filter { decision, session, since, until, limit };
-            commands::audit::run(commands::audit::Args { file, filter, follow, json })
+        Command::Audit {
+            file,
+            decision,
+            session,
+            since,
+            until,
+            limit,
+            follow,
+            json,
+        } => {
+            let filter = aileron_audit::Filter {
+                decision,
+                session,
+                since,
+                until,
+                limit,
+            };
+            commands::audit::run(commands::audit::Args {
+                file,
+                filter,
+                follow,
+                json,
+            })
         }
-        Command::Launch { policy, program } => commands::launch::run(commands::launch::Args { policy, program }),
+        Command::Launch { policy, program } => {
+            commands::launch::run(commands::launch::Args { policy, program })
+        }
         Command::Schema => {
             println!(
                 "{}",

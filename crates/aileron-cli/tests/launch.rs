@@ -285,3 +285,40 @@ fn two_hundred_concurrent_commands_in_one_session_leave_two_hundred_audit_lines(
     }
     assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
 }
+
+#[test]
+fn an_explicit_policy_governs_every_command_wherever_it_runs() {
+    let p = Project::without_policy();
+    p.write(
+        "conf/strict.yaml",
+        "version: 1\ndefault: allow\ndeny: [\"touch *\"]\n",
+    );
+    let script = r#"$SHELL -c 'touch x'; echo "rc=$?"; mkdir -p sub; cd sub && $SHELL -c 'touch y'; echo "rc=$?""#;
+    let out = run_no_tty(&mut p.aileron(&[
+        "launch",
+        "--policy",
+        "conf/strict.yaml",
+        "--",
+        "bash",
+        "-c",
+        script,
+    ]));
+    assert_eq!(
+        text(&out.stdout),
+        "rc=126\nrc=126\n",
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!p.path("x").exists() && !p.path("sub/y").exists());
+    let rule = format!("(rule {}:deny[0])", p.path("conf/strict.yaml").display());
+    assert_eq!(
+        text(&out.stderr).matches(&rule).count(),
+        2,
+        "{}",
+        text(&out.stderr)
+    );
+    // The log is beside that policy.
+    let log = std::fs::read_to_string(p.path("conf/.aileron/audit.jsonl"))
+        .expect("audit beside the policy");
+    assert_eq!(support::parse_audit(&log).len(), 2);
+}

@@ -285,11 +285,46 @@ const PARALLEL: &str = r#"
     wait $a; echo "a=$?"; wait $b; echo "b=$?"
 "#;
 
-/// Waits until both requests have reached the session (one prompting, one waiting its turn).
+/// Waits until both requests have reached the session (one prompting,
+/// one waiting its turn): both shims are alive and hold a socket.
 fn both_pending(t: &mut PtyChild) {
     t.expect(PROMPT);
-    // The second shim connects within milliseconds; give it ample time.
-    std::thread::sleep(Duration::from_millis(700));
+    let deadline = Instant::now() + support::WAIT;
+    while connected_shims(&["mkdir -p one", "mkdir -p two"]) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the two requests never reached the session"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Let the second one settle into waiting for its turn.
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// How many processes run `… -c LINE` for one of `lines` with a socket open.
+fn connected_shims(lines: &[&str]) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    procs
+        .flatten()
+        .filter(|e| {
+            let dir = e.path();
+            let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+                return false;
+            };
+            let argv: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            let ours = argv.len() >= 3
+                && argv[1] == b"-c"
+                && lines.iter().any(|l| argv[2] == l.as_bytes());
+            ours && std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| {
+                    std::fs::read_link(fd.path())
+                        .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+                })
+            })
+        })
+        .count()
 }
 
 #[test]
@@ -319,7 +354,7 @@ fn always_resolves_the_other_waiting_request_that_it_covers() {
     // It was waiting while the human answered, not sent afterwards.
     let waited = cascaded[0]["latency_us"].as_u64().unwrap_or(0);
     assert!(
-        waited >= 500_000,
+        waited >= 200_000,
         "the second request did not wait for the answer ({waited} us)"
     );
 }
@@ -385,7 +420,6 @@ fn a_rule_s_on_timeout_can_allow() {
 }
 
 #[test]
-#[ignore = "bug: the prompt always says `(no answer in Ns: deny)`, even when on_timeout is allow"]
 fn the_prompt_says_what_no_answer_will_do() {
     let p = Project::new(ASK_MKDIR_ALLOW_ON_TIMEOUT);
     let mut t = shim(&p, "mkdir -p one");
@@ -393,4 +427,36 @@ fn the_prompt_says_what_no_answer_will_do() {
     let out = t.finish();
     assert_ok(&out);
     assert!(screen.contains("(no answer in 1s: allow)"), "{screen}");
+}
+
+#[test]
+fn an_exact_approval_matches_a_command_full_of_glob_characters() {
+    let p = Project::new(ASK);
+    let cmd = r#"mkdir -p 'x*y' 'q?' 'b[1]' 'c\d' '{a,b}'"#;
+    let near = r#"mkdir -p 'xZy' 'q?' 'b[1]' 'c\d' '{a,b}'"#;
+    let script = format!(
+        "$SHELL -c {q}; $SHELL -c {q}; $SHELL -c {n}; echo \"near=$?\"",
+        q = shell_quote(cmd),
+        n = shell_quote(near)
+    );
+    let mut t = launch(&p, &script);
+    answer_always(&mut t, "s", "e");
+    // The exact approval is exact: a glob character in it is not a wildcard.
+    let screen = t.expect_n(PROMPT, 2);
+    assert!(screen.contains("xZy"), "{screen}");
+    t.type_keys("r\n");
+    let out = t.finish();
+    assert_ok(&out);
+    assert_eq!(out.stdout, "near=126\n", "stderr {:?}", out.stderr);
+    for d in ["x*y", "q?", "b[1]", "c\\d", "{a,b}"] {
+        assert!(p.path(d).is_dir(), "{d}");
+    }
+    assert!(!p.path("xZy").exists());
+    let audit = p.audit();
+    assert_eq!(audit.len(), 3, "{audit:#?}");
+    assert_eq!(audit[1]["rule"], "session:always[0]", "{audit:#?}");
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }

@@ -65,7 +65,6 @@ fn pipes_and_exit_statuses_are_bash_s() {
 }
 
 #[test]
-#[ignore = "bug: builtin:protect-secrets denies any non-listed command naming an ancestor of the data dir (`echo ~`, `echo /`, `printf %s /tmp`)"]
 fn naming_the_home_directory_is_not_reading_secrets() {
     let p = Project::new(ALLOW_ALL);
     let out = same_as_bash(&p, &["-c", "echo \"$HOME\" ~ /"], b"");
@@ -726,7 +725,6 @@ fn a_script_runs_like_bash_and_is_decided_by_its_content() {
 }
 
 #[test]
-#[ignore = "bug: with no -c and no script (commands on stdin, or -s) the shim decides the bare line `bash`, so under `default: allow` a denied command on stdin runs"]
 fn commands_on_stdin_are_decided_too() {
     let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
     for args in [&[][..], &["-s"][..], &["-s", "x"][..]] {
@@ -799,4 +797,18 @@ fn the_claude_code_wrapper_is_decided_by_the_command_it_wraps() {
     let line = format!("{}; touch created.txt", wrap("echo ok", &cwd_file.0));
     assert_refused(&run_no_tty(&mut p.shim(&["-c", &line])), "wrapper + tail");
     assert!(!p.path("created.txt").exists());
+}
+
+#[test]
+fn a_decision_that_cannot_be_recorded_does_not_run() {
+    let p = Project::new(ALLOW_ALL);
+    // `.aileron` is a file, so `.aileron/audit.jsonl` cannot be written.
+    p.write(".aileron", "not a directory\n");
+    let out = run_no_tty(&mut p.shim(&["-c", "echo hi > ran.txt"]));
+    let err = assert_refused(&out, "unrecordable");
+    assert!(
+        err.starts_with("aileron: denied: cannot write the audit log "),
+        "{err}"
+    );
+    assert!(!p.path("ran.txt").exists());
 }

@@ -139,7 +139,9 @@ impl FieldPath {
             return Err(format!("`{path}` is not a field path"));
         }
         if facet_only && !path.contains('.') {
-            return Err(format!("`facets.{path}` names a whole facet; name one of its fields, e.g. `facets.{path}.name`"));
+            return Err(format!(
+                "`facets.{path}` names a whole facet; name one of its fields, e.g. `facets.{path}.name`"
+            ));
         }
         Ok(match if facet_only { "" } else { path } {
             "id" => FieldPath::Id,
@@ -409,7 +411,9 @@ pub fn parse_sensitivity(s: &str) -> Option<Sensitivity> {
 
 /// Formats seconds since the Unix epoch as an RFC 3339 timestamp (UTC).
 pub fn timestamp_from_unix(secs: i64) -> Option<String> {
-    jiff::Timestamp::from_second(secs).ok().map(|t| t.to_string())
+    jiff::Timestamp::from_second(secs)
+        .ok()
+        .map(|t| t.to_string())
 }
 
 #[cfg(test)]

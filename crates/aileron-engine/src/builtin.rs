@@ -87,7 +87,8 @@ impl Check {
             },
             Check::SecretRead { data_dir } => {
                 let binary = basename(action.facet_str("shell", "binary").unwrap_or_default());
-                touched_paths(action).any(|path| is_secret(path, data_dir, binary))
+                let bulk = reads_directories_whole(action, binary);
+                touched_paths(action).any(|path| is_secret(path, data_dir, binary, bulk))
             }
         }
     }
@@ -116,7 +117,7 @@ impl Protected {
     }
 }
 
-fn is_secret(path: &str, data_dir: &str, binary: &str) -> bool {
+fn is_secret(path: &str, data_dir: &str, binary: &str, bulk: bool) -> bool {
     const SECRET_NAMES: &[&str] = &["admin.token", "aileron.db"];
     if has_glob_chars(path) {
         let Ok(glob) = globset::GlobBuilder::new(path)
@@ -131,8 +132,12 @@ fn is_secret(path: &str, data_dir: &str, binary: &str) -> bool {
             .any(|n| m.is_match(format!("{data_dir}/{n}")))
             || m.is_match(format!("{data_dir}/tokens/x.token"));
     }
-    if path == data_dir || is_ancestor(path, data_dir) {
+    if path == data_dir {
         return !HARMLESS_DIR_READERS.contains(&binary);
+    }
+    if is_ancestor(path, data_dir) {
+        // Naming `~` is fine; copying or searching all of it reads the secrets too.
+        return bulk;
     }
     let Some(inside) = path
         .strip_prefix(data_dir)
@@ -147,6 +152,22 @@ fn is_secret(path: &str, data_dir: &str, binary: &str) -> bool {
         || name.contains(".db")
         || inside.starts_with("tokens/")
         || inside.starts_with("secrets/")
+}
+
+/// Archivers and recursive copies or searches read everything below a directory.
+fn reads_directories_whole(action: &Action, binary: &str) -> bool {
+    const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "rsync", "scp", "cpio", "pax"];
+    const RECURSIVE_WHEN_ASKED: &[&str] = &["cp", "grep", "egrep", "fgrep", "chmod", "chown"];
+    if ARCHIVERS.contains(&binary) {
+        return true;
+    }
+    RECURSIVE_WHEN_ASKED.contains(&binary)
+        && shell_list(action, "argv").skip(1).any(|a| {
+            a == "--recursive"
+                || a == "--archive"
+                || a.strip_prefix('-')
+                    .is_some_and(|f| !f.starts_with('-') && f.contains(['r', 'R', 'a']))
+        })
 }
 
 fn is_ancestor(dir: &str, file: &str) -> bool {

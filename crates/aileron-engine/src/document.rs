@@ -567,7 +567,10 @@ impl Parser<'_> {
             }
             (true, None) => Matcher::Any(Vec::new()),
             (true, Some(w)) => w,
-            (false, Some(w)) if w.required_types().is_some_and(|t| !t.iter().any(|t| t == "shell.exec")) => {
+            (false, Some(w))
+                if w.required_types()
+                    .is_some_and(|t| !t.iter().any(|t| t == "shell.exec")) =>
+            {
                 self.err(
                     node.pos,
                     "this rule can never match: `command`, `binary`, `args_contain` and `working_dir` apply to shell commands (type shell.exec), but `when` requires another type",

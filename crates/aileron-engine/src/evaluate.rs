@@ -173,7 +173,11 @@ impl Policy {
             // more than the default), then the first.
             .max_by_key(|(i, c)| {
                 let by_rule = c.verdict.source != VerdictSource::Default;
-                (c.verdict.decision.restrictiveness(), by_rule, std::cmp::Reverse(*i))
+                (
+                    c.verdict.decision.restrictiveness(),
+                    by_rule,
+                    std::cmp::Reverse(*i),
+                )
             })
             .map(|(i, _)| i);
         if let Some(why) = &lowered.opaque {

@@ -584,7 +584,10 @@ fn parse_rate(node: &Node, cx: &mut Cx<'_>) -> Option<(u64, u64)> {
             ),
         }
     }
-    if entries.iter().any(|(k, v)| matches!(k.name.as_str(), "more_than" | "seconds") && !matches!(v.value, Y::Int(n) if n >= 0)) {
+    if entries.iter().any(|(k, v)| {
+        matches!(k.name.as_str(), "more_than" | "seconds")
+            && !matches!(v.value, Y::Int(n) if n >= 0)
+    }) {
         return None; // already reported
     }
     match (more_than, seconds) {

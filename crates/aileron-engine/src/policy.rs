@@ -61,7 +61,10 @@ impl Policy {
         }
         Policy::compile(docs, env).map_err(|mut errors| {
             // Merge errors are found after parsing; quote their lines too.
-            for d in errors.iter_mut().filter(|d| d.source_line.is_none() && d.line > 0) {
+            for d in errors
+                .iter_mut()
+                .filter(|d| d.source_line.is_none() && d.line > 0)
+            {
                 if let Some(s) = sources.iter().find(|s| s.name == d.file) {
                     d.source_line = s.text.lines().nth(d.line as usize - 1).map(str::to_owned);
                 }

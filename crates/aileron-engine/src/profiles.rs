@@ -47,7 +47,11 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name}: {e:?}"));
             assert!(!policy.tests.is_empty(), "{name} has no examples");
             for outcome in policy.run_tests() {
-                assert!(outcome.passed, "{name}: {} {:?}", outcome.name, outcome.failure);
+                assert!(
+                    outcome.passed,
+                    "{name}: {} {:?}",
+                    outcome.name, outcome.failure
+                );
             }
         }
     }

@@ -24,10 +24,15 @@ pub fn append_allow(path: &Path, pattern: &str, comment: &str, home: &str) -> Re
         layer: aileron_engine::Layer::Project,
         base_dir: aileron_engine::paths::parent(&name).to_owned(),
     };
-    aileron_engine::parse_document(&source, home)
-        .map_err(|e| format!("the amended policy would not load, left unchanged: {}", e[0].headline()))?;
+    aileron_engine::parse_document(&source, home).map_err(|e| {
+        format!(
+            "the amended policy would not load, left unchanged: {}",
+            e[0].headline()
+        )
+    })?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let tmp = path.with_extension(format!("yaml.aileron-{}.tmp", std::process::id()));
     std::fs::write(&tmp, &updated).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
@@ -80,17 +85,27 @@ pub fn with_allow(text: &str, pattern: &str, comment: &str) -> Result<String, St
     } else if rest.starts_with('[') && rest.trim_end_matches(|c: char| c != ']').ends_with(']') {
         // One-line flow style: before the closing bracket.
         let close = head.rfind(']').ok_or("unbalanced `allow:` list")?;
-        let inner = head["allow:".len()..close].trim().trim_start_matches('[').trim();
+        let inner = head["allow:".len()..close]
+            .trim()
+            .trim_start_matches('[')
+            .trim();
         let sep = if inner.is_empty() { "" } else { ", " };
         for l in &lines[..at] {
             out.push_str(l);
         }
-        out.push_str(&format!("{}{sep}{item}]{}  # {comment}\n", &head[..close], &head[close + 1..]));
+        out.push_str(&format!(
+            "{}{sep}{item}]{}  # {comment}\n",
+            &head[..close],
+            &head[close + 1..]
+        ));
         for l in &lines[at + 1..] {
             out.push_str(l);
         }
     } else {
-        return Err("the `allow:` list is written in a form Aileron does not edit; add the rule by hand".to_owned());
+        return Err(
+            "the `allow:` list is written in a form Aileron does not edit; add the rule by hand"
+                .to_owned(),
+        );
     }
     Ok(out)
 }
@@ -132,8 +147,14 @@ mod tests {
             with_allow("version: 1\nallow: [\"ls\"] # x\n", "cat *", "c").unwrap(),
             "version: 1\nallow: [\"ls\", \"cat *\"] # x  # c\n"
         );
-        assert_eq!(with_allow("version: 1", "ls", "c").unwrap(), "version: 1\nallow:\n  - \"ls\"  # c\n");
-        assert_eq!(with_allow("allow: []\n", "ls", "c").unwrap(), "allow: [\"ls\"]  # c\n");
+        assert_eq!(
+            with_allow("version: 1", "ls", "c").unwrap(),
+            "version: 1\nallow:\n  - \"ls\"  # c\n"
+        );
+        assert_eq!(
+            with_allow("allow: []\n", "ls", "c").unwrap(),
+            "allow: [\"ls\"]  # c\n"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@ use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
 use aileron_engine::pattern::{Cond, Matcher};
-use aileron_engine::{Action, Decision, LineContext, LineVerdict, Policy, Rule, Session, State, Verdict};
+use aileron_engine::{
+    Action, Decision, LineContext, LineVerdict, Policy, Rule, Session, State, Verdict,
+};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -64,7 +66,13 @@ struct Outcome {
 impl Decider {
     pub fn new(cfg: Config, prompter: Box<dyn Prompter>) -> Decider {
         let masker = Masker::new(cfg.secrets.clone());
-        Decider { cfg, state: Mutex::default(), prompt_lock: Mutex::new(()), prompter, masker }
+        Decider {
+            cfg,
+            state: Mutex::default(),
+            prompt_lock: Mutex::new(()),
+            prompter,
+            masker,
+        }
     }
 
     pub fn real_shell(&self) -> &str {
@@ -84,10 +92,15 @@ impl Decider {
             cwd: Some(req.cwd.clone()),
             ..Session::default()
         };
-        let (outcome, audit_path) = match aileron_config::load(&opts, self.cfg.cache_dir.as_deref()) {
+        let (outcome, audit_path) = match aileron_config::load(&opts, self.cfg.cache_dir.as_deref())
+        {
             Err(diags) => {
                 let first = diags.0.first().map(|d| d.headline()).unwrap_or_default();
-                let more = if diags.0.len() > 1 { format!(" (and {} more)", diags.0.len() - 1) } else { String::new() };
+                let more = if diags.0.len() > 1 {
+                    format!(" (and {} more)", diags.0.len() - 1)
+                } else {
+                    String::new()
+                };
                 let verdict = Verdict {
                     decision: Decision::Deny,
                     source: aileron_engine::VerdictSource::Default,
@@ -98,15 +111,36 @@ impl Decider {
                 let action = line_action(&req.line, &session, &now);
                 let message = Some(format!("aileron: denied: {}", verdict.reason));
                 (
-                    Outcome { allow: false, message, verdict, action, answer: None },
+                    Outcome {
+                        allow: false,
+                        message,
+                        verdict,
+                        action,
+                        answer: None,
+                    },
                     self.cfg.load.data_dir.join("audit.jsonl"),
                 )
             }
             Ok(loaded) => {
-                let audit = aileron_config::audit_log_path(&loaded.policy, loaded.project_file.as_deref(), &opts);
+                let audit = aileron_config::audit_log_path(
+                    &loaded.policy,
+                    loaded.project_file.as_deref(),
+                    &opts,
+                );
                 let id = action_id();
-                let cx = LineContext { cwd: &req.cwd, session: &session, timestamp: &now, id: &id };
-                let outcome = self.decide_loaded(&loaded.policy, loaded.project_file.as_deref(), req, &cx, epoch);
+                let cx = LineContext {
+                    cwd: &req.cwd,
+                    session: &session,
+                    timestamp: &now,
+                    id: &id,
+                };
+                let outcome = self.decide_loaded(
+                    &loaded.policy,
+                    loaded.project_file.as_deref(),
+                    req,
+                    &cx,
+                    epoch,
+                );
                 (outcome, audit)
             }
         };
@@ -132,11 +166,18 @@ impl Decider {
             // An action that cannot be recorded does not run.
             return Response {
                 allow: false,
-                message: Some(format!("aileron: denied: cannot write the audit log {}: {e}", audit_path.display())),
+                message: Some(format!(
+                    "aileron: denied: cannot write the audit log {}: {e}",
+                    audit_path.display()
+                )),
                 real_shell: self.cfg.real_shell.clone(),
             };
         }
-        Response { allow: outcome.allow, message: outcome.message, real_shell: self.cfg.real_shell.clone() }
+        Response {
+            allow: outcome.allow,
+            message: outcome.message,
+            real_shell: self.cfg.real_shell.clone(),
+        }
     }
 
     fn decide_loaded(
@@ -151,33 +192,78 @@ impl Decider {
         let mut prompts = 0;
         loop {
             let approvals = self.lock_state().approvals.clone();
-            let lv = policy.evaluate_line(&req.line, cx, &State { approvals: &approvals, history: &[] });
+            let lv = policy.evaluate_line(
+                &req.line,
+                cx,
+                &State {
+                    approvals: &approvals,
+                    history: &[],
+                },
+            );
             let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), &req.line, cx);
             match verdict.decision {
                 Decision::Allow => {
                     let answer = (prompts > 0).then_some("approved");
-                    return Outcome { allow: true, message: None, verdict, action, answer };
+                    return Outcome {
+                        allow: true,
+                        message: None,
+                        verdict,
+                        action,
+                        answer,
+                    };
                 }
                 Decision::Deny => {
                     let message = Some(denied_message("denied", &verdict));
-                    return Outcome { allow: false, message, verdict, action, answer: None };
+                    return Outcome {
+                        allow: false,
+                        message,
+                        verdict,
+                        action,
+                        answer: None,
+                    };
                 }
                 Decision::Ask | Decision::Judge => {}
             }
             if prompts == MAX_PROMPTS_PER_LINE {
                 let message = Some(denied_message("denied", &verdict));
-                return Outcome { allow: false, message, verdict, action, answer: Some("too-many-prompts") };
+                return Outcome {
+                    allow: false,
+                    message,
+                    verdict,
+                    action,
+                    answer: Some("too-many-prompts"),
+                };
             }
             // One prompt at a time; a reject or an "always" given while we
             // waited applies to us too.
             let _turn = self.prompt_lock.lock().unwrap_or_else(|p| p.into_inner());
             if self.lock_state().reject_epoch != epoch {
-                let message = Some("aileron: rejected: the user rejected an earlier request of this session".to_owned());
-                return Outcome { allow: false, message, verdict, action, answer: Some("rejected") };
+                let message = Some(
+                    "aileron: rejected: the user rejected an earlier request of this session"
+                        .to_owned(),
+                );
+                return Outcome {
+                    allow: false,
+                    message,
+                    verdict,
+                    action,
+                    answer: Some("rejected"),
+                };
             }
             let approvals = self.lock_state().approvals.clone();
-            let again = policy.evaluate_line(&req.line, cx, &State { approvals: &approvals, history: &[] });
-            if most_restrictive(&again, doom.as_ref(), &req.line, cx).0.decision != verdict.decision {
+            let again = policy.evaluate_line(
+                &req.line,
+                cx,
+                &State {
+                    approvals: &approvals,
+                    history: &[],
+                },
+            );
+            if most_restrictive(&again, doom.as_ref(), &req.line, cx)
+                .0
+                .decision
+                != verdict.decision
+            {
                 continue;
             }
             prompts += 1;
@@ -186,6 +272,10 @@ impl Decider {
                 .and_then(|r| r.approver.as_ref()?.timeout)
                 .or(policy.settings.timeout)
                 .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+            let on_timeout = rule
+                .and_then(|r| r.approver.as_ref()?.on_timeout)
+                .or(policy.settings.on_timeout)
+                .unwrap_or(Decision::Deny);
             let question = Question {
                 line: req.line.clone(),
                 command: command.clone(),
@@ -193,10 +283,17 @@ impl Decider {
                 reason: verdict.reason.clone(),
                 suggestion: suggest_prefix(&command),
                 timeout,
+                allow_on_timeout: on_timeout == Decision::Allow,
             };
             match self.prompter.ask(&question) {
                 Answer::Once => {
-                    return Outcome { allow: true, message: None, verdict, action, answer: Some("approved-once") };
+                    return Outcome {
+                        allow: true,
+                        message: None,
+                        verdict,
+                        action,
+                        answer: Some("approved-once"),
+                    };
                 }
                 Answer::Always(scope, pattern) => {
                     let priority = rule.map_or(Decision::Ask.default_priority(), |r| r.priority);
@@ -212,34 +309,67 @@ impl Decider {
                             AlwaysScope::Project => "approved-always-project",
                             AlwaysScope::User => "approved-always-user",
                         };
-                        return Outcome { allow: true, message: None, verdict, action, answer: Some(answer) };
+                        return Outcome {
+                            allow: true,
+                            message: None,
+                            verdict,
+                            action,
+                            answer: Some(answer),
+                        };
                     }
                     // Other parts of the line may still need an answer.
                 }
                 Answer::Reject => {
                     self.lock_state().reject_epoch += 1;
                     let message = Some(format!("aileron: rejected: the user rejected `{command}`"));
-                    return Outcome { allow: false, message, verdict, action, answer: Some("rejected") };
+                    return Outcome {
+                        allow: false,
+                        message,
+                        verdict,
+                        action,
+                        answer: Some("rejected"),
+                    };
                 }
                 Answer::Feedback(text) => {
                     self.lock_state().reject_epoch += 1;
                     let message = Some(format!("aileron: rejected: {text}"));
-                    return Outcome { allow: false, message, verdict, action, answer: Some("corrected") };
+                    return Outcome {
+                        allow: false,
+                        message,
+                        verdict,
+                        action,
+                        answer: Some("corrected"),
+                    };
                 }
                 Answer::Timeout => {
-                    let on_timeout = rule
-                        .and_then(|r| r.approver.as_ref()?.on_timeout)
-                        .or(policy.settings.on_timeout)
-                        .unwrap_or(Decision::Deny);
                     let allow = on_timeout == Decision::Allow;
                     let message = (!allow).then(|| {
-                        format!("aileron: denied: no answer within {}s ({})", timeout.as_secs(), rule_label(&verdict))
+                        format!(
+                            "aileron: denied: no answer within {}s ({})",
+                            timeout.as_secs(),
+                            rule_label(&verdict)
+                        )
                     });
-                    return Outcome { allow, message, verdict, action, answer: Some("timeout") };
+                    return Outcome {
+                        allow,
+                        message,
+                        verdict,
+                        action,
+                        answer: Some("timeout"),
+                    };
                 }
                 Answer::Unavailable(why) => {
-                    let message = Some(format!("aileron: denied: approval needed but {why} ({})", rule_label(&verdict)));
-                    return Outcome { allow: false, message, verdict, action, answer: Some("no-terminal") };
+                    let message = Some(format!(
+                        "aileron: denied: approval needed but {why} ({})",
+                        rule_label(&verdict)
+                    ));
+                    return Outcome {
+                        allow: false,
+                        message,
+                        verdict,
+                        action,
+                        answer: Some("no-terminal"),
+                    };
                 }
             }
         }
@@ -247,7 +377,12 @@ impl Decider {
 
     /// Records `line`; when it is the third identical line in a row,
     /// the policy's verdict on an `agent.doom_loop` action.
-    fn doom_loop(&self, policy: &Policy, line: &str, cx: &LineContext<'_>) -> Option<(Verdict, Action)> {
+    fn doom_loop(
+        &self,
+        policy: &Policy,
+        line: &str,
+        cx: &LineContext<'_>,
+    ) -> Option<(Verdict, Action)> {
         let mut st = self.lock_state();
         st.recent.push_back(line.to_owned());
         if st.recent.len() > DOOM_LOOP_THRESHOLD {
@@ -279,25 +414,46 @@ impl Decider {
         let mut st = self.lock_state();
         let seq = st.approvals.len() as u32;
         let matcher = Matcher::All(vec![
-            Matcher::Field(aileron_engine::action::FieldPath::Type, Cond::Equals("shell.exec".into())),
+            Matcher::Field(
+                aileron_engine::action::FieldPath::Type,
+                Cond::Equals("shell.exec".into()),
+            ),
             Matcher::Field(
                 aileron_engine::action::FieldPath::Facet(vec!["shell".into(), "command".into()]),
                 Cond::Glob(Glob::command(pattern)),
             ),
         ]);
         let id = format!("session:always[{seq}]");
-        st.approvals.push(Rule::session_approval(&id, &format!("command: {pattern}"), matcher, priority, seq));
+        st.approvals.push(Rule::session_approval(
+            &id,
+            &format!("command: {pattern}"),
+            matcher,
+            priority,
+            seq,
+        ));
     }
 
-    fn amend(&self, scope: AlwaysScope, pattern: &str, project_file: Option<&Path>, cwd: &str) -> Result<(), String> {
+    fn amend(
+        &self,
+        scope: AlwaysScope,
+        pattern: &str,
+        project_file: Option<&Path>,
+        cwd: &str,
+    ) -> Result<(), String> {
         let path = match scope {
-            AlwaysScope::Project => {
-                project_file.map_or_else(|| Path::new(cwd).join(aileron_config::POLICY_FILE), Path::to_path_buf)
-            }
+            AlwaysScope::Project => project_file.map_or_else(
+                || Path::new(cwd).join(aileron_config::POLICY_FILE),
+                Path::to_path_buf,
+            ),
             _ => self.cfg.load.home.join(".aileron").join("settings.yaml"),
         };
         let comment = format!("added by aileron on {}", &now_rfc3339()[..10]);
-        amend::append_allow(&path, pattern, &comment, &self.cfg.load.home.to_string_lossy())
+        amend::append_allow(
+            &path,
+            pattern,
+            &comment,
+            &self.cfg.load.home.to_string_lossy(),
+        )
     }
 
     fn lock_state(&self) -> std::sync::MutexGuard<'_, SessionState> {
@@ -313,8 +469,16 @@ fn most_restrictive(
     cx: &LineContext<'_>,
 ) -> (Verdict, Action, String) {
     let (mut verdict, mut action, mut command) = match lv.decisive {
-        Some(i) => (lv.verdict.clone(), lv.commands[i].action.clone(), lv.commands[i].command.clone()),
-        None => (lv.verdict.clone(), line_action(line, cx.session, cx.timestamp), line.to_owned()),
+        Some(i) => (
+            lv.verdict.clone(),
+            lv.commands[i].action.clone(),
+            lv.commands[i].command.clone(),
+        ),
+        None => (
+            lv.verdict.clone(),
+            line_action(line, cx.session, cx.timestamp),
+            line.to_owned(),
+        ),
     };
     if let Some((dv, da)) = doom
         && dv.decision.restrictiveness() > verdict.decision.restrictiveness()
@@ -327,8 +491,16 @@ fn most_restrictive(
 }
 
 fn line_action(line: &str, session: &Session, now: &str) -> Action {
-    let mut a = Action { kind: "shell.exec".into(), timestamp: now.to_owned(), session: session.clone(), ..Action::default() };
-    a.facets.insert("shell".into(), serde_json::json!({"command": line, "line": line}));
+    let mut a = Action {
+        kind: "shell.exec".into(),
+        timestamp: now.to_owned(),
+        session: session.clone(),
+        ..Action::default()
+    };
+    a.facets.insert(
+        "shell".into(),
+        serde_json::json!({"command": line, "line": line}),
+    );
     a.normalize();
     a
 }
@@ -347,14 +519,24 @@ pub fn denied_message(word: &str, v: &Verdict) -> String {
 
 /// The current time, RFC 3339 UTC (adapters read the clock; the engine does not).
 pub fn now_rfc3339() -> String {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    aileron_engine::action::timestamp_from_unix(d.as_secs() as i64).unwrap_or_else(|| "1970-01-01T00:00:00Z".into())
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    aileron_engine::action::timestamp_from_unix(d.as_secs() as i64)
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".into())
 }
 
 /// A unique id for the actions of one request: time, process and a counter.
 fn action_id() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-    format!("{nanos:x}-{:x}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!(
+        "{nanos:x}-{:x}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }

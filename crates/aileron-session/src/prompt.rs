@@ -17,6 +17,8 @@ pub struct Question {
     /// A prefix pattern to offer for "always" (`git push *`).
     pub suggestion: String,
     pub timeout: Duration,
+    /// What happens when nobody answers in time.
+    pub allow_on_timeout: bool,
 }
 
 /// Where an "always" answer is kept.
@@ -53,26 +55,40 @@ pub struct TtyPrompter {
 
 impl Default for TtyPrompter {
     fn default() -> Self {
-        TtyPrompter { device: "/dev/tty".to_owned() }
+        TtyPrompter {
+            device: "/dev/tty".to_owned(),
+        }
     }
 }
 
 impl Prompter for TtyPrompter {
     fn ask(&self, q: &Question) -> Answer {
-        let mut tty = match std::fs::OpenOptions::new().read(true).write(true).open(&self.device) {
+        let mut tty = match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.device)
+        {
             Ok(t) => t,
             Err(_) => return Answer::Unavailable("there is no terminal to ask on".to_owned()),
         };
         let deadline = Instant::now() + q.timeout;
-        let rule = q.rule.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
-        let mut text = format!("\r\n\x1b[1maileron: approval needed\x1b[0m{rule}: {}\r\n", q.reason);
+        let rule = q
+            .rule
+            .as_deref()
+            .map(|r| format!(" [{r}]"))
+            .unwrap_or_default();
+        let mut text = format!(
+            "\r\n\x1b[1maileron: approval needed\x1b[0m{rule}: {}\r\n",
+            q.reason
+        );
         text.push_str(&format!("  command: {}\r\n", q.command));
         if q.line != q.command {
             text.push_str(&format!("  in line: {}\r\n", q.line));
         }
         text.push_str(&format!(
-            "  [o] allow once  [s] always this session  [p] always for this project  [u] always for me\r\n  [r] reject  [f] reject with feedback   (no answer in {}s: deny) > ",
-            q.timeout.as_secs()
+            "  [o] allow once  [s] always this session  [p] always for this project  [u] always for me\r\n  [r] reject  [f] reject with feedback   (no answer in {}s: {}) > ",
+            q.timeout.as_secs(),
+            if q.allow_on_timeout { "allow" } else { "deny" }
         ));
         if tty.write_all(text.as_bytes()).is_err() {
             return Answer::Unavailable("the terminal cannot be written".to_owned());
@@ -103,7 +119,11 @@ impl Prompter for TtyPrompter {
             };
             let exact = escape_glob(&q.command);
             let _ = tty.write_all(
-                format!("  [e] exactly `{}`  [x] prefix `{}` > ", q.command, q.suggestion).as_bytes(),
+                format!(
+                    "  [e] exactly `{}`  [x] prefix `{}` > ",
+                    q.command, q.suggestion
+                )
+                .as_bytes(),
             );
             return match read_line(&mut tty, deadline).as_deref().map(str::trim) {
                 Some("x") => Answer::Always(scope, q.suggestion.clone()),
@@ -119,7 +139,11 @@ fn read_line(tty: &mut std::fs::File, deadline: Instant) -> Option<String> {
     let mut buf = Vec::new();
     loop {
         let left = deadline.checked_duration_since(Instant::now())?;
-        let mut pfd = libc::pollfd { fd: tty.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let mut pfd = libc::pollfd {
+            fd: tty.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
         let ms = left.as_millis().min(i32::MAX as u128) as i32;
         // SAFETY: one valid pollfd for the duration of the call.
         let n = unsafe { libc::poll(&mut pfd, 1, ms) };

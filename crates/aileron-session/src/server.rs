@@ -29,7 +29,9 @@ fn handle(stream: UnixStream, decider: &Decider) {
         Ok(req) => decider.decide(&req),
         Err(e) => Response {
             allow: false,
-            message: Some(format!("aileron: denied: malformed request to the session: {e}")),
+            message: Some(format!(
+                "aileron: denied: malformed request to the session: {e}"
+            )),
             real_shell: decider.real_shell().to_owned(),
         },
     };

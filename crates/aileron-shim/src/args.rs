@@ -16,6 +16,8 @@ pub enum Invocation {
 /// Reads bash's options far enough to know what will run.
 pub fn parse(args: &[String]) -> Invocation {
     let mut command_mode = false;
+    // `-s`: commands come from stdin; the remaining words are `$1`, `$2`, ...
+    let mut stdin_mode = false;
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
@@ -31,6 +33,9 @@ pub fn parse(args: &[String]) -> Invocation {
                 if a[1..].contains('c') {
                     command_mode = true;
                 }
+                if a.starts_with('-') && a[1..].contains('s') {
+                    stdin_mode = true;
+                }
                 if a[1..].contains('o') || a[1..].contains('O') {
                     i += 1;
                 }
@@ -43,6 +48,7 @@ pub fn parse(args: &[String]) -> Invocation {
         (true, Some(cmd)) => Invocation::Command(cmd.clone()),
         // `bash -c` without a command is an error bash reports itself.
         (true, None) => Invocation::Probe,
+        (false, _) if stdin_mode => Invocation::Shell,
         (false, Some(script)) => Invocation::Script(script.clone()),
         (false, None) => Invocation::Shell,
     }
@@ -67,12 +73,19 @@ mod tests {
         assert_eq!(p(&["-ic", "ls", "argv0", "a1"]), c("ls"));
         assert_eq!(p(&["--login", "-c", "ls"]), c("ls"));
         assert_eq!(p(&["-o", "pipefail", "-c", "ls"]), c("ls"));
-        assert_eq!(p(&["script.sh", "a"]), Invocation::Script("script.sh".into()));
-        assert_eq!(p(&["-e", "script.sh"]), Invocation::Script("script.sh".into()));
+        assert_eq!(
+            p(&["script.sh", "a"]),
+            Invocation::Script("script.sh".into())
+        );
+        assert_eq!(
+            p(&["-e", "script.sh"]),
+            Invocation::Script("script.sh".into())
+        );
         assert_eq!(p(&[]), Invocation::Shell);
         assert_eq!(p(&["-l"]), Invocation::Shell);
         assert_eq!(p(&["-i"]), Invocation::Shell);
         assert_eq!(p(&["-s"]), Invocation::Shell);
+        assert_eq!(p(&["-s", "arg1"]), Invocation::Shell);
         assert_eq!(p(&["--version"]), Invocation::Probe);
     }
 }

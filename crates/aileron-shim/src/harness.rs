@@ -18,7 +18,10 @@ fn claude_code(line: &str) -> Option<String> {
     let rest = match rest.strip_prefix("shopt -u ") {
         Some(r) => {
             let (opts, r) = r.split_once(" && ")?;
-            if !opts.split(' ').all(|o| o.chars().all(|c| c.is_ascii_alphabetic())) {
+            if !opts
+                .split(' ')
+                .all(|o| o.chars().all(|c| c.is_ascii_alphabetic()))
+            {
                 return None;
             }
             r
@@ -42,7 +45,9 @@ fn gemini_cli(line: &str) -> Option<String> {
     let ok = end.is_empty()
         && file.starts_with("/tmp/shell_pgrep_")
         && file.ends_with(".tmp")
-        && file["/tmp/shell_pgrep_".len()..file.len() - 4].chars().all(|c| c.is_ascii_hexdigit());
+        && file["/tmp/shell_pgrep_".len()..file.len() - 4]
+            .chars()
+            .all(|c| c.is_ascii_hexdigit());
     ok.then(|| cmd.to_owned())
 }
 
@@ -79,7 +84,11 @@ mod tests {
         let line = "source /home/u/.claude/shell-snapshots/snapshot-bash-1.sh && shopt -u extglob && eval 'git log --format='\\''%h'\\''' < /dev/null && pwd -P >| /tmp/claude-ab12-cwd";
         assert_eq!(unwrap(line).as_deref(), Some("git log --format='%h'"));
         let line = "source /x/snapshot.sh && eval 'rm -rf x' < /dev/null && pwd -P >| /tmp/claude-1-cwd; rm -rf y";
-        assert_eq!(unwrap(line), None, "anything after the wrapper is not harness");
+        assert_eq!(
+            unwrap(line),
+            None,
+            "anything after the wrapper is not harness"
+        );
     }
 
     #[test]

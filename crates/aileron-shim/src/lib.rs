@@ -11,6 +11,7 @@
 
 mod args;
 mod harness;
+mod stdin_script;
 
 use aileron_config::LoadOptions;
 use aileron_session::{Config, Decider, Request, TtyPrompter};
@@ -29,7 +30,11 @@ pub fn main() -> ExitCode {
     let args: Vec<String> = argv.collect();
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
-        Err(e) => return deny(&format!("aileron: denied: cannot read the working directory: {e}")),
+        Err(e) => {
+            return deny(&format!(
+                "aileron: denied: cannot read the working directory: {e}"
+            ));
+        }
     };
     let line = match args::parse(&args) {
         Invocation::Probe => return exec(&standalone_shell(), &arg0, &args),
@@ -38,6 +43,12 @@ pub fn main() -> ExitCode {
             Ok(text) => text,
             // A script we cannot read is decided as the bare command; it is at least asked about.
             Err(_) => format!("{} {path}", shell_name(&arg0)),
+        },
+        // Not a terminal: the program comes from stdin. Read it, decide it,
+        // and hand the same bytes to the real shell through a pipe.
+        Invocation::Shell if !stdin_is_terminal() => match stdin_script::take() {
+            Ok(text) => text,
+            Err(e) => return deny(&format!("aileron: denied: {e}")),
         },
         Invocation::Shell => {
             let mut l = shell_name(&arg0).to_owned();
@@ -48,10 +59,16 @@ pub fn main() -> ExitCode {
             l
         }
     };
-    let req = Request { line, cwd: cwd.to_string_lossy().into_owned(), argv: args.clone() };
+    let req = Request {
+        line,
+        cwd: cwd.to_string_lossy().into_owned(),
+        argv: args.clone(),
+    };
     let session_answer = std::env::var_os("AILERON_SOCKET")
         .filter(|s| !s.is_empty())
-        .and_then(|socket| aileron_session::server::request(std::path::Path::new(&socket), &req).ok());
+        .and_then(|socket| {
+            aileron_session::server::request(std::path::Path::new(&socket), &req).ok()
+        });
     let response = match session_answer {
         Some(r) => r,
         // Called directly, or the session is gone: decide here, fail closed.
@@ -67,7 +84,9 @@ fn standalone(cwd: PathBuf) -> Decider {
     let load = LoadOptions::from_env(cwd);
     let cfg = Config {
         cache_dir: Some(load.data_dir.join("cache")),
-        session_id: std::env::var("AILERON_SESSION").ok().filter(|s| !s.is_empty()),
+        session_id: std::env::var("AILERON_SESSION")
+            .ok()
+            .filter(|s| !s.is_empty()),
         agent: None,
         real_shell: standalone_shell(),
         secrets: Vec::new(),
@@ -80,22 +99,48 @@ fn standalone(cwd: PathBuf) -> Decider {
 /// Without a session, the real shell is a fixed path, never one from
 /// `PATH` or a variable the agent can change.
 fn standalone_shell() -> String {
-    if std::path::Path::new("/bin/bash").exists() { "/bin/bash".into() } else { "/bin/sh".into() }
+    if std::path::Path::new("/bin/bash").exists() {
+        "/bin/bash".into()
+    } else {
+        "/bin/sh".into()
+    }
 }
 
 fn shell_name(arg0: &str) -> &str {
-    let base = arg0.rsplit('/').next().unwrap_or(arg0).trim_start_matches('-');
-    if base.is_empty() || base == "aileron-sh" { "bash" } else { base }
+    let base = arg0
+        .rsplit('/')
+        .next()
+        .unwrap_or(arg0)
+        .trim_start_matches('-');
+    if base.is_empty() || base == "aileron-sh" {
+        "bash"
+    } else {
+        base
+    }
 }
 
 fn exec(shell: &str, arg0: &str, args: &[String]) -> ExitCode {
     // A login shell keeps its leading dash; otherwise argv[0] is the real shell.
-    let name = if arg0.starts_with('-') { format!("-{}", shell.rsplit('/').next().unwrap_or(shell)) } else { shell.to_owned() };
-    let err = std::process::Command::new(shell).arg0(name).args(args).exec();
-    deny(&format!("aileron: denied: cannot run the shell {shell}: {err}"))
+    let name = if arg0.starts_with('-') {
+        format!("-{}", shell.rsplit('/').next().unwrap_or(shell))
+    } else {
+        shell.to_owned()
+    };
+    let err = std::process::Command::new(shell)
+        .arg0(name)
+        .args(args)
+        .exec();
+    deny(&format!(
+        "aileron: denied: cannot run the shell {shell}: {err}"
+    ))
 }
 
 fn deny(message: &str) -> ExitCode {
     eprintln!("{message}");
     ExitCode::from(EXIT_DENIED)
+}
+
+fn stdin_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal()
 }

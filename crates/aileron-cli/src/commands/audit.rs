@@ -19,7 +19,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         None => {
             let opts = LoadOptions::from_env(current_dir()?);
             match aileron_config::load(&opts, None) {
-                Ok(l) => aileron_config::audit_log_path(&l.policy, l.project_file.as_deref(), &opts),
+                Ok(l) => {
+                    aileron_config::audit_log_path(&l.policy, l.project_file.as_deref(), &opts)
+                }
                 Err(d) => {
                     eprintln!("{d}");
                     return Ok(ExitCode::from(EXIT_POLICY));
@@ -46,7 +48,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     result.records.iter().for_each(print);
     if result.malformed > 0 {
-        eprintln!("aileron: skipped {} malformed line(s) in {}", result.malformed, path.display());
+        eprintln!(
+            "aileron: skipped {} malformed line(s) in {}",
+            result.malformed,
+            path.display()
+        );
     }
     if args.follow {
         let mut opts = FollowOptions::new(now);

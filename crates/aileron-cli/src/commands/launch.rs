@@ -34,7 +34,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let bin = runtime.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
     let real_shell = real_shell(&runtime);
-    let shell_name = Path::new(&real_shell).file_name().and_then(|n| n.to_str()).unwrap_or("bash").to_owned();
+    let shell_name = Path::new(&real_shell)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("bash")
+        .to_owned();
     // Agents check the shell's name (Claude Code wants bash or zsh), so the shim wears it.
     let shim_link = bin.join(&shell_name);
     symlink(&shim, &shim_link).map_err(|e| format!("cannot link {}: {e}", shim_link.display()))?;
@@ -44,9 +48,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let socket = runtime.join("session.sock");
 
     let (env, secrets) = scrubbed_env(&loaded.policy.env.scrub, &loaded.policy.env.passthrough);
-    let agent = Path::new(program).file_name().and_then(|n| n.to_str()).map(str::to_owned);
+    let agent = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_owned);
     let mut opts = LoadOptions::from_env(cwd.clone());
-    opts.policy_path = args.policy.map(|p| if p.is_absolute() { p } else { cwd.join(p) });
+    opts.policy_path = args
+        .policy
+        .map(|p| if p.is_absolute() { p } else { cwd.join(p) });
     let decider = Decider::new(
         Config {
             cache_dir: Some(opts.data_dir.join("cache")),
@@ -89,9 +98,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 
 /// `aileron-sh` beside this executable.
 fn shim_path() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the aileron executable: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the aileron executable: {e}"))?;
     let shim = exe.with_file_name("aileron-sh");
-    if shim.is_file() { Ok(shim) } else { Err(format!("{} is missing; reinstall aileron", shim.display())) }
+    if shim.is_file() {
+        Ok(shim)
+    } else {
+        Err(format!("{} is missing; reinstall aileron", shim.display()))
+    }
 }
 
 /// The shell to exec after a decision: the user's `$SHELL` when it is a
@@ -101,7 +115,9 @@ fn real_shell(runtime: &Path) -> String {
     let p = Path::new(&candidate);
     let usable = p.is_absolute()
         && std::fs::canonicalize(p).is_ok_and(|real| {
-            real.file_name().is_some_and(|n| n != "aileron-sh" && n != "aileron") && !real.starts_with(runtime)
+            real.file_name()
+                .is_some_and(|n| n != "aileron-sh" && n != "aileron")
+                && !real.starts_with(runtime)
         })
         && std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
     if usable {
@@ -115,7 +131,10 @@ fn real_shell(runtime: &Path) -> String {
 
 /// The environment without scrubbed variables (passthrough wins), and the
 /// scrubbed values, which the audit log must never show.
-pub fn scrubbed_env(scrub: &[String], passthrough: &[String]) -> (Vec<(String, String)>, Vec<String>) {
+pub fn scrubbed_env(
+    scrub: &[String],
+    passthrough: &[String],
+) -> (Vec<(String, String)>, Vec<String>) {
     let scrub: Vec<Glob> = scrub.iter().map(|p| Glob::plain(p)).collect();
     let keep: Vec<Glob> = passthrough.iter().map(|p| Glob::plain(p)).collect();
     let mut env = Vec::new();

@@ -1,0 +1,104 @@
+//! `aileron-sh -c 'true'` beside `bash -c 'true'`: what the shim adds to
+//! every command an agent runs (process start, cached policy load,
+//! analysis, evaluation, audit line), under ADR-0014's full example policy.
+//! Prints the peak resident memory of the shim processes at the end.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const ADR_FULL_POLICY: &str = r#"version: 1
+profiles: ["lang/go"]
+default: ask
+
+settings:
+  audit_log: .aileron/audit.jsonl
+  timeout: 30
+
+env:
+  scrub:
+    - "AWS_*"
+    - "GITHUB_TOKEN"
+    - "*_SECRET"
+    - "OPENAI_*"
+  passthrough:
+    - "HOME"
+    - "PATH"
+    - "GOPATH"
+
+allow:
+  - "git status"
+  - "git diff *"
+  - "git log *"
+  - "cat *"
+  - "ls *"
+  - "task *"
+  - "true"
+
+deny:
+  - command: "git push origin main"
+    description: "no direct push to main"
+  - command: "rm -rf /*"
+    description: "no recursive delete outside project"
+
+ask:
+  - "git add *"
+  - "git commit *"
+  - "git push *"
+  - "docker *"
+  - "curl *"
+"#;
+
+fn shim() -> PathBuf {
+    // target/release/deps/shim-HASH → target/release/aileron-sh
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join("aileron-sh")
+}
+
+fn run(program: &Path, dir: &Path, home: &Path) {
+    let status = Command::new(program)
+        .args(["-c", "true"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("AILERON_SOCKET")
+        .env_remove("AILERON_DATA")
+        .stdin(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{} -c true failed", program.display());
+}
+
+fn bench(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(dir.join("aileron.yaml"), ADR_FULL_POLICY).unwrap();
+    std::fs::write(dir.join("go.mod"), "module example.com/x\n").unwrap();
+    let shim = shim();
+    assert!(shim.exists(), "build aileron-sh first: {}", shim.display());
+    run(&shim, &dir, &home); // fills the compiled-policy cache
+
+    let mut g = c.benchmark_group("shell");
+    g.measurement_time(Duration::from_secs(8)).sample_size(60);
+    g.bench_function("bash -c true", |b| {
+        b.iter(|| run(Path::new("/bin/bash"), &dir, &home))
+    });
+    g.bench_function("aileron-sh -c true", |b| b.iter(|| run(&shim, &dir, &home)));
+    g.finish();
+
+    // SAFETY: getrusage with a valid out-pointer.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    println!(
+        "peak RSS of any child process (bash or shim): {} KiB",
+        usage.ru_maxrss
+    );
+    let audit = std::fs::read_to_string(dir.join(".aileron/audit.jsonl")).unwrap_or_default();
+    println!("audit lines written by the shim: {}", audit.lines().count());
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
