@@ -41,8 +41,8 @@ pub fn main() -> ExitCode {
         Invocation::Command(cmd) => harness::unwrap(&cmd).unwrap_or(cmd),
         Invocation::Script(path) => match std::fs::read_to_string(cwd.join(&path)) {
             Ok(text) => text,
-            // A script we cannot read is decided as the bare command; it is at least asked about.
-            Err(_) => format!("{} {path}", shell_name(&arg0)),
+            // What cannot be read cannot be checked.
+            Err(e) => return deny(&format!("aileron: denied: cannot read the script {path} to check it: {e}")),
         },
         // Not a terminal: the program comes from stdin. Read it, decide it,
         // and hand the same bytes to the real shell through a pipe.
