@@ -236,3 +236,49 @@ fn schema_is_json_schema_for_every_top_level_key() {
     }
     assert!(v["$defs"]["operators"]["properties"]["path"].is_object());
 }
+
+#[test]
+fn audit_shows_and_filters_what_the_shim_decided() {
+    let dir = project("version: 1\nallow: [\"echo *\"]\ndeny: [\"touch *\"]\n");
+    for line in ["echo one", "touch x", "echo two"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aileron-sh"))
+            .args(["-c", line])
+            .current_dir(dir.path())
+            .env("HOME", dir.path().join("home"))
+            .env_remove("AILERON_SOCKET")
+            .env_remove("AILERON_DATA")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(if line.starts_with("touch") { 126 } else { 0 }),
+            "{line}"
+        );
+    }
+    let all = aileron(dir.path(), &["audit"]);
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    let text = stdout(&all);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().contains("deny") && text.contains("touch x"),
+        "{text}"
+    );
+
+    let denied = aileron(dir.path(), &["audit", "--decision", "deny", "--json"]);
+    let lines: Vec<Value> = stdout(&denied)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["action"]["summary"], "touch x");
+    assert!(lines[0]["rule"].as_str().unwrap().ends_with("deny[0]"));
+
+    let last = aileron(dir.path(), &["audit", "-n", "1"]);
+    assert!(stdout(&last).contains("echo two") && stdout(&last).lines().count() == 1);
+    let bad = aileron(dir.path(), &["audit", "--since", "yesterday-ish"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
