@@ -1,5 +1,8 @@
 fn parse(line: &str) -> bool {
-    let mut p = brush_parser::Parser::new(std::io::BufReader::new(line.as_bytes()), &brush_parser::ParserOptions::default());
+    let mut p = brush_parser::Parser::new(
+        std::io::BufReader::new(line.as_bytes()),
+        &brush_parser::ParserOptions::default(),
+    );
     p.parse_program().is_ok()
 }
 fn main() {
@@ -10,7 +13,13 @@ fn main() {
         "sub" => format!("{}ls{}", "( ".repeat(n), " )".repeat(n)),
         "brace" => format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n)),
         "if" => format!("{}ls{}", "if true; then ".repeat(n), "; fi".repeat(n)),
-        "bt" => { let mut s = String::from("ls"); for _ in 0..n { s = format!("echo `{}`", s.replace('\\', "\\\\").replace('`', "\\`")); } s }
+        "bt" => {
+            let mut s = String::from("ls");
+            for _ in 0..n {
+                s = format!("echo `{}`", s.replace('\\', "\\\\").replace('`', "\\`"));
+            }
+            s
+        }
         "dq" => format!("{}ls{}", "echo \"$(".repeat(n), ")\"".repeat(n)),
         "arith" => format!("echo $(( {}1{} ))", "(".repeat(n), ")".repeat(n)),
         "pipe" => format!("{}ls", "ls | ".repeat(n)),

@@ -21,21 +21,72 @@ const STACK_MAX: usize = 256 << 20;
 
 /// Environment variables that make programs run another program.
 const EXEC_VARS: &[&str] = &[
-    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG",
-    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
-    "SSH_ASKPASS", "SUDO_ASKPASS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV",
-    "PROMPT_COMMAND", "PERL5OPT", "PERL5LIB", "PYTHONSTARTUP", "PYTHONPATH", "NODE_OPTIONS", "RUSTC_WRAPPER",
-    "RUSTC_WORKSPACE_WRAPPER", "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "LESSOPEN", "LESSCLOSE", "PATH",
-    "BROWSER", "SHELLOPTS", "PS4",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_COUNT",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "NODE_OPTIONS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTC",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PATH",
+    "BROWSER",
+    "SHELLOPTS",
+    "PS4",
 ];
 
 /// Of those, the ones whose value is a command line.
 const LINE_VARS: &[&str] = &[
-    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS", "GIT_PROXY_COMMAND", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS",
-    "PROMPT_COMMAND", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER", "LESSOPEN",
-    "LESSCLOSE", "BROWSER",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "PROMPT_COMMAND",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "BROWSER",
 ];
 
 /// Analyses one command line. Never panics; bounded in time and stack by
@@ -56,6 +107,9 @@ pub fn analyse(line: &str, ctx: &Context) -> Analysis {
     if scan.separators > limits.max_commands.saturating_mul(4) {
         return opaque(too_many(limits.max_commands));
     }
+    if let Some(why) = scan.bad_heredoc {
+        return opaque(format!("parse error: {why}"));
+    }
     if scan.raw <= SAFE_INLINE {
         return run(line, ctx);
     }
@@ -68,9 +122,9 @@ pub fn analyse(line: &str, ctx: &Context) -> Analysis {
             .stack_size(stack)
             .spawn_scoped(s, || run(line, ctx));
         match spawned {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|_| opaque("internal error while analysing the command line".to_owned())),
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                opaque("internal error while analysing the command line".to_owned())
+            }),
             Err(_) => opaque("not enough memory to analyse this command line".to_owned()),
         }
     })
@@ -131,15 +185,27 @@ fn describe(e: &brush_parser::ParseError) -> String {
         P::ParsingNear(pos) => format!("parse error: syntax error {}", at(pos)),
         P::ParsingAtEndOfInput => "parse error: unexpected end of input".to_owned(),
         P::Tokenizing { inner, .. } => match inner {
-            T::UnterminatedSingleQuote(p) => format!("parse error: unterminated single quote {}", at(p)),
-            T::UnterminatedDoubleQuote(p) => format!("parse error: unterminated double quote {}", at(p)),
-            T::UnterminatedAnsiCQuote(p) => format!("parse error: unterminated $'...' quote {}", at(p)),
+            T::UnterminatedSingleQuote(p) => {
+                format!("parse error: unterminated single quote {}", at(p))
+            }
+            T::UnterminatedDoubleQuote(p) => {
+                format!("parse error: unterminated double quote {}", at(p))
+            }
+            T::UnterminatedAnsiCQuote(p) => {
+                format!("parse error: unterminated $'...' quote {}", at(p))
+            }
             T::UnterminatedBackquote(p) => format!("parse error: unterminated backquote {}", at(p)),
-            T::UnterminatedExtendedGlob(p) => format!("parse error: unterminated extended glob {}", at(p)),
-            T::UnterminatedCommandSubstitution => "parse error: unterminated command substitution".to_owned(),
+            T::UnterminatedExtendedGlob(p) => {
+                format!("parse error: unterminated extended glob {}", at(p))
+            }
+            T::UnterminatedCommandSubstitution => {
+                "parse error: unterminated command substitution".to_owned()
+            }
             T::UnterminatedExpansion => "parse error: unterminated `$(`, `$((` or `${`".to_owned(),
             T::UnterminatedVariable => "parse error: unterminated `${`".to_owned(),
-            T::UnterminatedEscapeSequence => "parse error: backslash at the end of input".to_owned(),
+            T::UnterminatedEscapeSequence => {
+                "parse error: backslash at the end of input".to_owned()
+            }
             T::UnterminatedHereDocuments(tags, _) => {
                 format!("parse error: unterminated here-document (no line `{tags}`)")
             }
@@ -419,7 +485,10 @@ impl<'c> Walker<'c> {
         let before = self.out.len();
         self.compound(&def.body.0, def.body.1.as_ref(), src, env);
         self.func = saved;
-        if self.out[before..].iter().any(|c| c.tags.contains(&tags::FORK_BOMB)) {
+        if self.out[before..]
+            .iter()
+            .any(|c| c.tags.contains(&tags::FORK_BOMB))
+        {
             self.bombs.push(name);
         }
     }
@@ -451,7 +520,14 @@ impl<'c> Walker<'c> {
             }
         }
         for text in subs {
-            self.line(&text, "command substitution", env.parent, env, true, Stdin::Default);
+            self.line(
+                &text,
+                "command substitution",
+                env.parent,
+                env,
+                true,
+                Stdin::Default,
+            );
         }
         for ps in red.procsubs {
             self.procsub(ps, src, env.parent, env);
@@ -459,7 +535,13 @@ impl<'c> Walker<'c> {
         red.stdin
     }
 
-    fn compound(&mut self, cc: &ast::CompoundCommand, redirects: Option<&ast::RedirectList>, src: &str, env: Env) {
+    fn compound(
+        &mut self,
+        cc: &ast::CompoundCommand,
+        redirects: Option<&ast::RedirectList>,
+        src: &str,
+        env: Env,
+    ) {
         let Some(mut e) = self.deeper(env) else {
             return;
         };
@@ -472,7 +554,10 @@ impl<'c> Walker<'c> {
         match cc {
             ast::CompoundCommand::Arithmetic(a) => self.text_subs(&a.expr.value, e),
             ast::CompoundCommand::ArithmeticForClause(f) => {
-                for x in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                for x in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
                     self.text_subs(&x.value, e);
                 }
                 self.list(&f.body.list, src, e);
@@ -515,7 +600,14 @@ impl<'c> Walker<'c> {
                 self.list(&w.1.list, src, e);
             }
             ast::CompoundCommand::Coprocess(c) => {
-                self.command(&c.body, src, Env { background: true, ..e });
+                self.command(
+                    &c.body,
+                    src,
+                    Env {
+                        background: true,
+                        ..e
+                    },
+                );
             }
         }
         self.inherited.truncate(mark);
@@ -529,7 +621,9 @@ impl<'c> Walker<'c> {
                     stack.push(a);
                     stack.push(b);
                 }
-                ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => stack.push(a),
+                ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                    stack.push(a)
+                }
                 ast::ExtendedTestExpr::UnaryTest(_, w) => self.word_subs(&w.value, env),
                 ast::ExtendedTestExpr::BinaryTest(_, l, r) => {
                     self.word_subs(&l.value, env);
@@ -549,7 +643,14 @@ impl<'c> Walker<'c> {
             self.mark_opaque(p, format!("cannot decode `{raw}`"));
         }
         for text in subs {
-            self.line(&text, "command substitution", env.parent, env, true, Stdin::Default);
+            self.line(
+                &text,
+                "command substitution",
+                env.parent,
+                env,
+                true,
+                Stdin::Default,
+            );
         }
     }
 
@@ -589,7 +690,15 @@ impl<'c> Walker<'c> {
 
     /// Parses `text` as a command line and walks it, its commands being
     /// children of `parent`.
-    fn line(&mut self, text: &str, note: &str, parent: Option<usize>, env: Env, in_subst: bool, stdin: Stdin) {
+    fn line(
+        &mut self,
+        text: &str,
+        note: &str,
+        parent: Option<usize>,
+        env: Env,
+        in_subst: bool,
+        stdin: Stdin,
+    ) {
         if self.stopped() || text.trim().is_empty() {
             return;
         }
@@ -599,6 +708,13 @@ impl<'c> Walker<'c> {
         let scan = prescan::scan(text);
         if e.depth + scan.depth > self.ctx.limits.max_depth {
             self.set_opaque(too_deep(self.ctx.limits.max_depth));
+            return;
+        }
+        if let Some(why) = scan.bad_heredoc {
+            match parent {
+                Some(p) => self.mark_opaque(p, format!("{note} cannot be analysed: {why}")),
+                None => self.set_opaque(format!("parse error: {why}")),
+            }
             return;
         }
         let program = match parse(text) {
@@ -628,7 +744,12 @@ impl<'c> Walker<'c> {
 
     // ----- simple commands --------------------------------------------------
 
-    fn redirects<'a>(&self, list: &[&'a ast::IoRedirect], src: &str, subs: &mut Vec<String>) -> Redirs<'a> {
+    fn redirects<'a>(
+        &self,
+        list: &[&'a ast::IoRedirect],
+        src: &str,
+        subs: &mut Vec<String>,
+    ) -> Redirs<'a> {
         let mut r = Redirs::default();
         for redirect in list {
             match redirect {
@@ -644,7 +765,8 @@ impl<'c> Walker<'c> {
                                 r.broken.push(w.value.clone());
                             }
                             match kind {
-                                ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::DuplicateInput => {
+                                ast::IoFileRedirectKind::Read
+                                | ast::IoFileRedirectKind::DuplicateInput => {
                                     if on_stdin {
                                         r.stdin = Some(Stdin::File);
                                     }
@@ -664,7 +786,9 @@ impl<'c> Walker<'c> {
                             r.texts.push(format!("{fd_s}{op}{}", w.value));
                             let d = self.word(&w.value, subs);
                             let digits = d.text.trim_end_matches('-');
-                            let is_fd = d.text == "-" || (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+                            let is_fd = d.text == "-"
+                                || (!digits.is_empty()
+                                    && digits.bytes().all(|b| b.is_ascii_digit()));
                             if !is_fd {
                                 // `>&file` is `&>file`.
                                 if matches!(kind, ast::IoFileRedirectKind::DuplicateOutput) {
@@ -675,7 +799,8 @@ impl<'c> Walker<'c> {
                             }
                         }
                         ast::IoFileRedirectTarget::ProcessSubstitution(k, sub) => {
-                            r.texts.push(format!("{fd_s}{op} {}", procsub_text(k, sub, src)));
+                            r.texts
+                                .push(format!("{fd_s}{op} {}", procsub_text(k, sub, src)));
                             r.procsubs.push(sub);
                             if matches!(kind, ast::IoFileRedirectKind::Read) && on_stdin {
                                 r.stdin = Some(Stdin::ProcSub);
@@ -686,7 +811,8 @@ impl<'c> Walker<'c> {
                 ast::IoRedirect::HereDocument(fd, doc) => {
                     let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
                     let dash = if doc.remove_tabs { "-" } else { "" };
-                    r.texts.push(format!("{fd_s}<<{dash}{}", doc.here_end.value));
+                    r.texts
+                        .push(format!("{fd_s}<<{dash}{}", doc.here_end.value));
                     let body = if doc.requires_expansion {
                         words::decode_heredoc(&doc.doc.value, subs, self.ctx.limits.max_depth)
                     } else {
@@ -722,7 +848,9 @@ impl<'c> Walker<'c> {
 
     fn assignment(&self, a: &ast::Assignment, raw: &ast::Word, subs: &mut Vec<String>) -> Assign {
         let name = match &a.name {
-            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
+                n.clone()
+            }
         };
         let value = match &a.value {
             ast::AssignmentValue::Scalar(w) => self.word(&w.value, subs),
@@ -750,17 +878,27 @@ impl<'c> Walker<'c> {
         }
     }
 
-    fn item<'a>(&self, item: &'a ast::CommandPrefixOrSuffixItem, prefix: bool, src: &str, items: &mut Items<'a>, subs: &mut Vec<String>) {
+    fn item<'a>(
+        &self,
+        item: &'a ast::CommandPrefixOrSuffixItem,
+        prefix: bool,
+        src: &str,
+        items: &mut Items<'a>,
+        subs: &mut Vec<String>,
+    ) {
         match item {
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => items.redirects.push(r),
-            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) if prefix && items.words.is_empty() => {
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)
+                if prefix && items.words.is_empty() =>
+            {
                 let assign = self.assignment(a, w, subs);
                 if assign.value.broken {
                     items.broken.push(w.value.clone());
                 }
                 items.assigns.push(assign);
             }
-            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) | ast::CommandPrefixOrSuffixItem::Word(w) => {
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)
+            | ast::CommandPrefixOrSuffixItem::Word(w) => {
                 let d = self.word(&w.value, subs);
                 if d.broken {
                     items.broken.push(w.value.clone());
@@ -795,7 +933,13 @@ impl<'c> Walker<'c> {
         for item in sc.suffix.iter().flat_map(|s| s.0.iter()) {
             self.item(item, false, src, &mut items, &mut subs);
         }
-        let Items { words: ordered, assigns, redirects, mut procsubs, mut broken } = items;
+        let Items {
+            words: ordered,
+            assigns,
+            redirects,
+            mut procsubs,
+            mut broken,
+        } = items;
         let red = self.redirects(&redirects, src, &mut subs);
         broken.extend(red.broken);
         procsubs.extend(red.procsubs.iter().copied());
@@ -814,7 +958,14 @@ impl<'c> Walker<'c> {
             return false;
         };
         for text in subs {
-            self.line(&text, "command substitution", Some(idx), env, true, Stdin::Default);
+            self.line(
+                &text,
+                "command substitution",
+                Some(idx),
+                env,
+                true,
+                Stdin::Default,
+            );
         }
         for ps in procsubs {
             self.procsub(ps, src, Some(idx), env);
@@ -846,7 +997,9 @@ impl<'c> Walker<'c> {
     /// The text (and dynamism) of a path named by the classifier.
     fn path_text(pr: &PathRef, words: &[Word]) -> Option<(String, bool)> {
         match pr {
-            PathRef::Arg { idx, off } => words.get(*idx).map(|w| (w.text.get(*off..).unwrap_or("").to_owned(), w.dynamic)),
+            PathRef::Arg { idx, off } => words
+                .get(*idx)
+                .map(|w| (w.text.get(*off..).unwrap_or("").to_owned(), w.dynamic)),
             PathRef::Lit(s) => Some((s.clone(), false)),
             PathRef::Into { dir, src } => {
                 let src = words.get(*src)?;
@@ -861,7 +1014,10 @@ impl<'c> Walker<'c> {
                 if base.is_empty() || base == "." || base == ".." {
                     return None;
                 }
-                Some((format!("{}/{}", dir_text.trim_end_matches('/'), base), dir_dyn || src.dynamic))
+                Some((
+                    format!("{}/{}", dir_text.trim_end_matches('/'), base),
+                    dir_dyn || src.dynamic,
+                ))
             }
         }
     }
@@ -869,16 +1025,25 @@ impl<'c> Walker<'c> {
     /// Resolves a path against `base` or the working directory. The flag
     /// says the path is relative to a directory not known statically.
     fn resolve(&self, text: &str, base: Option<&str>) -> (String, bool) {
-        let relative = !text.starts_with('/') && !text.starts_with('~') && paths::home_rest(text).is_none();
+        let relative =
+            !text.starts_with('/') && !text.starts_with('~') && paths::home_rest(text).is_none();
         let cwd = base.or(self.cwd.as_deref()).unwrap_or(self.ctx.cwd);
         let unknown = relative && base.is_none() && self.cwd.is_none();
         (paths::resolve(text, cwd, &self.home), unknown)
     }
 
-    fn add_write(&self, sc: &mut SimpleCommand, text: &str, dynamic: bool, what: &str, base: Option<&str>) {
+    fn add_write(
+        &self,
+        sc: &mut SimpleCommand,
+        text: &str,
+        dynamic: bool,
+        what: &str,
+        base: Option<&str>,
+    ) {
         if dynamic {
             add_tag(&mut sc.tags, tags::OPAQUE);
-            sc.notes.push(format!("{what} `{text}` is not known before it runs"));
+            sc.notes
+                .push(format!("{what} `{text}` is not known before it runs"));
             return;
         }
         if text.is_empty() {
@@ -890,7 +1055,9 @@ impl<'c> Walker<'c> {
         }
         if unknown {
             add_tag(&mut sc.tags, tags::OPAQUE);
-            sc.notes.push(format!("{what} `{text}` is relative to a directory not known before it runs"));
+            sc.notes.push(format!(
+                "{what} `{text}` is relative to a directory not known before it runs"
+            ));
         }
         if !sc.writes.contains(&abs) {
             sc.writes.push(abs);
@@ -910,19 +1077,29 @@ impl<'c> Walker<'c> {
 
     /// Tags `env-exec` for an assignment that makes programs run others,
     /// and queues the command line in its value.
-    fn env_exec(sc: &mut SimpleCommand, name: &str, value: &Word, lines: &mut Vec<(String, bool, String)>) {
-        let exec = EXEC_VARS.contains(&name) || name.starts_with("DYLD_") || name.starts_with("GIT_CONFIG_");
+    fn env_exec(
+        sc: &mut SimpleCommand,
+        name: &str,
+        value: &Word,
+        lines: &mut Vec<(String, bool, String)>,
+    ) {
+        let exec = EXEC_VARS.contains(&name)
+            || name.starts_with("DYLD_")
+            || name.starts_with("GIT_CONFIG_");
         if !exec {
             return;
         }
         add_tag(&mut sc.tags, tags::ENV_EXEC);
-        sc.notes.push(format!("`{name}` can make programs run other programs"));
+        sc.notes
+            .push(format!("`{name}` can make programs run other programs"));
         if LINE_VARS.contains(&name) {
             let v = value.text.trim_start_matches('|');
             if !v.trim().is_empty() {
                 if value.dynamic {
                     add_tag(&mut sc.tags, tags::OPAQUE);
-                    sc.notes.push(format!("the command in `{name}` is not known before it runs"));
+                    sc.notes.push(format!(
+                        "the command in `{name}` is not known before it runs"
+                    ));
                 }
                 lines.push((v.to_owned(), value.dynamic, format!("command in `{name}`")));
             }
@@ -977,10 +1154,20 @@ impl<'c> Walker<'c> {
             Facts::new(s)
         } else if p.words.is_empty() {
             let writes = !p.redir_writes.is_empty() || !p.assigns.is_empty();
-            Facts::new(if writes { Sensitivity::Write } else { Sensitivity::Read })
+            Facts::new(if writes {
+                Sensitivity::Write
+            } else {
+                Sensitivity::Read
+            })
         } else if p.words[0].dynamic {
             let mut f = Facts::new(Sensitivity::Mutate);
-            f.tag(tags::OPAQUE, format!("the command name `{}` is not known before it runs", p.words[0].text));
+            f.tag(
+                tags::OPAQUE,
+                format!(
+                    "the command name `{}` is not known before it runs",
+                    p.words[0].text
+                ),
+            );
             f
         } else {
             classify::classify(&p.words)
@@ -1022,8 +1209,14 @@ impl<'c> Walker<'c> {
         dedup(&mut sc.env_changes);
 
         // writes
-        let base_text = facts.base.as_ref().and_then(|b| Self::path_text(b, &p.words));
-        let base = base_text.as_ref().filter(|(_, d)| !d).map(|(t, _)| self.resolve(t, None).0);
+        let base_text = facts
+            .base
+            .as_ref()
+            .and_then(|b| Self::path_text(b, &p.words));
+        let base = base_text
+            .as_ref()
+            .filter(|(_, d)| !d)
+            .map(|(t, _)| self.resolve(t, None).0);
         let mut redirect_writes = false;
         for w in &p.redir_writes {
             self.add_write(&mut sc, &w.text, w.dynamic, "redirect target", None);
@@ -1033,7 +1226,9 @@ impl<'c> Walker<'c> {
             redirect_writes = false;
         }
         for pr in &facts.writes {
-            let Some((text, dynamic)) = Self::path_text(pr, &p.words) else { continue };
+            let Some((text, dynamic)) = Self::path_text(pr, &p.words) else {
+                continue;
+            };
             if text.contains("{}") && !p.placeholder.is_empty() {
                 for root in &p.placeholder {
                     if !sc.writes.contains(root) {
@@ -1066,7 +1261,10 @@ impl<'c> Walker<'c> {
             }
         }
         if (facts.recursive_delete || p.synthetic.is_some())
-            && let Some(w) = sc.writes.iter().find(|w| paths::is_root_or_home(w, &self.home))
+            && let Some(w) = sc
+                .writes
+                .iter()
+                .find(|w| paths::is_root_or_home(w, &self.home))
         {
             let note = format!("recursive delete of `{w}`");
             add_tag(&mut sc.tags, tags::RM_ROOT);
@@ -1102,7 +1300,13 @@ impl<'c> Walker<'c> {
                 self.add_read(&mut sc, &text, base.as_deref());
             }
         }
-        for (i, w) in p.words.iter().enumerate().take(facts.skip_from.min(p.words.len())).skip(1) {
+        for (i, w) in p
+            .words
+            .iter()
+            .enumerate()
+            .take(facts.skip_from.min(p.words.len()))
+            .skip(1)
+        {
             if used[i] || w.dynamic || w.procsub {
                 continue;
             }
@@ -1119,17 +1323,26 @@ impl<'c> Walker<'c> {
                     if is_shell {
                         if *dynamic {
                             add_tag(&mut sc.tags, tags::OPAQUE);
-                            sc.notes.push(format!("the script fed to `{bin_name}` is not known before it runs"));
+                            sc.notes.push(format!(
+                                "the script fed to `{bin_name}` is not known before it runs"
+                            ));
                         }
-                        lines.push((text.clone(), *dynamic, format!("here-document fed to `{bin_name}`")));
+                        lines.push((
+                            text.clone(),
+                            *dynamic,
+                            format!("here-document fed to `{bin_name}`"),
+                        ));
                     } else {
                         add_tag(&mut sc.tags, tags::INLINE_INTERPRETER);
-                        sc.notes.push(format!("`{bin_name}` reads its program from a here-document"));
+                        sc.notes.push(format!(
+                            "`{bin_name}` reads its program from a here-document"
+                        ));
                     }
                 }
                 (None, Stdin::Pipe | Stdin::ProcSub) => {
                     add_tag(&mut sc.tags, tags::PIPE_TO_SHELL);
-                    sc.notes.push(format!("`{bin_name}` runs a program it reads from a pipe"));
+                    sc.notes
+                        .push(format!("`{bin_name}` runs a program it reads from a pipe"));
                     if env.upstream_decoder {
                         add_tag(&mut sc.tags, tags::BASE64_EXEC);
                         sc.notes.push("decoded data is run as a program".to_owned());
@@ -1143,19 +1356,26 @@ impl<'c> Walker<'c> {
             && classify::sql_is_destructive(text)
         {
             sens = Sensitivity::Destructive;
-            sc.notes.push(format!("`{bin_name}` drops or truncates data"));
+            sc.notes
+                .push(format!("`{bin_name}` drops or truncates data"));
         }
         if env.in_subst && matches!(bin_name.as_str(), "curl" | "wget") {
             add_tag(&mut sc.tags, tags::REMOTE_SUBSTITUTION);
-            sc.notes.push(format!("output of `{bin_name}` is substituted into a command"));
+            sc.notes.push(format!(
+                "output of `{bin_name}` is substituted into a command"
+            ));
         }
         if !sc.binary.is_empty() {
             if env.background && self.func.as_deref() == Some(sc.binary.as_str()) {
                 add_tag(&mut sc.tags, tags::FORK_BOMB);
-                sc.notes.push(format!("function `{}` calls itself in the background", sc.binary));
+                sc.notes.push(format!(
+                    "function `{}` calls itself in the background",
+                    sc.binary
+                ));
             } else if self.bombs.contains(&sc.binary) {
                 add_tag(&mut sc.tags, tags::FORK_BOMB);
-                sc.notes.push(format!("calls the fork bomb `{}`", sc.binary));
+                sc.notes
+                    .push(format!("calls the fork bomb `{}`", sc.binary));
             }
         }
 
@@ -1163,8 +1383,16 @@ impl<'c> Walker<'c> {
         let mut inners: Vec<Pending> = Vec::new();
         for inner in &facts.inners {
             match inner {
-                Inner::Argv { start, end, note, stdin, placeholder } => {
-                    let Some(ws) = p.words.get(*start..*end) else { continue };
+                Inner::Argv {
+                    start,
+                    end,
+                    note,
+                    stdin,
+                    placeholder,
+                } => {
+                    let Some(ws) = p.words.get(*start..*end) else {
+                        continue;
+                    };
                     let mut q = Pending::new(ws.to_vec(), None);
                     q.note = Some(note.clone());
                     if *stdin {
@@ -1178,7 +1406,12 @@ impl<'c> Walker<'c> {
                     }
                     inners.push(q);
                 }
-                Inner::Synthetic { argv, writes, note, sensitivity } => {
+                Inner::Synthetic {
+                    argv,
+                    writes,
+                    note,
+                    sensitivity,
+                } => {
                     let mut q = Pending::new(argv.iter().map(Word::literal).collect(), None);
                     q.note = Some(note.clone());
                     q.synthetic = Some(*sensitivity);
@@ -1189,7 +1422,11 @@ impl<'c> Walker<'c> {
                     }
                     inners.push(q);
                 }
-                Inner::Line { text, dynamic, note } => {
+                Inner::Line {
+                    text,
+                    dynamic,
+                    note,
+                } => {
                     if *dynamic {
                         add_tag(&mut sc.tags, tags::OPAQUE);
                         sc.notes.push(format!("{note} is not known before it runs"));
@@ -1203,10 +1440,25 @@ impl<'c> Walker<'c> {
         if redirect_writes {
             sens = sens.max(Sensitivity::Write);
         }
-        if sc.tags.iter().any(|t| matches!(*t, tags::RM_ROOT | tags::MKFS | tags::DD_DEVICE | tags::FORK_BOMB | tags::FORCE_PUSH)) {
+        if sc.tags.iter().any(|t| {
+            matches!(
+                *t,
+                tags::RM_ROOT | tags::MKFS | tags::DD_DEVICE | tags::FORK_BOMB | tags::FORCE_PUSH
+            )
+        }) {
             sens = Sensitivity::Destructive;
         }
-        if sc.tags.iter().any(|t| matches!(*t, tags::OPAQUE | tags::ENV_EXEC | tags::PIPE_TO_SHELL | tags::EVAL | tags::INLINE_INTERPRETER | tags::BASE64_EXEC)) {
+        if sc.tags.iter().any(|t| {
+            matches!(
+                *t,
+                tags::OPAQUE
+                    | tags::ENV_EXEC
+                    | tags::PIPE_TO_SHELL
+                    | tags::EVAL
+                    | tags::INLINE_INTERPRETER
+                    | tags::BASE64_EXEC
+            )
+        }) {
             sens = sens.max(Sensitivity::Mutate);
         }
         sc.sensitivity = sens;
@@ -1221,7 +1473,11 @@ impl<'c> Walker<'c> {
             self.apply_cd(facts.cd.as_ref(), &p.words);
         }
         for (text, _dynamic, note) in lines {
-            let stdin = if note.starts_with("payload") { env.stdin } else { Stdin::Default };
+            let stdin = if note.starts_with("payload") {
+                env.stdin
+            } else {
+                Stdin::Default
+            };
             self.line(&text, &note, Some(idx), env, false, stdin);
         }
         for q in &mut inners {
@@ -1277,7 +1533,11 @@ fn kind_str(kind: &ast::IoFileRedirectKind) -> &'static str {
 }
 
 /// `<(...)` / `>(...)` as written.
-fn procsub_text(kind: &ast::ProcessSubstitutionKind, ps: &ast::SubshellCommand, src: &str) -> String {
+fn procsub_text(
+    kind: &ast::ProcessSubstitutionKind,
+    ps: &ast::SubshellCommand,
+    src: &str,
+) -> String {
     let sigil = match kind {
         ast::ProcessSubstitutionKind::Read => '<',
         ast::ProcessSubstitutionKind::Write => '>',
@@ -1286,7 +1546,10 @@ fn procsub_text(kind: &ast::ProcessSubstitutionKind, ps: &ast::SubshellCommand, 
     let slice = if src.is_ascii() {
         src.get(start..end)
     } else {
-        let mut it = src.char_indices().map(|(b, _)| b).chain(std::iter::once(src.len()));
+        let mut it = src
+            .char_indices()
+            .map(|(b, _)| b)
+            .chain(std::iter::once(src.len()));
         let s = it.nth(start);
         let e = s.and_then(|_| it.nth(end.saturating_sub(start + 1)));
         match (s, e) {

@@ -121,9 +121,11 @@ pub(crate) fn is_block_device(path: &str) -> bool {
     if dev.contains('/') {
         return dev.starts_with("disk/by-");
     }
-    ["sd", "nvme", "hd", "vd", "xvd", "mmcblk", "disk", "rdisk", "loop", "md", "dm-", "sr"]
-        .iter()
-        .any(|p| dev.starts_with(p))
+    [
+        "sd", "nvme", "hd", "vd", "xvd", "mmcblk", "disk", "rdisk", "loop", "md", "dm-", "sr",
+    ]
+    .iter()
+    .any(|p| dev.starts_with(p))
 }
 
 /// Does an argument look like a path: contains `/`, starts with `.` or `~`
@@ -135,7 +137,11 @@ pub(crate) fn looks_like_path(text: &str) -> bool {
     if text.bytes().any(|b| b.is_ascii_whitespace()) {
         return false;
     }
-    if text.contains('/') || text.starts_with('.') || text.starts_with('~') || home_rest(text).is_some() {
+    if text.contains('/')
+        || text.starts_with('.')
+        || text.starts_with('~')
+        || home_rest(text).is_some()
+    {
         return true;
     }
     if text.contains('=') {
@@ -238,10 +244,26 @@ mod tests {
 
     #[test]
     fn path_likeness() {
-        for t in ["a/b", "./x", "~/.aileron", "$HOME/x", "notes.txt", ".env", "aileron.yaml"] {
+        for t in [
+            "a/b",
+            "./x",
+            "~/.aileron",
+            "$HOME/x",
+            "notes.txt",
+            ".env",
+            "aileron.yaml",
+        ] {
             assert!(looks_like_path(t), "{t}");
         }
-        for t in ["-rf", "https://x.y/z", "1.5", "v1.2.3", "status", "a b.txt", "key=val"] {
+        for t in [
+            "-rf",
+            "https://x.y/z",
+            "1.5",
+            "v1.2.3",
+            "status",
+            "a b.txt",
+            "key=val",
+        ] {
             assert!(!looks_like_path(t), "{t}");
         }
     }

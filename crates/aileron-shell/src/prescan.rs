@@ -10,7 +10,7 @@
 /// What the pre-scan found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Scan {
-    /// Estimated deepest nesting.
+    /// Estimated deepest nesting (also of unmatched `[`).
     pub depth: usize,
     /// Command separators seen outside quotes (`;`, `&`, `|`, `&&`, `||`,
     /// newlines).
@@ -18,6 +18,8 @@ pub(crate) struct Scan {
     /// Upper bound of the nesting any parser can see: every `(`, `{`,
     /// backquote, quote, backslash and block keyword.
     pub raw: usize,
+    /// A here-document the parser could choke on.
+    pub bad_heredoc: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -29,6 +31,16 @@ enum Ctx {
     Arith,
     Case,
     Block,
+}
+
+/// How many levels a context counts for: `((` is two parentheses to the
+/// parser (which tries both readings of it).
+fn weight(c: Ctx) -> usize {
+    match c {
+        Ctx::Dq => 0,
+        Ctx::Arith => 2,
+        _ => 1,
+    }
 }
 
 const OPENERS: &[&str] = &["if", "while", "until", "for", "select", "case", "function"];
@@ -67,6 +79,20 @@ pub(crate) fn scan(s: &str) -> Scan {
             .count(),
         ..Scan::default()
     };
+    // Unmatched `[` make brush-parser's array-subscript rules backtrack
+    // (exponentially, with quotes or backquotes in between): count them as
+    // nesting, whatever the quoting.
+    let mut brackets = 0usize;
+    for &c in b {
+        match c {
+            b'[' => {
+                brackets += 1;
+                out.depth = out.depth.max(brackets);
+            }
+            b']' => brackets = brackets.saturating_sub(1),
+            _ => {}
+        }
+    }
     let mut stack: Vec<Ctx> = Vec::new();
     let mut depth = 0usize;
     let mut cmd_pos = true;
@@ -76,20 +102,16 @@ pub(crate) fn scan(s: &str) -> Scan {
     macro_rules! push {
         ($c:expr) => {{
             stack.push($c);
-            if $c != Ctx::Dq {
-                depth += 1;
-                if depth > out.depth {
-                    out.depth = depth;
-                }
+            depth += weight($c);
+            if depth > out.depth {
+                out.depth = depth;
             }
         }};
     }
     macro_rules! pop {
         () => {{
             if let Some(c) = stack.pop() {
-                if c != Ctx::Dq {
-                    depth -= 1;
-                }
+                depth -= weight(c);
             }
         }};
     }
@@ -239,25 +261,45 @@ pub(crate) fn scan(s: &str) -> Scan {
                     i += 1;
                 }
                 let mut delim = Vec::new();
-                while i < n && !matches!(b[i], b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')') {
+                let mut odd = false;
+                while i < n
+                    && !matches!(
+                        b[i],
+                        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+                    )
+                {
                     match b[i] {
                         b'\'' | b'"' => {
                             let q = b[i];
                             i += 1;
                             while i < n && b[i] != q {
+                                odd |= q == b'"' && matches!(b[i], b'$' | b'`' | b'\\');
+                                odd |= b[i] == b'\n';
                                 delim.push(b[i]);
                                 i += 1;
                             }
+                            odd |= i >= n;
                         }
                         b'\\' => {
                             if i + 1 < n {
+                                odd |= !(b[i + 1].is_ascii_alphanumeric() || b[i + 1] == b'_');
                                 delim.push(b[i + 1]);
                             }
                             i += 1;
                         }
-                        other => delim.push(other),
+                        other => {
+                            odd |= !(other.is_ascii_alphanumeric() || b"_.+-:@%/=,^~!?".contains(&other));
+                            delim.push(other);
+                        }
                     }
                     i += 1;
+                }
+                // brush-parser can loop forever on some malformed
+                // here-documents: refuse anything unusual before it runs.
+                if delim.is_empty() || odd {
+                    out.bad_heredoc.get_or_insert("here-document with an unusual delimiter");
+                } else if !b[i.min(n)..].contains(&b'\n') {
+                    out.bad_heredoc.get_or_insert("here-document without a body");
                 }
                 heredocs.push((delim, strip));
                 cmd_pos = false;
@@ -285,7 +327,15 @@ pub(crate) fn scan(s: &str) -> Scan {
                     }
                     cmd_pos = matches!(
                         word,
-                        b"if" | b"then" | b"else" | b"elif" | b"do" | b"while" | b"until" | b"!" | b"time"
+                        b"if"
+                            | b"then"
+                            | b"else"
+                            | b"elif"
+                            | b"do"
+                            | b"while"
+                            | b"until"
+                            | b"!"
+                            | b"time"
                     );
                 } else if word.contains(&b'=') {
                     // An assignment keeps the command position.
@@ -311,7 +361,10 @@ fn skip_heredoc_bodies(b: &[u8], mut i: usize, pending: &mut Vec<(Vec<u8>, bool)
             if i >= b.len() {
                 return b.len();
             }
-            let end = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
+            let end = b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p);
             let mut line = &b[i..end];
             if strip {
                 while let [b'\t', rest @ ..] = line {
@@ -333,7 +386,10 @@ mod tests {
 
     #[test]
     fn depth_of_common_lines() {
-        assert_eq!(scan("git status && cargo test --all 2>&1 | tail -n 50").depth, 0);
+        assert_eq!(
+            scan("git status && cargo test --all 2>&1 | tail -n 50").depth,
+            0
+        );
         assert_eq!(scan("echo $(ls)").depth, 1);
         assert_eq!(scan("echo \"$(echo $(ls))\"").depth, 2);
         assert_eq!(scan("echo '((((('").depth, 0);
@@ -341,7 +397,9 @@ mod tests {
         assert_eq!(scan("case x in a) ls;; esac").depth, 1);
         assert_eq!(scan("echo $(case x in a) $(ls);; esac)").depth, 3);
         assert_eq!(scan("cat <<'EOF'\n)))\nEOF\necho $(ls)").depth, 1);
-        assert_eq!(scan("echo $(( (1 << 2) ))").depth, 2);
+        assert_eq!(scan("echo $(( (1 << 2) ))").depth, 3);
+        assert_eq!(scan("((((((").depth, 6);
+        assert_eq!(scan("a[b[c]]").depth, 2);
     }
 
     #[test]
@@ -358,6 +416,19 @@ mod tests {
     fn separators() {
         assert_eq!(scan("a; b && c || d | e & f").separators, 5);
         assert_eq!(scan("a >&2 2>&1 &>x").separators, 0);
+    }
+
+    #[test]
+    fn heredocs() {
+        assert_eq!(scan("cat <<EOF\nx\nEOF").bad_heredoc, None);
+        assert_eq!(scan("cat <<-'EOF'\nx\nEOF").bad_heredoc, None);
+        assert_eq!(scan("cat <<\"E_1\" >x\nx\nE_1").bad_heredoc, None);
+        assert_eq!(scan("echo '1 << 2'").bad_heredoc, None);
+        assert_eq!(scan("echo $((1 << 2))").bad_heredoc, None);
+        assert!(scan("<<$[    ").bad_heredoc.is_some());
+        assert!(scan("''<<'')#").bad_heredoc.is_some());
+        assert!(scan("cat <<EOF").bad_heredoc.is_some());
+        assert!(scan("cat <<''\nx\n").bad_heredoc.is_some());
         assert_eq!(scan("echo 'a;b;c'").separators, 0);
     }
 }

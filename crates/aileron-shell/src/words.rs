@@ -171,7 +171,8 @@ impl Decoding<'_, '_> {
                     self.out.push_str(&s);
                     self.operands(expr);
                 }
-                WordPiece::CommandSubstitution(cmd) | WordPiece::BackquotedCommandSubstitution(cmd) => {
+                WordPiece::CommandSubstitution(cmd)
+                | WordPiece::BackquotedCommandSubstitution(cmd) => {
                     self.dynamic = true;
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
@@ -213,11 +214,17 @@ impl Decoding<'_, '_> {
                     strings[0] = Some(index);
                 }
             }
-            ParameterExpr::UseDefaultValues { default_value: v, .. }
-            | ParameterExpr::AssignDefaultValues { default_value: v, .. } => {
+            ParameterExpr::UseDefaultValues {
+                default_value: v, ..
+            }
+            | ParameterExpr::AssignDefaultValues {
+                default_value: v, ..
+            } => {
                 strings[0] = v.as_deref();
             }
-            ParameterExpr::IndicateErrorIfNullOrUnset { error_message: v, .. } => {
+            ParameterExpr::IndicateErrorIfNullOrUnset {
+                error_message: v, ..
+            } => {
                 strings[0] = v.as_deref();
             }
             ParameterExpr::UseAlternativeValue {

@@ -12,46 +12,316 @@ fn text(args: &[Word], i: usize) -> &str {
 
 /// Programs that only read the files they are given.
 const READERS: &[&str] = &[
-    "cat", "tac", "head", "tail", "less", "more", "most", "bat", "batcat", "nl", "wc", "od",
-    "hexdump", "strings", "file", "stat", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
-    "sha512sum", "shasum", "md5sum", "md5", "b2sum", "cksum", "sum", "diff", "cmp", "comm", "cut",
-    "paste", "join", "fold", "fmt", "column", "expand", "unexpand", "rev", "view", "zless",
-    "zmore", "zgrep", "bzgrep", "xzgrep", "readlink", "realpath", "ls", "exa", "eza", "lsd", "tree",
-    "du", "wc", "iconv", "jq", "yq", "grep", "egrep", "fgrep", "rg", "ag", "ack",
-    "fd", "fdfind", "test", "[", "[[", "basename", "dirname", "pwd", "echo", "printf", "true",
-    "false", ":", "which", "whereis", "whatis", "apropos", "type", "df", "printenv", "whoami", "id",
-    "groups", "uname", "ps", "pgrep", "pidof", "top", "htop", "btop", "uptime", "free", "w", "who",
-    "users", "last", "lsof", "lscpu", "lsblk", "lsusb", "lspci", "nproc", "arch", "tty", "locale",
-    "getconf", "seq", "yes", "sleep", "tr", "help", "info", "history", "jobs", "dirs", "hash",
-    "wait", "exit", "return", "shift", "break", "continue", "set", "shopt", "ulimit", "compgen",
-    "getent", "dig", "nslookup", "host", "ping", "ping6", "traceroute", "whois", "netstat", "ss",
-    "vmstat", "iostat", "mpstat", "sar", "dmesg", "journalctl", "cal", "bc", "dc",
-    "expr", "factor", "numfmt", "shuf", "tput", "clear", "reset", "stty", "diff3", "sdiff",
-    "colordiff", "delta", "difft", "tokei", "cloc", "scc", "xmllint", "jless", "fx", "gron",
-    "htmlq", "pup", "mlr", "csvlook", "ldd", "nm", "objdump", "readelf", "size", "otool",
-    "lipo", "sw_vers", "system_profiler", "sysctl", "timedatectl", "hostnamectl", "loginctl",
-    "look", "units", "cowsay", "figlet", "lolcat", "banner", "tldr", "man", "let",
-    "local", "declare", "typeset", "readonly", "export", "unset", "read", "mapfile", "readarray",
-    "getopts", "cd", "pushd", "popd", "umask", "date", "hostname", "sort", "uniq", "xxd", "base64",
-    "base32", "basenc", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
+    "cat",
+    "tac",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "most",
+    "bat",
+    "batcat",
+    "nl",
+    "wc",
+    "od",
+    "hexdump",
+    "strings",
+    "file",
+    "stat",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "shasum",
+    "md5sum",
+    "md5",
+    "b2sum",
+    "cksum",
+    "sum",
+    "diff",
+    "cmp",
+    "comm",
+    "cut",
+    "paste",
+    "join",
+    "fold",
+    "fmt",
+    "column",
+    "expand",
+    "unexpand",
+    "rev",
+    "view",
+    "zless",
+    "zmore",
+    "zgrep",
+    "bzgrep",
+    "xzgrep",
+    "readlink",
+    "realpath",
+    "ls",
+    "exa",
+    "eza",
+    "lsd",
+    "tree",
+    "du",
+    "wc",
+    "iconv",
+    "jq",
+    "yq",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "fd",
+    "fdfind",
+    "test",
+    "[",
+    "[[",
+    "basename",
+    "dirname",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    ":",
+    "which",
+    "whereis",
+    "whatis",
+    "apropos",
+    "type",
+    "df",
+    "printenv",
+    "whoami",
+    "id",
+    "groups",
+    "uname",
+    "ps",
+    "pgrep",
+    "pidof",
+    "top",
+    "htop",
+    "btop",
+    "uptime",
+    "free",
+    "w",
+    "who",
+    "users",
+    "last",
+    "lsof",
+    "lscpu",
+    "lsblk",
+    "lsusb",
+    "lspci",
+    "nproc",
+    "arch",
+    "tty",
+    "locale",
+    "getconf",
+    "seq",
+    "yes",
+    "sleep",
+    "tr",
+    "help",
+    "info",
+    "history",
+    "jobs",
+    "dirs",
+    "hash",
+    "wait",
+    "exit",
+    "return",
+    "shift",
+    "break",
+    "continue",
+    "set",
+    "shopt",
+    "ulimit",
+    "compgen",
+    "getent",
+    "dig",
+    "nslookup",
+    "host",
+    "ping",
+    "ping6",
+    "traceroute",
+    "whois",
+    "netstat",
+    "ss",
+    "vmstat",
+    "iostat",
+    "mpstat",
+    "sar",
+    "dmesg",
+    "journalctl",
+    "cal",
+    "bc",
+    "dc",
+    "expr",
+    "factor",
+    "numfmt",
+    "shuf",
+    "tput",
+    "clear",
+    "reset",
+    "stty",
+    "diff3",
+    "sdiff",
+    "colordiff",
+    "delta",
+    "difft",
+    "tokei",
+    "cloc",
+    "scc",
+    "xmllint",
+    "jless",
+    "fx",
+    "gron",
+    "htmlq",
+    "pup",
+    "mlr",
+    "csvlook",
+    "ldd",
+    "nm",
+    "objdump",
+    "readelf",
+    "size",
+    "otool",
+    "lipo",
+    "sw_vers",
+    "system_profiler",
+    "sysctl",
+    "timedatectl",
+    "hostnamectl",
+    "loginctl",
+    "look",
+    "units",
+    "cowsay",
+    "figlet",
+    "lolcat",
+    "banner",
+    "tldr",
+    "man",
+    "let",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "export",
+    "unset",
+    "read",
+    "mapfile",
+    "readarray",
+    "getopts",
+    "cd",
+    "pushd",
+    "popd",
+    "umask",
+    "date",
+    "hostname",
+    "sort",
+    "uniq",
+    "xxd",
+    "base64",
+    "base32",
+    "basenc",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "zstdcat",
+    "lz4cat",
 ];
 
 /// Programs whose first operand is a pattern or program, not a file.
 fn pattern_first(name: &str) -> bool {
-    matches!(name, "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "jq" | "yq" | "zgrep" | "bzgrep" | "xzgrep")
+    matches!(
+        name,
+        "grep"
+            | "egrep"
+            | "fgrep"
+            | "rg"
+            | "ag"
+            | "ack"
+            | "jq"
+            | "yq"
+            | "zgrep"
+            | "bzgrep"
+            | "xzgrep"
+    )
 }
 
 pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
     let f = match name {
         "rm" => rm(args),
-        "rmdir" | "unlink" => all_operands(args, &Spec { permute: true, ..Spec::default() }, Mutate),
-        "shred" => all_operands(args, &Spec { short_val: "ns", long_val: &["iterations", "size", "random-source"], permute: true, ..Spec::default() }, Mutate),
-        "truncate" => all_operands(args, &Spec { short_val: "sr", long_val: &["size", "reference"], permute: true, ..Spec::default() }, Write),
-        "touch" => all_operands(args, &Spec { short_val: "drt", long_val: &["date", "reference"], permute: true, ..Spec::default() }, Write),
-        "mkdir" => all_operands(args, &Spec { short_val: "m", long_val: &["mode", "context"], permute: true, ..Spec::default() }, Write),
-        "mkfifo" | "mknod" | "fallocate" | "sponge" => all_operands(args, &Spec { short_val: "mlo", permute: true, ..Spec::default() }, Write),
+        "rmdir" | "unlink" => all_operands(
+            args,
+            &Spec {
+                permute: true,
+                ..Spec::default()
+            },
+            Mutate,
+        ),
+        "shred" => all_operands(
+            args,
+            &Spec {
+                short_val: "ns",
+                long_val: &["iterations", "size", "random-source"],
+                permute: true,
+                ..Spec::default()
+            },
+            Mutate,
+        ),
+        "truncate" => all_operands(
+            args,
+            &Spec {
+                short_val: "sr",
+                long_val: &["size", "reference"],
+                permute: true,
+                ..Spec::default()
+            },
+            Write,
+        ),
+        "touch" => all_operands(
+            args,
+            &Spec {
+                short_val: "drt",
+                long_val: &["date", "reference"],
+                permute: true,
+                ..Spec::default()
+            },
+            Write,
+        ),
+        "mkdir" => all_operands(
+            args,
+            &Spec {
+                short_val: "m",
+                long_val: &["mode", "context"],
+                permute: true,
+                ..Spec::default()
+            },
+            Write,
+        ),
+        "mkfifo" | "mknod" | "fallocate" | "sponge" => all_operands(
+            args,
+            &Spec {
+                short_val: "mlo",
+                permute: true,
+                ..Spec::default()
+            },
+            Write,
+        ),
         "tee" => {
-            let mut f = all_operands(args, &Spec { permute: true, ..Spec::default() }, Write);
+            let mut f = all_operands(
+                args,
+                &Spec {
+                    permute: true,
+                    ..Spec::default()
+                },
+                Write,
+            );
             if f.writes.is_empty() {
                 f.sensitivity = Read;
             }
@@ -60,7 +330,23 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "cp" | "install" | "ln" | "mv" | "gcp" | "gmv" => copy(name, args),
         "chmod" | "chown" | "chgrp" | "lchown" => chmod(name, args),
         "chattr" => chattr(args),
-        "setfacl" => all_operands(args, &Spec { short_val: "mMxX", long_val: &["modify", "modify-file", "remove", "remove-file", "set", "set-file"], permute: true, ..Spec::default() }, Mutate),
+        "setfacl" => all_operands(
+            args,
+            &Spec {
+                short_val: "mMxX",
+                long_val: &[
+                    "modify",
+                    "modify-file",
+                    "remove",
+                    "remove-file",
+                    "set",
+                    "set-file",
+                ],
+                permute: true,
+                ..Spec::default()
+            },
+            Mutate,
+        ),
         "dd" => dd(args),
         "patch" => patch(args),
         "curl" => curl(args),
@@ -70,7 +356,19 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "rsync" | "scp" => transfer(name, args),
         "sort" => sort(args),
         "uniq" | "xxd" => {
-            let spec = if name == "xxd" { Spec { short_val: "cglsno", permute: true, ..Spec::default() } } else { Spec { short_val: "fsw", permute: true, ..Spec::default() } };
+            let spec = if name == "xxd" {
+                Spec {
+                    short_val: "cglsno",
+                    permute: true,
+                    ..Spec::default()
+                }
+            } else {
+                Spec {
+                    short_val: "fsw",
+                    permute: true,
+                    ..Spec::default()
+                }
+            };
             let p = opts::parse(args, 1, &spec);
             let mut f = Facts::new(Read);
             if name == "xxd" && p.has('r', "revert") {
@@ -86,7 +384,15 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             f
         }
         "base64" | "base32" | "basenc" | "gbase64" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "wio", permute: true, ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "wio",
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
             let mut f = Facts::new(Read);
             f.decoder = p.has('d', "decode") || p.has('D', "");
             for &i in &p.operands {
@@ -106,14 +412,25 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             f
         }
         "openssl" => openssl(args),
-        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd" | "unzstd" | "lz4" | "unlz4" | "compress" | "uncompress" | "pigz" | "unpigz" => compressor(name, args),
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
+        | "unzstd" | "lz4" | "unlz4" | "compress" | "uncompress" | "pigz" | "unpigz" => {
+            compressor(name, args)
+        }
         "zcat" | "bzcat" | "xzcat" | "zstdcat" | "lz4cat" | "gzcat" => {
             let mut f = reader(name, args);
             f.decoder = true;
             f
         }
         "zip" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "bniPtx", permute: true, ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "bniPtx",
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
             let mut f = Facts::new(Write);
             let mut ops = p.operands.iter();
             if let Some(&a) = ops.next() {
@@ -133,27 +450,72 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             f
         }
         "mktemp" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "p", long_val: &["tmpdir", "suffix"], permute: true, ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "p",
+                    long_val: &["tmpdir", "suffix"],
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
             Facts::new(if p.has('u', "dry-run") { Read } else { Write })
         }
         "split" | "csplit" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "abClnt", permute: true, ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "abClnt",
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
             let mut f = Facts::new(Write);
             if let Some(&i) = p.operands.first() {
                 f.read(i);
             }
             f
         }
-        "vim" | "vi" | "nvim" | "ex" | "nano" | "emacs" | "ed" | "code" | "subl" | "micro" | "hx" | "kak" | "joe" | "mcedit" | "gedit" | "kate" | "cursor" => editor(name, args),
+        "vim" | "vi" | "nvim" | "ex" | "nano" | "emacs" | "ed" | "code" | "subl" | "micro"
+        | "hx" | "kak" | "joe" | "mcedit" | "gedit" | "kate" | "cursor" => editor(name, args),
         "hostname" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "F", permute: true, ..Spec::default() });
-            Facts::new(if p.operands.is_empty() && !p.has('F', "file") && !p.has('b', "boot") { Read } else { Mutate })
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "F",
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
+            Facts::new(
+                if p.operands.is_empty() && !p.has('F', "file") && !p.has('b', "boot") {
+                    Read
+                } else {
+                    Mutate
+                },
+            )
         }
         "date" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "dfIrs", long_val: &["date", "file", "reference", "set"], permute: true, ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "dfIrs",
+                    long_val: &["date", "file", "reference", "set"],
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
             Facts::new(if p.has('s', "set") { Mutate } else { Read })
         }
-        "umask" => Facts::new(if args.len() > 1 && !text(args, 1).starts_with('-') { Write } else { Read }),
+        "umask" => Facts::new(if args.len() > 1 && !text(args, 1).starts_with('-') {
+            Write
+        } else {
+            Read
+        }),
         "yq" => {
             let p = opts::parse(args, 1, &Spec::default());
             let mut f = reader(name, args);
@@ -177,20 +539,37 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         }
         "read" | "mapfile" | "readarray" | "getopts" | "let" | "printf" => vars(name, args),
         "cd" | "pushd" | "popd" | "chdir" => cd(name, args),
-        "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "mkdosfs" | "mkntfs" | "mkexfatfs" => mkfs(name, args),
+        "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "mkdosfs" | "mkntfs" | "mkexfatfs" => {
+            mkfs(name, args)
+        }
         n if n.starts_with("mkfs.") || n.starts_with("newfs") => mkfs(name, args),
         "diskutil" => {
             let mut f = Facts::new(Read);
             let sub = text(args, 1).to_ascii_lowercase();
-            if sub.starts_with("erase") || sub == "partitiondisk" || sub == "zerodisk" || sub == "securerase" || sub == "secureerase" || sub == "reformat" {
-                f.tag(tags::MKFS, format!("`diskutil {}` erases a disk", text(args, 1)));
-            } else if !matches!(sub.as_str(), "list" | "info" | "activity" | "listfilesystems") {
+            if sub.starts_with("erase")
+                || sub == "partitiondisk"
+                || sub == "zerodisk"
+                || sub == "securerase"
+                || sub == "secureerase"
+                || sub == "reformat"
+            {
+                f.tag(
+                    tags::MKFS,
+                    format!("`diskutil {}` erases a disk", text(args, 1)),
+                );
+            } else if !matches!(
+                sub.as_str(),
+                "list" | "info" | "activity" | "listfilesystems"
+            ) {
                 f.at_least(Mutate);
             }
             f
         }
         "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk" | "cgdisk" => {
-            let listing = args.iter().skip(1).any(|w| matches!(w.text.as_str(), "-l" | "--list" | "print" | "-p"));
+            let listing = args
+                .iter()
+                .skip(1)
+                .any(|w| matches!(w.text.as_str(), "-l" | "--list" | "print" | "-p"));
             Facts::new(if listing { Read } else { Mutate })
         }
         _ if READERS.contains(&name) => reader(name, args),
@@ -202,41 +581,225 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
 /// A program that reads the files it is given.
 fn reader(name: &str, args: &[Word]) -> Facts {
     let spec = match name {
-        "head" | "tail" => Spec { short_val: "ncs", long_val: &["lines", "bytes", "sleep-interval", "pid", "max-unchanged-stats"], permute: true, ..Spec::default() },
+        "head" | "tail" => Spec {
+            short_val: "ncs",
+            long_val: &[
+                "lines",
+                "bytes",
+                "sleep-interval",
+                "pid",
+                "max-unchanged-stats",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
         "grep" | "egrep" | "fgrep" | "zgrep" => Spec {
             short_val: "efmABCdD",
-            long_val: &["regexp", "file", "max-count", "after-context", "before-context", "context", "include", "exclude", "exclude-dir", "exclude-from", "label", "devices", "directories", "binary-files", "group-separator"],
+            long_val: &[
+                "regexp",
+                "file",
+                "max-count",
+                "after-context",
+                "before-context",
+                "context",
+                "include",
+                "exclude",
+                "exclude-dir",
+                "exclude-from",
+                "label",
+                "devices",
+                "directories",
+                "binary-files",
+                "group-separator",
+            ],
             permute: true,
             ..Spec::default()
         },
         "rg" => Spec {
             short_val: "efmABCgtTjMrE",
             long_val: &[
-                "regexp", "file", "max-count", "after-context", "before-context", "context", "glob", "iglob", "type",
-                "type-not", "threads", "max-columns", "replace", "pre", "pre-glob", "sort", "sortr", "max-depth",
-                "encoding", "engine", "color", "colors", "path-separator", "field-match-separator",
-                "field-context-separator", "ignore-file", "type-add", "type-clear", "max-filesize", "dfa-size-limit",
-                "regex-size-limit", "context-separator", "generate",
+                "regexp",
+                "file",
+                "max-count",
+                "after-context",
+                "before-context",
+                "context",
+                "glob",
+                "iglob",
+                "type",
+                "type-not",
+                "threads",
+                "max-columns",
+                "replace",
+                "pre",
+                "pre-glob",
+                "sort",
+                "sortr",
+                "max-depth",
+                "encoding",
+                "engine",
+                "color",
+                "colors",
+                "path-separator",
+                "field-match-separator",
+                "field-context-separator",
+                "ignore-file",
+                "type-add",
+                "type-clear",
+                "max-filesize",
+                "dfa-size-limit",
+                "regex-size-limit",
+                "context-separator",
+                "generate",
             ],
             permute: true,
             ..Spec::default()
         },
-        "ag" | "ack" => Spec { short_val: "ABCGgm", long_val: &["ignore", "ignore-dir", "file-search-regex", "max-count", "depth"], permute: true, ..Spec::default() },
-        "jq" => Spec { short_val: "fL", long_val: &["arg", "argjson", "slurpfile", "rawfile", "args", "jsonargs", "from-file", "indent", "tab"], permute: true, ..Spec::default() },
-        "cut" => Spec { short_val: "bcdf", long_val: &["bytes", "characters", "delimiter", "fields", "output-delimiter"], permute: true, ..Spec::default() },
-        "sort" | "uniq" => Spec { short_val: "kStTfsw", permute: true, ..Spec::default() },
-        "diff" => Spec { short_val: "CUFIxSXL", long_val: &["label", "exclude", "exclude-from", "ignore-matching-lines", "starting-file", "to-file", "from-file", "line-format", "unchanged-line-format", "old-line-format", "new-line-format"], permute: true, ..Spec::default() },
-        "fd" | "fdfind" => Spec { short_val: "etdEcjxXS", long_val: &["extension", "type", "max-depth", "exclude", "color", "threads", "exec", "exec-batch", "size", "changed-within", "changed-before", "owner", "base-directory", "search-path", "format", "max-results", "min-depth", "exact-depth", "ignore-file", "path-separator", "batch-size"], permute: true, ..Spec::default() },
-        "tr" | "seq" | "echo" | "printf" | "sleep" | "yes" | "expr" | "test" | "[" | "[[" => Spec { permute: true, ..Spec::default() },
-        "column" | "paste" | "join" | "fold" | "od" | "hexdump" | "nl" | "wc" => Spec { short_val: "tsoc12jwbdvNn", permute: true, ..Spec::default() },
-        "man" => Spec { short_val: "PMSsLmpCeIR", long_val: &["pager", "manpath", "sections", "locale", "systems", "preprocessor", "config-file", "extension", "encoding"], permute: true, ..Spec::default() },
-        "ls" | "tree" | "du" | "exa" | "eza" | "lsd" => Spec { short_val: "ILPTw", long_val: &["ignore", "hide", "width", "tabsize", "block-size", "time-style", "format", "sort", "color", "exclude", "max-depth", "threshold"], permute: true, ..Spec::default() },
-        _ => Spec { permute: true, ..Spec::default() },
+        "ag" | "ack" => Spec {
+            short_val: "ABCGgm",
+            long_val: &[
+                "ignore",
+                "ignore-dir",
+                "file-search-regex",
+                "max-count",
+                "depth",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        "jq" => Spec {
+            short_val: "fL",
+            long_val: &[
+                "arg",
+                "argjson",
+                "slurpfile",
+                "rawfile",
+                "args",
+                "jsonargs",
+                "from-file",
+                "indent",
+                "tab",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        "cut" => Spec {
+            short_val: "bcdf",
+            long_val: &[
+                "bytes",
+                "characters",
+                "delimiter",
+                "fields",
+                "output-delimiter",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        "sort" | "uniq" => Spec {
+            short_val: "kStTfsw",
+            permute: true,
+            ..Spec::default()
+        },
+        "diff" => Spec {
+            short_val: "CUFIxSXL",
+            long_val: &[
+                "label",
+                "exclude",
+                "exclude-from",
+                "ignore-matching-lines",
+                "starting-file",
+                "to-file",
+                "from-file",
+                "line-format",
+                "unchanged-line-format",
+                "old-line-format",
+                "new-line-format",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        "fd" | "fdfind" => Spec {
+            short_val: "etdEcjxXS",
+            long_val: &[
+                "extension",
+                "type",
+                "max-depth",
+                "exclude",
+                "color",
+                "threads",
+                "exec",
+                "exec-batch",
+                "size",
+                "changed-within",
+                "changed-before",
+                "owner",
+                "base-directory",
+                "search-path",
+                "format",
+                "max-results",
+                "min-depth",
+                "exact-depth",
+                "ignore-file",
+                "path-separator",
+                "batch-size",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        "tr" | "seq" | "echo" | "printf" | "sleep" | "yes" | "expr" | "test" | "[" | "[[" => Spec {
+            permute: true,
+            ..Spec::default()
+        },
+        "column" | "paste" | "join" | "fold" | "od" | "hexdump" | "nl" | "wc" => Spec {
+            short_val: "tsoc12jwbdvNn",
+            permute: true,
+            ..Spec::default()
+        },
+        "man" => Spec {
+            short_val: "PMSsLmpCeIR",
+            long_val: &[
+                "pager",
+                "manpath",
+                "sections",
+                "locale",
+                "systems",
+                "preprocessor",
+                "config-file",
+                "extension",
+                "encoding",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        "ls" | "tree" | "du" | "exa" | "eza" | "lsd" => Spec {
+            short_val: "ILPTw",
+            long_val: &[
+                "ignore",
+                "hide",
+                "width",
+                "tabsize",
+                "block-size",
+                "time-style",
+                "format",
+                "sort",
+                "color",
+                "exclude",
+                "max-depth",
+                "threshold",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        _ => Spec {
+            permute: true,
+            ..Spec::default()
+        },
     };
     let p = opts::parse(args, 1, &spec);
     let mut f = Facts::new(Read);
     let mut ops = p.operands.iter().copied().peekable();
-    let pattern_given = p.has('e', "regexp") || p.has('f', "file") || (name == "jq" && p.has('f', "from-file"));
+    let pattern_given =
+        p.has('e', "regexp") || p.has('f', "file") || (name == "jq" && p.has('f', "from-file"));
     if pattern_first(name)
         && !pattern_given
         && let Some(pat) = ops.next()
@@ -244,13 +807,22 @@ fn reader(name: &str, args: &[Word]) -> Facts {
         f.skip.push(pat);
     }
     if name == "jq" {
-        for o in p.opts.iter().filter(|o| o.is_long("slurpfile") || o.is_long("rawfile")) {
+        for o in p
+            .opts
+            .iter()
+            .filter(|o| o.is_long("slurpfile") || o.is_long("rawfile"))
+        {
             if let Some((i, _)) = o.value {
                 f.read(i + 1);
             }
         }
     }
-    for o in p.opts.iter().filter(|o| (o.is('f', "file") && name != "cut") || o.is_long("from-file") || o.is_long("exclude-from") || o.is_long("ignore-file")) {
+    for o in p.opts.iter().filter(|o| {
+        (o.is('f', "file") && name != "cut")
+            || o.is_long("from-file")
+            || o.is_long("exclude-from")
+            || o.is_long("ignore-file")
+    }) {
         if let Some((i, off)) = o.value {
             f.reads.push(PathRef::Arg { idx: i, off });
         }
@@ -271,7 +843,11 @@ fn reader(name: &str, args: &[Word]) -> Facts {
         if let Some(pat) = ops.next() {
             f.skip.push(pat);
         }
-        for o in p.opts.iter().filter(|o| o.is('x', "exec") || o.is('X', "exec-batch")) {
+        for o in p
+            .opts
+            .iter()
+            .filter(|o| o.is('x', "exec") || o.is('X', "exec-batch"))
+        {
             if let Some((i, _)) = o.value {
                 f.run_argv(args, i, "run by `fd --exec`".to_owned(), false);
             }
@@ -286,7 +862,72 @@ fn reader(name: &str, args: &[Word]) -> Facts {
             }
         }
     }
-    if matches!(name, "tr" | "seq" | "echo" | "printf" | "sleep" | "yes" | "expr" | "test" | "[" | "[[" | "basename" | "dirname" | "which" | "type" | "whereis" | "whatis" | "apropos" | "help" | "man" | "info" | "getent" | "dig" | "nslookup" | "host" | "ping" | "ping6" | "traceroute" | "whois" | "id" | "groups" | "pgrep" | "pidof" | "let" | "local" | "declare" | "typeset" | "readonly" | "export" | "unset" | "read" | "mapfile" | "readarray" | "getopts" | "printenv" | "tput" | "stty" | "cal" | "factor" | "numfmt" | "units" | "cowsay" | "figlet" | "banner" | "tldr" | "look" | "compgen" | "hash" | "set" | "shopt" | "ulimit" | "sysctl" | "journalctl" | "expand" | "date") {
+    if matches!(
+        name,
+        "tr" | "seq"
+            | "echo"
+            | "printf"
+            | "sleep"
+            | "yes"
+            | "expr"
+            | "test"
+            | "["
+            | "[["
+            | "basename"
+            | "dirname"
+            | "which"
+            | "type"
+            | "whereis"
+            | "whatis"
+            | "apropos"
+            | "help"
+            | "man"
+            | "info"
+            | "getent"
+            | "dig"
+            | "nslookup"
+            | "host"
+            | "ping"
+            | "ping6"
+            | "traceroute"
+            | "whois"
+            | "id"
+            | "groups"
+            | "pgrep"
+            | "pidof"
+            | "let"
+            | "local"
+            | "declare"
+            | "typeset"
+            | "readonly"
+            | "export"
+            | "unset"
+            | "read"
+            | "mapfile"
+            | "readarray"
+            | "getopts"
+            | "printenv"
+            | "tput"
+            | "stty"
+            | "cal"
+            | "factor"
+            | "numfmt"
+            | "units"
+            | "cowsay"
+            | "figlet"
+            | "banner"
+            | "tldr"
+            | "look"
+            | "compgen"
+            | "hash"
+            | "set"
+            | "shopt"
+            | "ulimit"
+            | "sysctl"
+            | "journalctl"
+            | "expand"
+            | "date"
+    ) {
         // Operands are not files (or rarely so): leave them to the path heuristic.
         return f;
     }
@@ -312,7 +953,14 @@ fn all_operands(args: &[Word], spec: &Spec, s: Sensitivity) -> Facts {
 }
 
 fn rm(args: &[Word]) -> Facts {
-    let p = opts::parse(args, 1, &Spec { permute: true, ..Spec::default() });
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            permute: true,
+            ..Spec::default()
+        },
+    );
     let mut f = Facts::new(Mutate);
     for &i in &p.operands {
         f.write(i);
@@ -326,8 +974,25 @@ fn rm(args: &[Word]) -> Facts {
 
 fn copy(name: &str, args: &[Word]) -> Facts {
     let spec = match name {
-        "install" => Spec { short_val: "tSmogZ", long_val: &["target-directory", "suffix", "mode", "owner", "group", "strip-program"], permute: true, ..Spec::default() },
-        _ => Spec { short_val: "tS", long_val: &["target-directory", "suffix"], permute: true, ..Spec::default() },
+        "install" => Spec {
+            short_val: "tSmogZ",
+            long_val: &[
+                "target-directory",
+                "suffix",
+                "mode",
+                "owner",
+                "group",
+                "strip-program",
+            ],
+            permute: true,
+            ..Spec::default()
+        },
+        _ => Spec {
+            short_val: "tS",
+            long_val: &["target-directory", "suffix"],
+            permute: true,
+            ..Spec::default()
+        },
     };
     let p = opts::parse(args, 1, &spec);
     let (s, moves) = match name {
@@ -348,7 +1013,10 @@ fn copy(name: &str, args: &[Word]) -> Facts {
             Some((&last, rest)) if !rest.is_empty() => (Some((last, 0)), rest),
             Some((&only, _)) if name == "ln" => {
                 // `ln -s TARGET`: a link named like the target, here.
-                f.writes.push(PathRef::Into { dir: None, src: only });
+                f.writes.push(PathRef::Into {
+                    dir: None,
+                    src: only,
+                });
                 f.write(only);
                 return f;
             }
@@ -358,7 +1026,10 @@ fn copy(name: &str, args: &[Word]) -> Facts {
     if let Some((d, off)) = dest {
         f.writes.push(PathRef::Arg { idx: d, off });
         for &src in sources {
-            f.writes.push(PathRef::Into { dir: Some((d, off)), src });
+            f.writes.push(PathRef::Into {
+                dir: Some((d, off)),
+                src,
+            });
         }
     }
     for &src in sources {
@@ -389,7 +1060,10 @@ fn chmod(name: &str, args: &[Word]) -> Facts {
         let is_flag = !operands_only
             && t.len() > 1
             && t.starts_with('-')
-            && (name != "chmod" || t[1..].bytes().all(|b| matches!(b, b'R' | b'v' | b'c' | b'f' | b'h' | b'H' | b'L' | b'P')));
+            && (name != "chmod"
+                || t[1..]
+                    .bytes()
+                    .all(|b| matches!(b, b'R' | b'v' | b'c' | b'f' | b'h' | b'H' | b'L' | b'P')));
         if is_flag {
             continue;
         }
@@ -442,7 +1116,21 @@ fn patch(args: &[Word]) -> Facts {
         1,
         &Spec {
             short_val: "iodpFBDrzVYgm",
-            long_val: &["input", "output", "directory", "strip", "fuzz", "prefix", "ifdef", "reject-file", "suffix", "version-control", "basename-prefix", "get", "quoting-style"],
+            long_val: &[
+                "input",
+                "output",
+                "directory",
+                "strip",
+                "fuzz",
+                "prefix",
+                "ifdef",
+                "reject-file",
+                "suffix",
+                "version-control",
+                "basename-prefix",
+                "get",
+                "quoting-style",
+            ],
             permute: true,
             ..Spec::default()
         },
@@ -468,7 +1156,8 @@ fn patch(args: &[Word]) -> Facts {
         }
         None if out.is_none() => {
             f.writes.push(PathRef::Lit(".".to_owned()));
-            f.notes.push("`patch` changes the files named in the patch".to_owned());
+            f.notes
+                .push("`patch` changes the files named in the patch".to_owned());
         }
         None => {}
     }
@@ -489,28 +1178,92 @@ fn url_file_name(url: &str) -> String {
         None => no_query,
     };
     let name = path.rsplit('/').next().unwrap_or("");
-    if name.is_empty() { "index.html".to_owned() } else { name.to_owned() }
+    if name.is_empty() {
+        "index.html".to_owned()
+    } else {
+        name.to_owned()
+    }
 }
 
 fn curl(args: &[Word]) -> Facts {
     let spec = Spec {
         short_val: "AbcCdDeEFHKmoPQrTtuUwxXyYz",
         long_val: &[
-            "output", "header", "data", "data-raw", "data-binary", "data-urlencode", "data-ascii", "json", "form",
-            "form-string", "request", "user", "user-agent", "referer", "cookie", "cookie-jar", "dump-header", "config",
-            "upload-file", "max-time", "connect-timeout", "proxy", "output-dir", "write-out", "trace", "trace-ascii",
-            "stderr", "libcurl", "cert", "key", "cacert", "capath", "resolve", "connect-to", "retry", "retry-delay",
-            "retry-max-time", "range", "etag-save", "etag-compare", "url", "interface", "limit-rate", "max-filesize",
-            "proto", "proto-redir", "proxy-user", "oauth2-bearer", "aws-sigv4", "variable", "hsts", "alt-svc",
-            "unix-socket", "abstract-unix-socket", "pinnedpubkey", "ciphers", "mail-from", "mail-rcpt", "quote",
-            "telnet-option", "time-cond", "expect100-timeout", "keepalive-time", "speed-limit", "speed-time",
+            "output",
+            "header",
+            "data",
+            "data-raw",
+            "data-binary",
+            "data-urlencode",
+            "data-ascii",
+            "json",
+            "form",
+            "form-string",
+            "request",
+            "user",
+            "user-agent",
+            "referer",
+            "cookie",
+            "cookie-jar",
+            "dump-header",
+            "config",
+            "upload-file",
+            "max-time",
+            "connect-timeout",
+            "proxy",
+            "output-dir",
+            "write-out",
+            "trace",
+            "trace-ascii",
+            "stderr",
+            "libcurl",
+            "cert",
+            "key",
+            "cacert",
+            "capath",
+            "resolve",
+            "connect-to",
+            "retry",
+            "retry-delay",
+            "retry-max-time",
+            "range",
+            "etag-save",
+            "etag-compare",
+            "url",
+            "interface",
+            "limit-rate",
+            "max-filesize",
+            "proto",
+            "proto-redir",
+            "proxy-user",
+            "oauth2-bearer",
+            "aws-sigv4",
+            "variable",
+            "hsts",
+            "alt-svc",
+            "unix-socket",
+            "abstract-unix-socket",
+            "pinnedpubkey",
+            "ciphers",
+            "mail-from",
+            "mail-rcpt",
+            "quote",
+            "telnet-option",
+            "time-cond",
+            "expect100-timeout",
+            "keepalive-time",
+            "speed-limit",
+            "speed-time",
         ],
         permute: true,
         ..Spec::default()
     };
     let p = opts::parse(args, 1, &spec);
     let mut f = Facts::new(Read);
-    let out_dir = p.get(' ', "output-dir").and_then(|o| o.value_text(args)).map(str::to_owned);
+    let out_dir = p
+        .get(' ', "output-dir")
+        .and_then(|o| o.value_text(args))
+        .map(str::to_owned);
     for o in &p.opts {
         let Some((i, off)) = o.value else {
             if o.is('O', "remote-name") || o.is_long("remote-name-all") {
@@ -529,7 +1282,15 @@ fn curl(args: &[Word]) -> Facts {
             continue;
         };
         let value = args[i].text.get(off..).unwrap_or("");
-        if o.is('o', "output") || o.is('D', "dump-header") || o.is('c', "cookie-jar") || o.is_long("trace") || o.is_long("trace-ascii") || o.is_long("libcurl") || o.is_long("stderr") || o.is_long("etag-save") {
+        if o.is('o', "output")
+            || o.is('D', "dump-header")
+            || o.is('c', "cookie-jar")
+            || o.is_long("trace")
+            || o.is_long("trace-ascii")
+            || o.is_long("libcurl")
+            || o.is_long("stderr")
+            || o.is_long("etag-save")
+        {
             if value != "-" {
                 f.write_at(i, off);
                 f.at_least(Write);
@@ -539,12 +1300,25 @@ fn curl(args: &[Word]) -> Facts {
             if o.is('T', "upload-file") {
                 f.at_least(Mutate);
             }
-        } else if o.is('d', "data") || o.is_long("data-binary") || o.is_long("data-urlencode") || o.is_long("data-ascii") || o.is_long("json") || o.is('F', "form") || o.is_long("data-raw") {
+        } else if o.is('d', "data")
+            || o.is_long("data-binary")
+            || o.is_long("data-urlencode")
+            || o.is_long("data-ascii")
+            || o.is_long("json")
+            || o.is('F', "form")
+            || o.is_long("data-raw")
+        {
             f.at_least(Mutate);
             if let Some(file) = value.find('@') {
-                f.reads.push(PathRef::Arg { idx: i, off: off + file + 1 });
+                f.reads.push(PathRef::Arg {
+                    idx: i,
+                    off: off + file + 1,
+                });
             }
-        } else if o.is('X', "request") && !value.eq_ignore_ascii_case("GET") && !value.eq_ignore_ascii_case("HEAD") {
+        } else if o.is('X', "request")
+            && !value.eq_ignore_ascii_case("GET")
+            && !value.eq_ignore_ascii_case("HEAD")
+        {
             f.at_least(Mutate);
         }
         f.skip.push(i);
@@ -558,14 +1332,44 @@ fn curl(args: &[Word]) -> Facts {
 fn wget(args: &[Word]) -> Facts {
     let spec = Spec {
         short_val: "OoaPiUeTtwlQDARBY",
-        long_val: &["output-document", "output-file", "append-output", "directory-prefix", "input-file", "user-agent", "execute", "timeout", "tries", "wait", "level", "quota", "domains", "accept", "reject", "base", "post-data", "post-file", "method", "body-data", "body-file", "header", "user", "password", "load-cookies", "save-cookies"],
+        long_val: &[
+            "output-document",
+            "output-file",
+            "append-output",
+            "directory-prefix",
+            "input-file",
+            "user-agent",
+            "execute",
+            "timeout",
+            "tries",
+            "wait",
+            "level",
+            "quota",
+            "domains",
+            "accept",
+            "reject",
+            "base",
+            "post-data",
+            "post-file",
+            "method",
+            "body-data",
+            "body-file",
+            "header",
+            "user",
+            "password",
+            "load-cookies",
+            "save-cookies",
+        ],
         permute: true,
         ..Spec::default()
     };
     let p = opts::parse(args, 1, &spec);
     let mut f = Facts::new(Write);
     let mut explicit = false;
-    let prefix = p.get('P', "directory-prefix").and_then(|o| o.value_text(args)).map(str::to_owned);
+    let prefix = p
+        .get('P', "directory-prefix")
+        .and_then(|o| o.value_text(args))
+        .map(str::to_owned);
     for o in &p.opts {
         let Some((i, off)) = o.value else { continue };
         let value = args[i].text.get(off..).unwrap_or("");
@@ -576,12 +1380,24 @@ fn wget(args: &[Word]) -> Facts {
             } else {
                 f.sensitivity = Read;
             }
-        } else if o.is('o', "output-file") || o.is('a', "append-output") || o.is_long("save-cookies") {
+        } else if o.is('o', "output-file")
+            || o.is('a', "append-output")
+            || o.is_long("save-cookies")
+        {
             f.write_at(i, off);
-        } else if o.is('i', "input-file") || o.is_long("post-file") || o.is_long("body-file") || o.is_long("load-cookies") {
+        } else if o.is('i', "input-file")
+            || o.is_long("post-file")
+            || o.is_long("body-file")
+            || o.is_long("load-cookies")
+        {
             f.reads.push(PathRef::Arg { idx: i, off });
         }
-        if o.is_long("post-data") || o.is_long("post-file") || o.is_long("body-data") || o.is_long("body-file") || (o.is_long("method") && !value.eq_ignore_ascii_case("GET")) {
+        if o.is_long("post-data")
+            || o.is_long("post-file")
+            || o.is_long("body-data")
+            || o.is_long("body-file")
+            || (o.is_long("method") && !value.eq_ignore_ascii_case("GET"))
+        {
             f.at_least(Mutate);
         }
         f.skip.push(i);
@@ -609,10 +1425,32 @@ fn tar(args: &[Word]) -> Facts {
     let spec = Spec {
         short_val: VAL,
         long_val: &[
-            "file", "directory", "use-compress-program", "to-command", "checkpoint-action", "files-from", "exclude-from",
-            "info-script", "new-volume-script", "rsh-command", "blocking-factor", "listed-incremental", "starting-file",
-            "tape-length", "newer", "label", "format", "owner", "group", "mode", "mtime", "transform", "xform", "exclude",
-            "suffix", "strip-components",
+            "file",
+            "directory",
+            "use-compress-program",
+            "to-command",
+            "checkpoint-action",
+            "files-from",
+            "exclude-from",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+            "blocking-factor",
+            "listed-incremental",
+            "starting-file",
+            "tape-length",
+            "newer",
+            "label",
+            "format",
+            "owner",
+            "group",
+            "mode",
+            "mtime",
+            "transform",
+            "xform",
+            "exclude",
+            "suffix",
+            "strip-components",
         ],
         permute: true,
         ..Spec::default()
@@ -659,7 +1497,9 @@ fn tar(args: &[Word]) -> Facts {
         match o.name {
             opts::Name::Short('c' | 'r' | 'u' | 'A') => create = true,
             opts::Name::Short('x') => extract = true,
-            opts::Name::Long("create" | "append" | "update" | "catenate" | "concatenate" | "delete") => create = true,
+            opts::Name::Long(
+                "create" | "append" | "update" | "catenate" | "concatenate" | "delete",
+            ) => create = true,
             opts::Name::Long("extract" | "get") => extract = true,
             _ => {}
         }
@@ -671,14 +1511,23 @@ fn tar(args: &[Word]) -> Facts {
         }
         if let Some((i, off)) = o.value {
             f.skip.push(i);
-            let program = o.is('I', "use-compress-program") || o.is_long("to-command") || o.is('F', "info-script") || o.is_long("new-volume-script") || o.is_long("rsh-command");
+            let program = o.is('I', "use-compress-program")
+                || o.is_long("to-command")
+                || o.is('F', "info-script")
+                || o.is_long("new-volume-script")
+                || o.is_long("rsh-command");
             if program {
                 f.run_line_arg(args, i, off, "program run by `tar`".to_owned());
             } else if o.is_long("checkpoint-action") {
                 let v = args[i].text.get(off..).unwrap_or("");
                 if let Some(cmd) = v.strip_prefix("exec=") {
                     let _ = cmd;
-                    f.run_line_arg(args, i, off + 5, "program run by `tar --checkpoint-action`".to_owned());
+                    f.run_line_arg(
+                        args,
+                        i,
+                        off + 5,
+                        "program run by `tar --checkpoint-action`".to_owned(),
+                    );
                 }
             } else if o.is('T', "files-from") || o.is('X', "exclude-from") {
                 f.reads.push(PathRef::Arg { idx: i, off });
@@ -722,8 +1571,17 @@ fn tar(args: &[Word]) -> Facts {
 }
 
 fn unzip(args: &[Word]) -> Facts {
-    let p = opts::parse(args, 1, &Spec { short_val: "dP", permute: true, ..Spec::default() });
-    let listing = p.has('l', "") || p.has('t', "") || p.has('v', "") || p.has('Z', "") || p.has('p', "");
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            short_val: "dP",
+            permute: true,
+            ..Spec::default()
+        },
+    );
+    let listing =
+        p.has('l', "") || p.has('t', "") || p.has('v', "") || p.has('Z', "") || p.has('p', "");
     let mut f = Facts::new(if listing { Read } else { Write });
     if let Some(&a) = p.operands.first() {
         f.read(a);
@@ -753,17 +1611,59 @@ fn remote(t: &str) -> bool {
 
 fn transfer(name: &str, args: &[Word]) -> Facts {
     let spec = if name == "scp" {
-        Spec { short_val: "cFiJloPSDX", permute: true, ..Spec::default() }
+        Spec {
+            short_val: "cFiJloPSDX",
+            permute: true,
+            ..Spec::default()
+        }
     } else {
         Spec {
             short_val: "eBfTM",
             long_val: &[
-                "rsh", "rsync-path", "filter", "temp-dir", "remote-option", "exclude", "include", "exclude-from",
-                "include-from", "files-from", "log-file", "partial-dir", "backup-dir", "suffix", "compare-dest",
-                "copy-dest", "link-dest", "chmod", "chown", "usermap", "groupmap", "timeout", "contimeout", "port",
-                "password-file", "bwlimit", "max-size", "min-size", "max-delete", "modify-window", "out-format",
-                "info", "debug", "iconv", "checksum-choice", "compress-choice", "compress-level", "sockopts",
-                "outbuf", "stop-after", "stop-at", "write-batch", "read-batch", "only-write-batch",
+                "rsh",
+                "rsync-path",
+                "filter",
+                "temp-dir",
+                "remote-option",
+                "exclude",
+                "include",
+                "exclude-from",
+                "include-from",
+                "files-from",
+                "log-file",
+                "partial-dir",
+                "backup-dir",
+                "suffix",
+                "compare-dest",
+                "copy-dest",
+                "link-dest",
+                "chmod",
+                "chown",
+                "usermap",
+                "groupmap",
+                "timeout",
+                "contimeout",
+                "port",
+                "password-file",
+                "bwlimit",
+                "max-size",
+                "min-size",
+                "max-delete",
+                "modify-window",
+                "out-format",
+                "info",
+                "debug",
+                "iconv",
+                "checksum-choice",
+                "compress-choice",
+                "compress-level",
+                "sockopts",
+                "outbuf",
+                "stop-after",
+                "stop-at",
+                "write-batch",
+                "read-batch",
+                "only-write-batch",
             ],
             permute: true,
             ..Spec::default()
@@ -789,9 +1689,16 @@ fn transfer(name: &str, args: &[Word]) -> Facts {
         {
             let start = off + (v.len() - cmd.len());
             f.run_line_arg(args, i, start, format!("command run by `{name} -o`"));
-        } else if o.is_long("files-from") || o.is_long("exclude-from") || o.is_long("include-from") || o.is_long("password-file") || o.is('F', "") || o.is('i', "") {
+        } else if o.is_long("files-from")
+            || o.is_long("exclude-from")
+            || o.is_long("include-from")
+            || o.is_long("password-file")
+            || o.is('F', "")
+            || o.is('i', "")
+        {
             f.reads.push(PathRef::Arg { idx: i, off });
-        } else if o.is_long("log-file") || o.is_long("write-batch") || o.is_long("only-write-batch") {
+        } else if o.is_long("log-file") || o.is_long("write-batch") || o.is_long("only-write-batch")
+        {
             f.write_at(i, off);
         }
     }
@@ -800,7 +1707,10 @@ fn transfer(name: &str, args: &[Word]) -> Facts {
         if !remote(&args[dest].text) {
             f.write(dest);
             for &s in sources {
-                f.writes.push(PathRef::Into { dir: Some((dest, 0)), src: s });
+                f.writes.push(PathRef::Into {
+                    dir: Some((dest, 0)),
+                    src: s,
+                });
             }
         }
         for &s in sources {
@@ -821,7 +1731,10 @@ fn transfer(name: &str, args: &[Word]) -> Facts {
 pub(crate) fn ssh_option_command(v: &str) -> Option<&str> {
     let key_end = v.find(['=', ' ', '\t'])?;
     let key = v[..key_end].to_ascii_lowercase();
-    if !matches!(key.as_str(), "proxycommand" | "localcommand" | "knownhostscommand") {
+    if !matches!(
+        key.as_str(),
+        "proxycommand" | "localcommand" | "knownhostscommand"
+    ) {
         return None;
     }
     let rest = v[key_end..].trim_start_matches(['=', ' ', '\t']);
@@ -831,7 +1744,19 @@ pub(crate) fn ssh_option_command(v: &str) -> Option<&str> {
 fn sort(args: &[Word]) -> Facts {
     let spec = Spec {
         short_val: "koStT",
-        long_val: &["key", "output", "buffer-size", "field-separator", "temporary-directory", "compress-program", "files0-from", "random-source", "parallel", "batch-size", "sort"],
+        long_val: &[
+            "key",
+            "output",
+            "buffer-size",
+            "field-separator",
+            "temporary-directory",
+            "compress-program",
+            "files0-from",
+            "random-source",
+            "parallel",
+            "batch-size",
+            "sort",
+        ],
         permute: true,
         ..Spec::default()
     };
@@ -853,7 +1778,10 @@ fn sort(args: &[Word]) -> Facts {
 fn openssl(args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
     let sub = text(args, 1);
-    let decode = args.iter().skip(2).any(|w| w.text == "-d" || w.text == "-decode" || w.text == "--decode");
+    let decode = args
+        .iter()
+        .skip(2)
+        .any(|w| w.text == "-d" || w.text == "-decode" || w.text == "--decode");
     if matches!(sub, "base64" | "enc") && decode {
         f.decoder = true;
     }
@@ -879,8 +1807,21 @@ fn openssl(args: &[Word]) -> Facts {
 }
 
 fn compressor(name: &str, args: &[Word]) -> Facts {
-    let p = opts::parse(args, 1, &Spec { short_val: "SbT", long_val: &["suffix", "threads"], permute: true, ..Spec::default() });
-    let decompress = name.starts_with("gun") || name.starts_with("un") || name.starts_with("bun") || p.has('d', "decompress") || p.has(' ', "uncompress");
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            short_val: "SbT",
+            long_val: &["suffix", "threads"],
+            permute: true,
+            ..Spec::default()
+        },
+    );
+    let decompress = name.starts_with("gun")
+        || name.starts_with("un")
+        || name.starts_with("bun")
+        || p.has('d', "decompress")
+        || p.has(' ', "uncompress");
     let to_stdout = p.has('c', "stdout") || p.has(' ', "to-stdout") || p.operands.is_empty();
     let listing = p.has('l', "list") || p.has('t', "test");
     let mut f = Facts::new(Read);
@@ -900,11 +1841,29 @@ fn compressor(name: &str, args: &[Word]) -> Facts {
 }
 
 fn editor(name: &str, args: &[Word]) -> Facts {
-    let p = opts::parse(args, 1, &Spec { short_val: "cSwWTurUiqt", long_val: &["cmd"], permute: true, ..Spec::default() });
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            short_val: "cSwWTurUiqt",
+            long_val: &["cmd"],
+            permute: true,
+            ..Spec::default()
+        },
+    );
     let mut f = Facts::new(Write);
-    let commands = p.has('c', "") || p.has_long("cmd") || p.has('S', "") || args.iter().skip(1).any(|w| w.text.starts_with('+') && w.text.len() > 1);
+    let commands = p.has('c', "")
+        || p.has_long("cmd")
+        || p.has('S', "")
+        || args
+            .iter()
+            .skip(1)
+            .any(|w| w.text.starts_with('+') && w.text.len() > 1);
     if commands && matches!(name, "vim" | "vi" | "nvim" | "ex") {
-        f.tag(tags::INLINE_INTERPRETER, format!("`{name}` runs editor commands given inline"));
+        f.tag(
+            tags::INLINE_INTERPRETER,
+            format!("`{name}` runs editor commands given inline"),
+        );
         f.at_least(Mutate);
     }
     for &i in &p.operands {
@@ -955,9 +1914,17 @@ fn vars(name: &str, args: &[Word]) -> Facts {
     let mut names: Vec<usize> = Vec::new();
     match name {
         "read" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "adinNpttu", ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "adinNpttu",
+                    ..Spec::default()
+                },
+            );
             if let Some((i, off)) = p.get('a', "").and_then(|o| o.value) {
-                f.env_changes.push(args[i].text.get(off..).unwrap_or("").to_owned());
+                f.env_changes
+                    .push(args[i].text.get(off..).unwrap_or("").to_owned());
             }
             names.extend(p.operands.iter().copied());
             if names.is_empty() && p.get('a', "").is_none() {
@@ -965,7 +1932,14 @@ fn vars(name: &str, args: &[Word]) -> Facts {
             }
         }
         "mapfile" | "readarray" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "dnOsuC c", ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "dnOsuC c",
+                    ..Spec::default()
+                },
+            );
             match p.operands.last() {
                 Some(&i) => names.push(i),
                 None => f.env_changes.push("MAPFILE".to_owned()),
@@ -979,8 +1953,11 @@ fn vars(name: &str, args: &[Word]) -> Facts {
         "let" => {
             for (i, w) in args.iter().enumerate().skip(1) {
                 if let Some(eq) = w.text.find('=') {
-                    let lhs = w.text[..eq].trim_end_matches(['+', '-', '*', '/', '%', '<', '>', '&', '|', '^']);
-                    if !lhs.is_empty() && lhs.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                    let lhs = w.text[..eq]
+                        .trim_end_matches(['+', '-', '*', '/', '%', '<', '>', '&', '|', '^']);
+                    if !lhs.is_empty()
+                        && lhs.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    {
                         f.env_changes.push(lhs.to_owned());
                     }
                     f.skip.push(i);
@@ -1012,7 +1989,12 @@ fn vars(name: &str, args: &[Word]) -> Facts {
             f.skip.push(i);
         }
     }
-    if !f.env_changes.is_empty() && name != "read" && name != "mapfile" && name != "readarray" && name != "getopts" {
+    if !f.env_changes.is_empty()
+        && name != "read"
+        && name != "mapfile"
+        && name != "readarray"
+        && name != "getopts"
+    {
         f.at_least(Write);
     }
     f
@@ -1024,11 +2006,19 @@ fn cd(name: &str, args: &[Word]) -> Facts {
     f.cd = Some(match (name, p.operands.first()) {
         ("popd", _) => super::Cd::Unknown,
         (_, None) => {
-            if name == "pushd" { super::Cd::Unknown } else { super::Cd::Home }
+            if name == "pushd" {
+                super::Cd::Unknown
+            } else {
+                super::Cd::Home
+            }
         }
         (_, Some(&i)) => {
             let t = text(args, i);
-            if args[i].dynamic || t == "-" || t.starts_with('+') || (name == "pushd" && t.starts_with('-')) {
+            if args[i].dynamic
+                || t == "-"
+                || t.starts_with('+')
+                || (name == "pushd" && t.starts_with('-'))
+            {
                 super::Cd::Unknown
             } else {
                 super::Cd::To(PathRef::arg(i))
@@ -1040,8 +2030,19 @@ fn cd(name: &str, args: &[Word]) -> Facts {
 
 fn mkfs(name: &str, args: &[Word]) -> Facts {
     let mut f = Facts::new(Mutate);
-    f.tag(tags::MKFS, format!("`{name}` makes a file system (erases the device)"));
-    let p = opts::parse(args, 1, &Spec { short_val: "tLbcCEgGIjJNmMoOrTUvFnS", permute: true, ..Spec::default() });
+    f.tag(
+        tags::MKFS,
+        format!("`{name}` makes a file system (erases the device)"),
+    );
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            short_val: "tLbcCEgGIjJNmMoOrTUvFnS",
+            permute: true,
+            ..Spec::default()
+        },
+    );
     for &i in &p.operands {
         if text(args, i).starts_with('/') {
             f.write(i);

@@ -28,7 +28,10 @@ enum ConfigEffect {
 
 /// Does setting `key` (lower-case) to `value` make git run a program?
 fn config_effect(key: &str, value: &str) -> ConfigEffect {
-    let is_bool = matches!(value.to_ascii_lowercase().as_str(), "" | "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0");
+    let is_bool = matches!(
+        value.to_ascii_lowercase().as_str(),
+        "" | "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0"
+    );
     let parts: Vec<&str> = key.split('.').collect();
     let (section, last) = match (parts.first(), parts.last()) {
         (Some(s), Some(l)) if parts.len() >= 2 => (*s, *l),
@@ -49,14 +52,29 @@ fn config_effect(key: &str, value: &str) -> ConfigEffect {
             }
         }
         ("pager", _) if parts.len() == 2 => {
-            if is_bool { ConfigEffect::None } else { ConfigEffect::Run(0) }
+            if is_bool {
+                ConfigEffect::None
+            } else {
+                ConfigEffect::Run(0)
+            }
         }
         ("core", "fsmonitor") => {
-            if is_bool { ConfigEffect::None } else { ConfigEffect::Run(0) }
+            if is_bool {
+                ConfigEffect::None
+            } else {
+                ConfigEffect::Run(0)
+            }
         }
-        ("core", "hookspath") => ConfigEffect::Opaque("`core.hooksPath` runs hooks from another directory"),
-        ("include", "path") | ("includeif", "path") => ConfigEffect::Opaque("an included configuration file can make git run programs"),
-        ("core", "pager" | "editor" | "sshcommand" | "askpass" | "gitproxy" | "alternaterefscommand")
+        ("core", "hookspath") => {
+            ConfigEffect::Opaque("`core.hooksPath` runs hooks from another directory")
+        }
+        ("include", "path") | ("includeif", "path") => {
+            ConfigEffect::Opaque("an included configuration file can make git run programs")
+        }
+        (
+            "core",
+            "pager" | "editor" | "sshcommand" | "askpass" | "gitproxy" | "alternaterefscommand",
+        )
         | ("sequence", "editor")
         | ("diff", "external")
         | ("gpg", "program")
@@ -67,10 +85,18 @@ fn config_effect(key: &str, value: &str) -> ConfigEffect {
         | ("diff", "command" | "textconv")
         | ("filter", "clean" | "smudge" | "process")
         | ("interactive", "difffilter") => {
-            if value.is_empty() { ConfigEffect::None } else { ConfigEffect::Run(0) }
+            if value.is_empty() {
+                ConfigEffect::None
+            } else {
+                ConfigEffect::Run(0)
+            }
         }
         (_, "textconv") => {
-            if value.is_empty() { ConfigEffect::None } else { ConfigEffect::Run(0) }
+            if value.is_empty() {
+                ConfigEffect::None
+            } else {
+                ConfigEffect::Run(0)
+            }
         }
         ("difftool" | "mergetool", "cmd") => ConfigEffect::Run(0),
         _ => ConfigEffect::None,
@@ -90,7 +116,12 @@ fn config_arg(f: &mut Facts, args: &[Word], idx: usize, off: usize) {
     match config_effect(&key_lc, value) {
         ConfigEffect::None => {}
         ConfigEffect::Run(skip) => {
-            f.run_line_arg(args, idx, value_off + skip, format!("command set by `git -c {key}`"));
+            f.run_line_arg(
+                args,
+                idx,
+                value_off + skip,
+                format!("command set by `git -c {key}`"),
+            );
         }
         ConfigEffect::Opaque(why) => {
             f.tag(tags::OPAQUE, why);
@@ -117,15 +148,40 @@ fn git(args: &[Word]) -> Facts {
             }
             i += 2;
         } else if a == "--config-env" || a.starts_with("--config-env=") {
-            let (kv, next) = if a == "--config-env" { (text(args, i + 1), i + 2) } else { (&a["--config-env=".len()..], i + 1) };
+            let (kv, next) = if a == "--config-env" {
+                (text(args, i + 1), i + 2)
+            } else {
+                (&a["--config-env=".len()..], i + 1)
+            };
             let key = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
             if !matches!(config_effect(&key, "x"), ConfigEffect::None) {
-                f.tag(tags::OPAQUE, format!("`git --config-env` sets `{key}` from an environment variable"));
+                f.tag(
+                    tags::OPAQUE,
+                    format!("`git --config-env` sets `{key}` from an environment variable"),
+                );
             }
             i = next;
-        } else if matches!(a, "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" | "--list-cmds" | "--attr-source") {
+        } else if matches!(
+            a,
+            "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--super-prefix"
+                | "--list-cmds"
+                | "--attr-source"
+        ) {
             i += 2;
-        } else if matches!(a, "--version" | "--help" | "-v" | "-h" | "--exec-path" | "--html-path" | "--man-path" | "--info-path") {
+        } else if matches!(
+            a,
+            "--version"
+                | "--help"
+                | "-v"
+                | "-h"
+                | "--exec-path"
+                | "--html-path"
+                | "--man-path"
+                | "--info-path"
+        ) {
             f.sensitivity = Read;
             return f;
         } else if a.starts_with('-') {
@@ -146,18 +202,73 @@ fn git(args: &[Word]) -> Facts {
 
 /// Options of the subcommand `args[s..]`, permuted, with `short_val`
 /// taking values.
-fn sub_opts<'a>(args: &'a [Word], s: usize, short_val: &'static str, long_val: &'static [&'static str]) -> opts::Parsed<'a> {
-    opts::parse(args, s, &Spec { short_val, long_val, permute: true, ..Spec::default() })
+fn sub_opts<'a>(
+    args: &'a [Word],
+    s: usize,
+    short_val: &'static str,
+    long_val: &'static [&'static str],
+) -> opts::Parsed<'a> {
+    opts::parse(
+        args,
+        s,
+        &Spec {
+            short_val,
+            long_val,
+            permute: true,
+            ..Spec::default()
+        },
+    )
 }
 
 fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
     const READ: &[&str] = &[
-        "status", "diff", "log", "show", "blame", "annotate", "ls-files", "ls-tree", "ls-remote", "grep", "rev-parse",
-        "rev-list", "describe", "shortlog", "cat-file", "show-ref", "for-each-ref", "whatchanged", "merge-base",
-        "name-rev", "cherry", "count-objects", "help", "version", "var", "check-ignore", "check-attr",
-        "check-ref-format", "check-mailmap", "diff-tree", "diff-files", "diff-index", "show-branch", "verify-commit",
-        "verify-tag", "range-diff", "fsck", "get-tar-commit-id", "request-pull", "verify-pack", "show-index",
-        "column", "fmt-merge-msg", "interpret-trailers", "patch-id", "unpack-file", "cherry-mark",
+        "status",
+        "diff",
+        "log",
+        "show",
+        "blame",
+        "annotate",
+        "ls-files",
+        "ls-tree",
+        "ls-remote",
+        "grep",
+        "rev-parse",
+        "rev-list",
+        "describe",
+        "shortlog",
+        "cat-file",
+        "show-ref",
+        "for-each-ref",
+        "whatchanged",
+        "merge-base",
+        "name-rev",
+        "cherry",
+        "count-objects",
+        "help",
+        "version",
+        "var",
+        "check-ignore",
+        "check-attr",
+        "check-ref-format",
+        "check-mailmap",
+        "diff-tree",
+        "diff-files",
+        "diff-index",
+        "show-branch",
+        "verify-commit",
+        "verify-tag",
+        "range-diff",
+        "fsck",
+        "get-tar-commit-id",
+        "request-pull",
+        "verify-pack",
+        "show-index",
+        "column",
+        "fmt-merge-msg",
+        "interpret-trailers",
+        "patch-id",
+        "unpack-file",
+        "cherry-mark",
     ];
     let n = args.len();
     match sub {
@@ -168,24 +279,56 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             }
         }
         "branch" => {
-            let p = sub_opts(args, s, "", &["set-upstream-to", "sort", "format", "contains", "no-contains", "merged", "no-merged", "points-at", "column"]);
-            f.sensitivity = if p.has('d', "delete") || p.has('D', "") || p.has('m', "move") || p.has('M', "") {
-                Mutate
-            } else if p.has('c', "copy")
-                || p.has('C', "")
-                || p.has('u', "set-upstream-to")
-                || p.has_long("unset-upstream")
-                || p.has_long("edit-description")
-                || p.has('f', "force")
-                || (!p.operands.is_empty() && !p.has('l', "list"))
-            {
-                Write
-            } else {
-                Read
-            };
+            let p = sub_opts(
+                args,
+                s,
+                "",
+                &[
+                    "set-upstream-to",
+                    "sort",
+                    "format",
+                    "contains",
+                    "no-contains",
+                    "merged",
+                    "no-merged",
+                    "points-at",
+                    "column",
+                ],
+            );
+            f.sensitivity =
+                if p.has('d', "delete") || p.has('D', "") || p.has('m', "move") || p.has('M', "") {
+                    Mutate
+                } else if p.has('c', "copy")
+                    || p.has('C', "")
+                    || p.has('u', "set-upstream-to")
+                    || p.has_long("unset-upstream")
+                    || p.has_long("edit-description")
+                    || p.has('f', "force")
+                    || (!p.operands.is_empty() && !p.has('l', "list"))
+                {
+                    Write
+                } else {
+                    Read
+                };
         }
         "tag" => {
-            let p = sub_opts(args, s, "mFu", &["message", "file", "local-user", "sort", "format", "contains", "points-at", "merged", "no-merged", "column"]);
+            let p = sub_opts(
+                args,
+                s,
+                "mFu",
+                &[
+                    "message",
+                    "file",
+                    "local-user",
+                    "sort",
+                    "format",
+                    "contains",
+                    "points-at",
+                    "merged",
+                    "no-merged",
+                    "column",
+                ],
+            );
             f.sensitivity = if p.has('d', "delete") {
                 Mutate
             } else if p.has('l', "list") || p.has('v', "verify") || p.operands.is_empty() {
@@ -234,7 +377,11 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
                     }
                     let line = join(&args[c.min(n)..]);
                     let dynamic = args[c.min(n)..].iter().any(|w| w.dynamic);
-                    f.run_line(&line, dynamic, "command run by `git submodule foreach`".to_owned());
+                    f.run_line(
+                        &line,
+                        dynamic,
+                        "command run by `git submodule foreach`".to_owned(),
+                    );
                     f.skip_from = c;
                     f.sensitivity = Read;
                 }
@@ -249,10 +396,20 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             f.sensitivity = Write;
         }
         "rebase" => {
-            let p = sub_opts(args, s, "xsX", &["exec", "strategy", "strategy-option", "onto", "gpg-sign"]);
+            let p = sub_opts(
+                args,
+                s,
+                "xsX",
+                &["exec", "strategy", "strategy-option", "onto", "gpg-sign"],
+            );
             for o in p.all('x', "exec") {
                 if let Some((i, off)) = o.value {
-                    f.run_line_arg(args, i, off, "command run by `git rebase --exec`".to_owned());
+                    f.run_line_arg(
+                        args,
+                        i,
+                        off,
+                        "command run by `git rebase --exec`".to_owned(),
+                    );
                 }
             }
             f.sensitivity = Mutate;
@@ -269,7 +426,12 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             while k < n {
                 let t = text(args, k);
                 if t.ends_with("-filter") && t.starts_with("--") {
-                    f.run_line_arg(args, k + 1, 0, format!("command run by `git filter-branch {t}`"));
+                    f.run_line_arg(
+                        args,
+                        k + 1,
+                        0,
+                        format!("command run by `git filter-branch {t}`"),
+                    );
                     k += 2;
                 } else {
                     k += 1;
@@ -285,7 +447,28 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
         "clone" => {
             upload_pack(f, args, s);
             f.sensitivity = Write;
-            let p = sub_opts(args, s, "obuc", &["origin", "branch", "upload-pack", "config", "template", "reference", "separate-git-dir", "depth", "shallow-since", "shallow-exclude", "jobs", "filter", "server-option", "bundle-uri", "ref-format"]);
+            let p = sub_opts(
+                args,
+                s,
+                "obuc",
+                &[
+                    "origin",
+                    "branch",
+                    "upload-pack",
+                    "config",
+                    "template",
+                    "reference",
+                    "separate-git-dir",
+                    "depth",
+                    "shallow-since",
+                    "shallow-exclude",
+                    "jobs",
+                    "filter",
+                    "server-option",
+                    "bundle-uri",
+                    "ref-format",
+                ],
+            );
             for o in p.all('c', "config") {
                 if let Some((i, off)) = o.value {
                     config_arg(f, args, i, off);
@@ -310,7 +493,12 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
         }
         "archive" => {
             upload_pack(f, args, s);
-            let p = sub_opts(args, s, "o", &["output", "remote", "exec", "format", "prefix"]);
+            let p = sub_opts(
+                args,
+                s,
+                "o",
+                &["output", "remote", "exec", "format", "prefix"],
+            );
             f.sensitivity = Read;
             if let Some((i, off)) = p.get('o', "output").and_then(|o| o.value) {
                 f.write_at(i, off);
@@ -343,7 +531,11 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             for &k in &p.operands {
                 f.write(k);
             }
-            f.sensitivity = if (p.has('S', "staged")) && !p.has('W', "worktree") { Write } else { Mutate };
+            f.sensitivity = if (p.has('S', "staged")) && !p.has('W', "worktree") {
+                Write
+            } else {
+                Mutate
+            };
         }
         "rm" => {
             let p = sub_opts(args, s, "", &["pathspec-from-file"]);
@@ -376,7 +568,9 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             f.sensitivity = Mutate;
             if force && wide {
                 f.sensitivity = Destructive;
-                f.notes.push("`git clean -fdx` deletes untracked (and ignored) files for good".to_owned());
+                f.notes.push(
+                    "`git clean -fdx` deletes untracked (and ignored) files for good".to_owned(),
+                );
             }
         }
         "reset" => {
@@ -384,12 +578,21 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             f.sensitivity = Mutate;
             if p.has_long("hard") {
                 f.sensitivity = Destructive;
-                f.notes.push("`git reset --hard` discards uncommitted changes".to_owned());
+                f.notes
+                    .push("`git reset --hard` discards uncommitted changes".to_owned());
             }
         }
         "apply" => {
-            let p = sub_opts(args, s, "p", &["directory", "exclude", "include", "whitespace"]);
-            let check = p.has_long("check") || p.has_long("stat") || p.has_long("numstat") || p.has_long("summary");
+            let p = sub_opts(
+                args,
+                s,
+                "p",
+                &["directory", "exclude", "include", "whitespace"],
+            );
+            let check = p.has_long("check")
+                || p.has_long("stat")
+                || p.has_long("numstat")
+                || p.has_long("summary");
             f.sensitivity = if check { Read } else { Write };
         }
         "reflog" => {
@@ -421,15 +624,24 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             };
         }
         "update-ref" => {
-            f.sensitivity = if args[s.min(n)..].iter().any(|w| w.text == "-d") { Mutate } else { Write };
+            f.sensitivity = if args[s.min(n)..].iter().any(|w| w.text == "-d") {
+                Mutate
+            } else {
+                Write
+            };
         }
         "hash-object" => {
-            f.sensitivity = if args[s.min(n)..].iter().any(|w| w.text == "-w") { Write } else { Read };
+            f.sensitivity = if args[s.min(n)..].iter().any(|w| w.text == "-w") {
+                Write
+            } else {
+                Read
+            };
         }
-        "add" | "commit" | "merge" | "cherry-pick" | "revert" | "am" | "init" | "update-index" | "symbolic-ref"
-        | "write-tree" | "commit-tree" | "mktag" | "mktree" | "read-tree" | "checkout-index" | "format-patch"
-        | "repack" | "maintenance" | "replace" | "stage" | "citool" | "gui" | "pack-refs" | "fast-import"
-        | "merge-file" | "rerere" | "mergetool" => {
+        "add" | "commit" | "merge" | "cherry-pick" | "revert" | "am" | "init" | "update-index"
+        | "symbolic-ref" | "write-tree" | "commit-tree" | "mktag" | "mktree" | "read-tree"
+        | "checkout-index" | "format-patch" | "repack" | "maintenance" | "replace" | "stage"
+        | "citool" | "gui" | "pack-refs" | "fast-import" | "merge-file" | "rerere"
+        | "mergetool" => {
             f.sensitivity = Write;
             if sub == "commit" {
                 f.skip.extend(s..n);
@@ -438,7 +650,9 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
         "gc" | "prune" | "prune-packed" => f.sensitivity = Mutate,
         _ => {
             f.sensitivity = Mutate;
-            f.notes.push(format!("`git {sub}` is not a known git command (an alias or an external program)"));
+            f.notes.push(format!(
+                "`git {sub}` is not a known git command (an alias or an external program)"
+            ));
         }
     }
 }
@@ -471,7 +685,12 @@ fn upload_pack(f: &mut Facts, args: &[Word], s: usize) {
             }
         }
         if let Some((i, off)) = hit {
-            f.run_line_arg(args, i, off, "program run by git on the remote side of a local transport".to_owned());
+            f.run_line_arg(
+                args,
+                i,
+                off,
+                "program run by git on the remote side of a local transport".to_owned(),
+            );
         }
         k += 1;
     }
@@ -479,20 +698,56 @@ fn upload_pack(f: &mut Facts, args: &[Word], s: usize) {
 
 fn push(f: &mut Facts, args: &[Word], s: usize) {
     upload_pack(f, args, s);
-    let p = sub_opts(args, s, "o", &["repo", "push-option", "receive-pack", "exec", "signed"]);
+    let p = sub_opts(
+        args,
+        s,
+        "o",
+        &["repo", "push-option", "receive-pack", "exec", "signed"],
+    );
     f.sensitivity = Mutate;
     let forced = p.has('f', "force")
         || p.opts.iter().any(|o| matches!(o.name, opts::Name::Long(l) if l.starts_with("force-with-lease") || l == "force-if-includes" || l == "mirror"));
-    let plus_refspec = p.operands.iter().skip(1).any(|&k| text(args, k).starts_with('+'));
+    let plus_refspec = p
+        .operands
+        .iter()
+        .skip(1)
+        .any(|&k| text(args, k).starts_with('+'));
     if forced || plus_refspec {
-        f.tag(tags::FORCE_PUSH, "a force push rewrites history on the remote");
+        f.tag(
+            tags::FORCE_PUSH,
+            "a force push rewrites history on the remote",
+        );
     }
 }
 
 fn config_cmd(f: &mut Facts, args: &[Word], s: usize) {
-    let p = sub_opts(args, s, "f", &["file", "blob", "type", "default", "comment"]);
-    let reading = ["get", "get-all", "get-regexp", "get-urlmatch", "list", "get-color", "get-colorbool", "show-origin", "show-scope", "name-only"];
-    let writing = ["unset", "unset-all", "remove-section", "rename-section", "add", "replace-all", "edit"];
+    let p = sub_opts(
+        args,
+        s,
+        "f",
+        &["file", "blob", "type", "default", "comment"],
+    );
+    let reading = [
+        "get",
+        "get-all",
+        "get-regexp",
+        "get-urlmatch",
+        "list",
+        "get-color",
+        "get-colorbool",
+        "show-origin",
+        "show-scope",
+        "name-only",
+    ];
+    let writing = [
+        "unset",
+        "unset-all",
+        "remove-section",
+        "rename-section",
+        "add",
+        "replace-all",
+        "edit",
+    ];
     let mut ops = p.operands.clone();
     // `git config get|list|set|unset ...` (git 2.46+).
     let verb = ops.first().map(|&k| text(args, k));
@@ -506,11 +761,18 @@ fn config_cmd(f: &mut Facts, args: &[Word], s: usize) {
         }
         _ => {}
     }
-    if p.opts.iter().any(|o| matches!(o.name, opts::Name::Long(l) if writing.contains(&l)) || o.is('e', "edit")) {
+    if p.opts
+        .iter()
+        .any(|o| matches!(o.name, opts::Name::Long(l) if writing.contains(&l)) || o.is('e', "edit"))
+    {
         f.sensitivity = Write;
         return;
     }
-    if p.opts.iter().any(|o| matches!(o.name, opts::Name::Long(l) if reading.contains(&l)) || o.is('l', "list")) || ops.len() <= 1 && verb != Some("set") {
+    if p.opts
+        .iter()
+        .any(|o| matches!(o.name, opts::Name::Long(l) if reading.contains(&l)) || o.is('l', "list"))
+        || ops.len() <= 1 && verb != Some("set")
+    {
         f.sensitivity = Read;
         return;
     }
@@ -521,7 +783,15 @@ fn config_cmd(f: &mut Facts, args: &[Word], s: usize) {
             ConfigEffect::None => {}
             ConfigEffect::Run(skip) => {
                 f.sensitivity = Mutate;
-                f.run_line_arg(args, v, skip, format!("command git will run, set by `git config {}`", text(args, k)));
+                f.run_line_arg(
+                    args,
+                    v,
+                    skip,
+                    format!(
+                        "command git will run, set by `git config {}`",
+                        text(args, k)
+                    ),
+                );
             }
             ConfigEffect::Opaque(why) => {
                 f.sensitivity = Mutate;
@@ -537,16 +807,49 @@ mod tests {
 
     #[test]
     fn config_keys() {
-        assert!(matches!(config_effect("core.pager", "less"), ConfigEffect::Run(0)));
-        assert!(matches!(config_effect("alias.x", "!rm -rf x"), ConfigEffect::Run(1)));
-        assert!(matches!(config_effect("alias.st", "status"), ConfigEffect::None));
-        assert!(matches!(config_effect("pager.log", "true"), ConfigEffect::None));
-        assert!(matches!(config_effect("pager.log", "rm -rf x"), ConfigEffect::Run(0)));
-        assert!(matches!(config_effect("diff.foo.textconv", "x"), ConfigEffect::Run(0)));
-        assert!(matches!(config_effect("filter.lfs.smudge", "x"), ConfigEffect::Run(0)));
-        assert!(matches!(config_effect("core.hookspath", "/tmp/h"), ConfigEffect::Opaque(_)));
-        assert!(matches!(config_effect("user.name", "x"), ConfigEffect::None));
-        assert!(matches!(config_effect("credential.helper", "store"), ConfigEffect::None));
-        assert!(matches!(config_effect("credential.helper", "!evil"), ConfigEffect::Run(1)));
+        assert!(matches!(
+            config_effect("core.pager", "less"),
+            ConfigEffect::Run(0)
+        ));
+        assert!(matches!(
+            config_effect("alias.x", "!rm -rf x"),
+            ConfigEffect::Run(1)
+        ));
+        assert!(matches!(
+            config_effect("alias.st", "status"),
+            ConfigEffect::None
+        ));
+        assert!(matches!(
+            config_effect("pager.log", "true"),
+            ConfigEffect::None
+        ));
+        assert!(matches!(
+            config_effect("pager.log", "rm -rf x"),
+            ConfigEffect::Run(0)
+        ));
+        assert!(matches!(
+            config_effect("diff.foo.textconv", "x"),
+            ConfigEffect::Run(0)
+        ));
+        assert!(matches!(
+            config_effect("filter.lfs.smudge", "x"),
+            ConfigEffect::Run(0)
+        ));
+        assert!(matches!(
+            config_effect("core.hookspath", "/tmp/h"),
+            ConfigEffect::Opaque(_)
+        ));
+        assert!(matches!(
+            config_effect("user.name", "x"),
+            ConfigEffect::None
+        ));
+        assert!(matches!(
+            config_effect("credential.helper", "store"),
+            ConfigEffect::None
+        ));
+        assert!(matches!(
+            config_effect("credential.helper", "!evil"),
+            ConfigEffect::Run(1)
+        ));
     }
 }

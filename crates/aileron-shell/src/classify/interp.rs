@@ -15,7 +15,19 @@ fn text(args: &[Word], i: usize) -> &str {
 pub(crate) fn is_shell(name: &str) -> bool {
     matches!(
         name,
-        "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "pdksh" | "ash" | "yash" | "fish" | "rbash" | "tcsh" | "csh"
+        "bash"
+            | "sh"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "pdksh"
+            | "ash"
+            | "yash"
+            | "fish"
+            | "rbash"
+            | "tcsh"
+            | "csh"
     )
 }
 
@@ -40,28 +52,95 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             args,
             &Spec {
                 short_val: "eprC",
-                long_val: &["eval", "print", "require", "import", "loader", "experimental-loader", "input-type", "conditions", "env-file"],
+                long_val: &[
+                    "eval",
+                    "print",
+                    "require",
+                    "import",
+                    "loader",
+                    "experimental-loader",
+                    "input-type",
+                    "conditions",
+                    "env-file",
+                ],
                 ..Spec::default()
             },
             &['e', 'p'],
             &["eval", "print"],
         ),
-        "ruby" => interpreter(name, args, &Spec { short_val: "eIrECF", ..Spec::default() }, &['e'], &[]),
+        "ruby" => interpreter(
+            name,
+            args,
+            &Spec {
+                short_val: "eIrECF",
+                ..Spec::default()
+            },
+            &['e'],
+            &[],
+        ),
         "perl" => perl(name, args),
         "php" => interpreter(
             name,
             args,
-            &Spec { short_val: "rBREFfdcz", ..Spec::default() },
+            &Spec {
+                short_val: "rBREFfdcz",
+                ..Spec::default()
+            },
             &['r', 'B', 'R', 'E'],
             &[],
         ),
-        "lua" | "luajit" => interpreter(name, args, &Spec { short_val: "el", ..Spec::default() }, &['e'], &[]),
-        "julia" => interpreter(name, args, &Spec { short_val: "eEJCtp", long_val: &["eval", "print", "project"], ..Spec::default() }, &['e', 'E'], &["eval", "print"]),
-        "Rscript" | "R" => interpreter(name, args, &Spec { short_val: "e", ..Spec::default() }, &['e'], &[]),
-        "osascript" => interpreter(name, args, &Spec { short_val: "els", ..Spec::default() }, &['e'], &[]),
+        "lua" | "luajit" => interpreter(
+            name,
+            args,
+            &Spec {
+                short_val: "el",
+                ..Spec::default()
+            },
+            &['e'],
+            &[],
+        ),
+        "julia" => interpreter(
+            name,
+            args,
+            &Spec {
+                short_val: "eEJCtp",
+                long_val: &["eval", "print", "project"],
+                ..Spec::default()
+            },
+            &['e', 'E'],
+            &["eval", "print"],
+        ),
+        "Rscript" | "R" => interpreter(
+            name,
+            args,
+            &Spec {
+                short_val: "e",
+                ..Spec::default()
+            },
+            &['e'],
+            &[],
+        ),
+        "osascript" => interpreter(
+            name,
+            args,
+            &Spec {
+                short_val: "els",
+                ..Spec::default()
+            },
+            &['e'],
+            &[],
+        ),
         "deno" => deno(args),
         "bun" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "ep", long_val: &["eval", "print"], ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "ep",
+                    long_val: &["eval", "print"],
+                    ..Spec::default()
+                },
+            );
             if p.has('e', "eval") || p.has('p', "print") {
                 inline(name, Facts::new(Mutate))
             } else {
@@ -104,7 +183,15 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         }
         "at" | "batch" => {
             let mut f = Facts::new(Mutate);
-            let p = opts::parse(args, 1, &Spec { short_val: "qfmMtlrd", permute: true, ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "qfmMtlrd",
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
             match p.get('f', "") {
                 Some(o) => {
                     if let Some((i, off)) = o.value {
@@ -121,7 +208,10 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
 }
 
 fn inline(name: &str, mut f: Facts) -> Facts {
-    f.tag(tags::INLINE_INTERPRETER, format!("`{name}` runs a program given inline"));
+    f.tag(
+        tags::INLINE_INTERPRETER,
+        format!("`{name}` runs a program given inline"),
+    );
     f
 }
 
@@ -183,8 +273,14 @@ fn shell(name: &str, args: &[Word]) -> Facts {
     } else if stdin || i >= n {
         f.stdin_program = Some(true);
     } else if args[i].procsub {
-        f.tag(tags::PIPE_TO_SHELL, format!("`{name}` runs the output of a command"));
-    } else if matches!(text(args, i), "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0") {
+        f.tag(
+            tags::PIPE_TO_SHELL,
+            format!("`{name}` runs the output of a command"),
+        );
+    } else if matches!(
+        text(args, i),
+        "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0"
+    ) {
         f.stdin_program = Some(true);
     } else {
         f.read(i);
@@ -195,7 +291,13 @@ fn shell(name: &str, args: &[Word]) -> Facts {
 /// A generic interpreter: options in `spec`; `inline_short`/`inline_long`
 /// give the program inline; otherwise the first operand is the script, and
 /// with no script the program comes from standard input.
-fn interpreter(name: &str, args: &[Word], spec: &Spec, inline_short: &[char], inline_long: &[&str]) -> Facts {
+fn interpreter(
+    name: &str,
+    args: &[Word],
+    spec: &Spec,
+    inline_short: &[char],
+    inline_long: &[&str],
+) -> Facts {
     let p = opts::parse(args, 1, spec);
     let mut f = Facts::new(Mutate);
     let mut is_inline = false;
@@ -221,7 +323,10 @@ fn script_or_stdin(name: &str, args: &[Word], script: Option<usize>, mut f: Fact
     match script {
         None => f.stdin_program = Some(false),
         Some(i) if args[i].procsub => {
-            f.tag(tags::PIPE_TO_SHELL, format!("`{name}` runs the output of a command"));
+            f.tag(
+                tags::PIPE_TO_SHELL,
+                format!("`{name}` runs the output of a command"),
+            );
         }
         Some(i) if matches!(text(args, i), "-" | "/dev/stdin") => f.stdin_program = Some(false),
         Some(i) => f.read(i),
@@ -230,7 +335,14 @@ fn script_or_stdin(name: &str, args: &[Word], script: Option<usize>, mut f: Fact
 }
 
 fn python(name: &str, args: &[Word]) -> Facts {
-    let p = opts::parse(args, 1, &Spec { short_val: "cmWXQ", ..Spec::default() });
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            short_val: "cmWXQ",
+            ..Spec::default()
+        },
+    );
     let mut f = Facts::new(Mutate);
     if let Some(o) = p.get('c', "") {
         if let Some((i, _)) = o.value {
@@ -240,7 +352,11 @@ fn python(name: &str, args: &[Word]) -> Facts {
     }
     if let Some(o) = p.get('m', "") {
         let module = o.value_text(args).unwrap_or("");
-        if module == "base64" && p.operands.iter().any(|&i| matches!(text(args, i), "-d" | "--decode")) {
+        if module == "base64"
+            && p.operands
+                .iter()
+                .any(|&i| matches!(text(args, i), "-d" | "--decode"))
+        {
             f.decoder = true;
         }
         if let Some((i, _)) = o.value {
@@ -299,7 +415,10 @@ fn perl(name: &str, args: &[Word]) -> Facts {
         f.stdin_program = Some(false);
         n
     } else if args[i].procsub {
-        f.tag(tags::PIPE_TO_SHELL, format!("`{name}` runs the output of a command"));
+        f.tag(
+            tags::PIPE_TO_SHELL,
+            format!("`{name}` runs the output of a command"),
+        );
         i + 1
     } else {
         f.read(i);
@@ -363,11 +482,20 @@ fn source(name: &str, args: &[Word]) -> Facts {
         return f;
     };
     if script.procsub {
-        f.tag(tags::PIPE_TO_SHELL, format!("`{name}` runs the output of a command"));
-    } else if matches!(script.text.as_str(), "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-") {
+        f.tag(
+            tags::PIPE_TO_SHELL,
+            format!("`{name}` runs the output of a command"),
+        );
+    } else if matches!(
+        script.text.as_str(),
+        "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-"
+    ) {
         f.stdin_program = Some(true);
     } else if script.dynamic {
-        f.tag(tags::OPAQUE, format!("`{name}` of a path not known before it runs"));
+        f.tag(
+            tags::OPAQUE,
+            format!("`{name}` of a path not known before it runs"),
+        );
     } else {
         f.read(1);
     }
@@ -379,7 +507,15 @@ fn awk(name: &str, args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
     let spec = Spec {
         short_val: "FvfilEe",
-        long_val: &["file", "assign", "field-separator", "include", "load", "exec", "source"],
+        long_val: &[
+            "file",
+            "assign",
+            "field-separator",
+            "include",
+            "load",
+            "exec",
+            "source",
+        ],
         ..Spec::default()
     };
     let p = opts::parse(args, 1, &spec);
@@ -391,12 +527,15 @@ fn awk(name: &str, args: &[Word]) -> Facts {
             if let Some((i, off)) = o.value {
                 f.reads.push(PathRef::Arg { idx: i, off });
             }
-        } else if (o.is('e', "source")) && let Some((i, _)) = o.value {
+        } else if (o.is('e', "source"))
+            && let Some((i, _)) = o.value
+        {
             programs.push(i);
         }
     }
     let mut operands = p.operands.iter().copied();
-    if programs.is_empty() && !from_file
+    if programs.is_empty()
+        && !from_file
         && let Some(i) = operands.next()
     {
         programs.push(i);
@@ -405,7 +544,10 @@ fn awk(name: &str, args: &[Word]) -> Facts {
         f.skip.push(i);
         let scan = awk_scan(&args[i].text);
         if scan.exec {
-            f.tag(tags::INLINE_INTERPRETER, format!("`{name}` program runs commands"));
+            f.tag(
+                tags::INLINE_INTERPRETER,
+                format!("`{name}` program runs commands"),
+            );
             f.at_least(Mutate);
         }
         if !scan.writes.is_empty() {
@@ -459,7 +601,22 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
                 }
                 continue;
             }
-            b'/' if matches!(prev, b'(' | b',' | b'~' | b'!' | b'{' | b'}' | b';' | b'&' | b'|' | b'?' | b':' | b'=' | b'\n') => {
+            b'/' if matches!(
+                prev,
+                b'(' | b','
+                    | b'~'
+                    | b'!'
+                    | b'{'
+                    | b'}'
+                    | b';'
+                    | b'&'
+                    | b'|'
+                    | b'?'
+                    | b':'
+                    | b'='
+                    | b'\n'
+            ) =>
+            {
                 i += 1;
                 while i < n && b[i] != b'/' && b[i] != b'\n' {
                     if b[i] == b'\\' {
@@ -609,7 +766,8 @@ fn sed(args: &[Word]) -> Facts {
         i += 1;
     }
     let mut ops = operands.into_iter();
-    if scripts.is_empty() && !from_file
+    if scripts.is_empty()
+        && !from_file
         && let Some(s) = ops.next()
     {
         scripts.push(s);
@@ -810,7 +968,10 @@ mod tests {
         assert!(awk_scan("{print | \"sh\"}").exec);
         assert!(awk_scan("BEGIN{\"date\" | getline d}").exec);
         assert!(awk_scan("{print |& \"sh\"}").exec);
-        assert_eq!(awk_scan("{print > \"aileron.yaml\"}").writes, vec!["aileron.yaml"]);
+        assert_eq!(
+            awk_scan("{print > \"aileron.yaml\"}").writes,
+            vec!["aileron.yaml"]
+        );
         assert!(awk_scan("$1 > 3 {print}").writes.is_empty());
     }
 

@@ -192,7 +192,10 @@ mod tests {
         );
         assert!(p.has('f', ""));
         assert_eq!(p.get('n', "").and_then(|o| o.value_text(&a)), Some("50"));
-        assert_eq!(p.get(' ', "lines").and_then(|o| o.value_text(&a)), Some("3"));
+        assert_eq!(
+            p.get(' ', "lines").and_then(|o| o.value_text(&a)),
+            Some("3")
+        );
         assert_eq!(p.operands, vec![2, 6]);
     }
 

@@ -48,13 +48,30 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "sudo" => sudo(args),
         "sudoedit" => {
             let mut f = Facts::new(Mutate);
-            for i in opts::parse(args, 1, &Spec { short_val: "CDghpPrtTuU", permute: true, ..Spec::default() }).operands {
+            for i in opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "CDghpPrtTuU",
+                    permute: true,
+                    ..Spec::default()
+                },
+            )
+            .operands
+            {
                 f.write(i);
             }
             f
         }
         "doas" => {
-            let i = opts::first_operand(args, 1, &Spec { short_val: "uC", ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    short_val: "uC",
+                    ..Spec::default()
+                },
+            );
             if args.iter().skip(1).any(|w| w.text == "-C") {
                 Facts::new(Read)
             } else {
@@ -62,7 +79,14 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             }
         }
         "pkexec" => {
-            let i = opts::first_operand(args, 1, &Spec { long_val: &["user"], ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    long_val: &["user"],
+                    ..Spec::default()
+                },
+            );
             wrap(name, args, i, Mutate)
         }
         "gosu" | "su-exec" => wrap(name, args, 2, Mutate),
@@ -71,16 +95,34 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             let lookup = args[1..p.min(args.len())]
                 .iter()
                 .any(|w| w.text.starts_with('-') && (w.text.contains('v') || w.text.contains('V')));
-            if lookup { Facts::new(Read) } else { wrap(name, args, p, Read) }
+            if lookup {
+                Facts::new(Read)
+            } else {
+                wrap(name, args, p, Read)
+            }
         }
         "builtin" => wrap(name, args, after_dashes(args, 1), Read),
         "exec" => {
-            let i = opts::first_operand(args, 1, &Spec { short_val: "a", ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    short_val: "a",
+                    ..Spec::default()
+                },
+            );
             wrap(name, args, i, Read)
         }
         "nohup" => wrap(name, args, after_dashes(args, 1), Read),
         "setsid" | "unbuffer" | "caffeinate" => {
-            let i = opts::first_operand(args, 1, &Spec { short_val: "tw", ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    short_val: "tw",
+                    ..Spec::default()
+                },
+            );
             wrap(name, args, i, Read)
         }
         "nice" => {
@@ -102,16 +144,42 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             wrap(name, args, i, Read)
         }
         "ionice" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "cnpPu", long_val: &["class", "classdata", "pid", "pgid", "uid"], ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "cnpPu",
+                    long_val: &["class", "classdata", "pid", "pgid", "uid"],
+                    ..Spec::default()
+                },
+            );
             if p.has('p', "pid") || p.has('P', "pgid") || p.has('u', "uid") {
                 Facts::new(Mutate)
             } else {
-                wrap(name, args, p.operands.first().copied().unwrap_or(args.len()), Read)
+                wrap(
+                    name,
+                    args,
+                    p.operands.first().copied().unwrap_or(args.len()),
+                    Read,
+                )
             }
         }
         "time" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "of", long_val: &["output", "format"], ..Spec::default() });
-            let mut f = wrap(name, args, p.operands.first().copied().unwrap_or(args.len()), Read);
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "of",
+                    long_val: &["output", "format"],
+                    ..Spec::default()
+                },
+            );
+            let mut f = wrap(
+                name,
+                args,
+                p.operands.first().copied().unwrap_or(args.len()),
+                Read,
+            );
             if let Some((i, off)) = p.get('o', "output").and_then(|o| o.value) {
                 f.write_at(i, off);
                 f.at_least(Write);
@@ -119,16 +187,39 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             f
         }
         "timeout" | "gtimeout" => {
-            let i = opts::first_operand(args, 1, &Spec { short_val: "sk", long_val: &["signal", "kill-after"], ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    short_val: "sk",
+                    long_val: &["signal", "kill-after"],
+                    ..Spec::default()
+                },
+            );
             // args[i] is the duration.
             wrap(name, args, i + 1, Read)
         }
         "stdbuf" => {
-            let i = opts::first_operand(args, 1, &Spec { short_val: "ioe", long_val: &["input", "output", "error"], ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    short_val: "ioe",
+                    long_val: &["input", "output", "error"],
+                    ..Spec::default()
+                },
+            );
             wrap(name, args, i, Read)
         }
         "chroot" => {
-            let i = opts::first_operand(args, 1, &Spec { long_val: &["userspec", "groups"], ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    long_val: &["userspec", "groups"],
+                    ..Spec::default()
+                },
+            );
             let mut f = wrap(name, args, i + 1, Mutate);
             if i < args.len() {
                 f.read(i);
@@ -137,12 +228,34 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         }
         "strace" | "ltrace" => {
             let spec = if name == "strace" {
-                Spec { short_val: "oepsuEaPSXbIO", long_val: &["output", "trace", "signal", "status", "attach", "user", "env", "string-limit"], ..Spec::default() }
+                Spec {
+                    short_val: "oepsuEaPSXbIO",
+                    long_val: &[
+                        "output",
+                        "trace",
+                        "signal",
+                        "status",
+                        "attach",
+                        "user",
+                        "env",
+                        "string-limit",
+                    ],
+                    ..Spec::default()
+                }
             } else {
-                Spec { short_val: "oepsulnAaDFx", long_val: &["output"], ..Spec::default() }
+                Spec {
+                    short_val: "oepsulnAaDFx",
+                    long_val: &["output"],
+                    ..Spec::default()
+                }
             };
             let p = opts::parse(args, 1, &spec);
-            let mut f = wrap(name, args, p.operands.first().copied().unwrap_or(args.len()), Read);
+            let mut f = wrap(
+                name,
+                args,
+                p.operands.first().copied().unwrap_or(args.len()),
+                Read,
+            );
             if let Some((i, off)) = p.get('o', "output").and_then(|o| o.value) {
                 f.write_at(i, off);
                 f.at_least(Write);
@@ -153,21 +266,52 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             f
         }
         "taskset" | "chrt" => {
-            let p = opts::parse(args, 1, &Spec { short_val: "TPD", ..Spec::default() });
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    short_val: "TPD",
+                    ..Spec::default()
+                },
+            );
             if p.has('p', "pid") || p.has('a', "all-tasks") && name == "taskset" {
                 Facts::new(Mutate)
             } else {
                 // The first operand is the mask or priority.
-                wrap(name, args, p.operands.get(1).copied().unwrap_or(args.len()), Read)
+                wrap(
+                    name,
+                    args,
+                    p.operands.get(1).copied().unwrap_or(args.len()),
+                    Read,
+                )
             }
         }
         "xvfb-run" => {
-            let i = opts::first_operand(args, 1, &Spec { short_val: "nsfepw", ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    short_val: "nsfepw",
+                    ..Spec::default()
+                },
+            );
             wrap(name, args, i, Read)
         }
-        "valgrind" => wrap(name, args, opts::first_operand(args, 1, &Spec::default()), Read),
+        "valgrind" => wrap(
+            name,
+            args,
+            opts::first_operand(args, 1, &Spec::default()),
+            Read,
+        ),
         "unshare" => {
-            let i = opts::first_operand(args, 1, &Spec { short_val: "SGRw", ..Spec::default() });
+            let i = opts::first_operand(
+                args,
+                1,
+                &Spec {
+                    short_val: "SGRw",
+                    ..Spec::default()
+                },
+            );
             wrap(name, args, i, Mutate)
         }
         "busybox" => {
@@ -186,7 +330,9 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "su" | "runuser" => su(name, args),
         "entr" => {
             let p = opts::first_operand(args, 1, &Spec::default());
-            let shell = args[1..p.min(args.len())].iter().any(|w| w.text.starts_with('-') && w.text.contains('s'));
+            let shell = args[1..p.min(args.len())]
+                .iter()
+                .any(|w| w.text.starts_with('-') && w.text.contains('s'));
             if shell {
                 let mut f = Facts::new(Read);
                 f.run_line_arg(args, p, 0, "command run by `entr -s`".to_owned());
@@ -197,7 +343,8 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         }
         "hyperfine" => hyperfine(args),
         "npx" | "bunx" | "uvx" | "pnpx" => npx(name, args, 1),
-        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "pixi" | "bundle" | "direnv" | "nix" | "nix-shell" | "pnpm" | "yarn" | "npm" => {
+        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "pixi" | "bundle" | "direnv"
+        | "nix" | "nix-shell" | "pnpm" | "yarn" | "npm" => {
             return runner(name, args);
         }
         _ => return None,
@@ -216,8 +363,10 @@ fn env(args: &[Word]) -> Facts {
             break;
         }
         if a == "-" || a == "-i" || a == "--ignore-environment" {
-            f.env_changes.extend(["*".to_owned(), "SHELL".to_owned(), "AILERON_*".to_owned()]);
-            f.notes.push("`env -i` clears the whole environment".to_owned());
+            f.env_changes
+                .extend(["*".to_owned(), "SHELL".to_owned(), "AILERON_*".to_owned()]);
+            f.notes
+                .push("`env -i` clears the whole environment".to_owned());
             i += 1;
         } else if a == "-u" || a == "--unset" {
             if i + 1 < n {
@@ -236,7 +385,11 @@ fn env(args: &[Word]) -> Facts {
                 f.base = Some(PathRef::arg(i + 1));
             }
             i += 2;
-        } else if a == "-S" || a == "--split-string" || a.starts_with("--split-string=") || (a.starts_with("-S") && !a.starts_with("--")) {
+        } else if a == "-S"
+            || a == "--split-string"
+            || a.starts_with("--split-string=")
+            || (a.starts_with("-S") && !a.starts_with("--"))
+        {
             // The string is split into words and run with the rest.
             let (mut line, next) = if a == "-S" || a == "--split-string" {
                 (text(args, i + 1).to_owned(), i + 2)
@@ -276,8 +429,18 @@ fn sudo(args: &[Word]) -> Facts {
     let mut list = false;
     let mut shell = false;
     const LONG_VAL: &[&str] = &[
-        "user", "group", "chdir", "chroot", "close-from", "host", "prompt", "role", "type",
-        "command-timeout", "other-user", "login-class",
+        "user",
+        "group",
+        "chdir",
+        "chroot",
+        "close-from",
+        "host",
+        "prompt",
+        "role",
+        "type",
+        "command-timeout",
+        "other-user",
+        "login-class",
     ];
     while i < n {
         let a = text(args, i);
@@ -292,7 +455,11 @@ fn sudo(args: &[Word]) -> Facts {
                 "shell" | "login" => shell = true,
                 _ => {}
             }
-            i += if !long.contains('=') && LONG_VAL.contains(&long) { 2 } else { 1 };
+            i += if !long.contains('=') && LONG_VAL.contains(&long) {
+                2
+            } else {
+                1
+            };
             continue;
         }
         if a.len() > 1 && a.starts_with('-') {
@@ -337,7 +504,8 @@ fn sudo(args: &[Word]) -> Facts {
         }
     }
     if i >= n && shell {
-        f.notes.push("`sudo` starts an interactive shell".to_owned());
+        f.notes
+            .push("`sudo` starts an interactive shell".to_owned());
     }
     f.run_argv(args, i, inner_note("sudo"), true);
     f
@@ -345,7 +513,11 @@ fn sudo(args: &[Word]) -> Facts {
 
 fn flock(args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
-    let spec = Spec { short_val: "wEc", long_val: &["timeout", "wait", "conflict-exit-code", "command"], ..Spec::default() };
+    let spec = Spec {
+        short_val: "wEc",
+        long_val: &["timeout", "wait", "conflict-exit-code", "command"],
+        ..Spec::default()
+    };
     let p = opts::parse(args, 1, &spec);
     if let Some(o) = p.get('c', "command")
         && let Some((i, off)) = o.value
@@ -383,7 +555,11 @@ fn watch(args: &[Word]) -> Facts {
             if long == "exec" {
                 exec = true;
             }
-            i += if matches!(long, "interval" | "equexit") { 2 } else { 1 };
+            i += if matches!(long, "interval" | "equexit") {
+                2
+            } else {
+                1
+            };
             continue;
         }
         if a.len() > 1 && a.starts_with('-') {
@@ -429,7 +605,14 @@ fn xargs(args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
     let n = args.len();
     let mut i = 1;
-    const LONG_VAL: &[&str] = &["max-args", "max-procs", "delimiter", "arg-file", "max-chars", "process-slot-var"];
+    const LONG_VAL: &[&str] = &[
+        "max-args",
+        "max-procs",
+        "delimiter",
+        "arg-file",
+        "max-chars",
+        "process-slot-var",
+    ];
     while i < n {
         let a = text(args, i);
         if a == "--" {
@@ -439,7 +622,10 @@ fn xargs(args: &[Word]) -> Facts {
         if let Some(long) = a.strip_prefix("--") {
             if let Some(file) = long.strip_prefix("arg-file=") {
                 let _ = file;
-                f.reads.push(PathRef::Arg { idx: i, off: "--arg-file=".len() });
+                f.reads.push(PathRef::Arg {
+                    idx: i,
+                    off: "--arg-file=".len(),
+                });
             }
             if long == "arg-file" {
                 f.read(i + 1);
@@ -459,7 +645,10 @@ fn xargs(args: &[Word]) -> Facts {
                                 f.read(i + 1);
                             }
                         } else if ch == 'a' {
-                            f.reads.push(PathRef::Arg { idx: i, off: rest_at });
+                            f.reads.push(PathRef::Arg {
+                                idx: i,
+                                off: rest_at,
+                            });
                         }
                         break;
                     }
@@ -492,10 +681,38 @@ fn parallel(args: &[Word]) -> Facts {
         .find(|&k| matches!(text(args, k), ":::" | "::::" | ":::+" | "::::+"))
         .unwrap_or(n);
     const LONG_VAL: &[&str] = &[
-        "jobs", "sshlogin", "arg-file", "delimiter", "max-args", "joblog", "results", "res", "tmpdir",
-        "timeout", "retries", "colsep", "halt", "delay", "memfree", "load", "max-procs", "workdir",
-        "wd", "basefile", "bf", "return", "transfer-file", "tf", "env", "sshdelay", "tag-string",
-        "tagstring", "max-replace-args", "max-line-length-allowed", "block", "block-size",
+        "jobs",
+        "sshlogin",
+        "arg-file",
+        "delimiter",
+        "max-args",
+        "joblog",
+        "results",
+        "res",
+        "tmpdir",
+        "timeout",
+        "retries",
+        "colsep",
+        "halt",
+        "delay",
+        "memfree",
+        "load",
+        "max-procs",
+        "workdir",
+        "wd",
+        "basefile",
+        "bf",
+        "return",
+        "transfer-file",
+        "tf",
+        "env",
+        "sshdelay",
+        "tag-string",
+        "tagstring",
+        "max-replace-args",
+        "max-line-length-allowed",
+        "block",
+        "block-size",
     ];
     let mut i = 1;
     while i < sep {
@@ -505,7 +722,11 @@ fn parallel(args: &[Word]) -> Facts {
             break;
         }
         if let Some(long) = a.strip_prefix("--") {
-            i += if !long.contains('=') && LONG_VAL.contains(&long) { 2 } else { 1 };
+            i += if !long.contains('=') && LONG_VAL.contains(&long) {
+                2
+            } else {
+                1
+            };
             continue;
         }
         if a.len() > 1 && a.starts_with('-') {
@@ -575,11 +796,45 @@ fn find(args: &[Word]) -> Facts {
         roots.push(PathRef::Lit(".".to_owned()));
     }
     const WITH_VALUE: &[&str] = &[
-        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
-        "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid", "-gid", "-mtime", "-atime",
-        "-ctime", "-mmin", "-amin", "-cmin", "-newer", "-anewer", "-cnewer", "-maxdepth",
-        "-mindepth", "-links", "-inum", "-samefile", "-lname", "-ilname", "-used", "-fstype",
-        "-printf", "-context", "-regextype", "-files0-from", "-newerXY",
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-type",
+        "-xtype",
+        "-size",
+        "-perm",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-mtime",
+        "-atime",
+        "-ctime",
+        "-mmin",
+        "-amin",
+        "-cmin",
+        "-newer",
+        "-anewer",
+        "-cnewer",
+        "-maxdepth",
+        "-mindepth",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-lname",
+        "-ilname",
+        "-used",
+        "-fstype",
+        "-printf",
+        "-context",
+        "-regextype",
+        "-files0-from",
+        "-newerXY",
     ];
     while i < n {
         let t = text(args, i);
@@ -639,7 +894,16 @@ fn script(args: &[Word]) -> Facts {
     let mut f = Facts::new(Write);
     let spec = Spec {
         short_val: "cEoTIOBm",
-        long_val: &["command", "echo", "output-limit", "log-timing", "log-in", "log-out", "log-io", "logging-format"],
+        long_val: &[
+            "command",
+            "echo",
+            "output-limit",
+            "log-timing",
+            "log-in",
+            "log-out",
+            "log-io",
+            "logging-format",
+        ],
         permute: true,
         ..Spec::default()
     };
@@ -660,29 +924,56 @@ fn su(name: &str, args: &[Word]) -> Facts {
     let mut f = Facts::new(Mutate);
     let spec = Spec {
         short_val: "csgGwu",
-        long_val: &["command", "session-command", "shell", "group", "supp-group", "whitelist-environment", "user"],
+        long_val: &[
+            "command",
+            "session-command",
+            "shell",
+            "group",
+            "supp-group",
+            "whitelist-environment",
+            "user",
+        ],
         permute: false,
         ..Spec::default()
     };
     // `runuser -u USER -- CMD ARGS` runs an argv.
     if name == "runuser" {
-        let p = opts::parse(args, 1, &Spec { permute: false, ..spec });
+        let p = opts::parse(
+            args,
+            1,
+            &Spec {
+                permute: false,
+                ..spec
+            },
+        );
         if p.has('u', "user") {
             let start = p.operands.first().copied().unwrap_or(args.len());
             f.run_argv(args, start, inner_note(name), true);
             return f;
         }
     }
-    let p = opts::parse(args, 1, &Spec { permute: true, ..spec });
+    let p = opts::parse(
+        args,
+        1,
+        &Spec {
+            permute: true,
+            ..spec
+        },
+    );
     let mut ran = false;
-    for o in p.opts.iter().filter(|o| o.is('c', "command") || o.is_long("session-command")) {
+    for o in p
+        .opts
+        .iter()
+        .filter(|o| o.is('c', "command") || o.is_long("session-command"))
+    {
         if let Some((i, off)) = o.value {
             f.run_line_arg(args, i, off, format!("command run by `{name} -c`"));
             ran = true;
         }
     }
     if !ran {
-        f.notes.push(format!("`{name}` starts a shell as another user"));
+        f.notes
+            .push(format!("`{name}` starts a shell as another user"));
     }
     f
 }
@@ -692,17 +983,42 @@ fn hyperfine(args: &[Word]) -> Facts {
     let spec = Spec {
         short_val: "wmMrspcPDLSnuN",
         long_val: &[
-            "warmup", "min-runs", "max-runs", "runs", "setup", "prepare", "conclude", "cleanup",
-            "parameter-scan", "parameter-step-size", "parameter-list", "shell", "command-name",
-            "time-unit", "export-asciidoc", "export-csv", "export-json", "export-markdown",
-            "export-orgmode", "style", "sort", "output", "input", "reference",
+            "warmup",
+            "min-runs",
+            "max-runs",
+            "runs",
+            "setup",
+            "prepare",
+            "conclude",
+            "cleanup",
+            "parameter-scan",
+            "parameter-step-size",
+            "parameter-list",
+            "shell",
+            "command-name",
+            "time-unit",
+            "export-asciidoc",
+            "export-csv",
+            "export-json",
+            "export-markdown",
+            "export-orgmode",
+            "style",
+            "sort",
+            "output",
+            "input",
+            "reference",
         ],
         permute: true,
         ..Spec::default()
     };
     let p = opts::parse(args, 1, &spec);
     for o in &p.opts {
-        if o.is('s', "setup") || o.is('p', "prepare") || o.is('c', "cleanup") || o.is_long("conclude") || o.is_long("reference") {
+        if o.is('s', "setup")
+            || o.is('p', "prepare")
+            || o.is('c', "cleanup")
+            || o.is_long("conclude")
+            || o.is_long("reference")
+        {
             if let Some((i, off)) = o.value {
                 f.run_line_arg(args, i, off, "command run by `hyperfine`".to_owned());
             }
@@ -722,7 +1038,11 @@ fn hyperfine(args: &[Word]) -> Facts {
 /// `npx PKG ARGS`, `npx -c 'CMD'`: runs a package's program.
 fn npx(name: &str, args: &[Word], start: usize) -> Facts {
     let mut f = Facts::new(Mutate);
-    let spec = Spec { short_val: "pc", long_val: &["package", "call", "from"], ..Spec::default() };
+    let spec = Spec {
+        short_val: "pc",
+        long_val: &["package", "call", "from"],
+        ..Spec::default()
+    };
     let p = opts::parse(args, start, &spec);
     if let Some(o) = p.get('c', "call")
         && let Some((i, off)) = o.value
@@ -732,7 +1052,8 @@ fn npx(name: &str, args: &[Word], start: usize) -> Facts {
     if let Some(&i) = p.operands.first() {
         f.run_argv(args, i, inner_note(name), true);
     }
-    f.notes.push(format!("`{name}` may download and run a package"));
+    f.notes
+        .push(format!("`{name}` may download and run a package"));
     f
 }
 
@@ -745,9 +1066,21 @@ fn runner(name: &str, args: &[Word]) -> Option<Facts> {
             let spec = Spec {
                 short_val: "pw",
                 long_val: &[
-                    "with", "python", "project", "directory", "env-file", "extra", "group", "package",
-                    "index", "index-url", "extra-index-url", "with-requirements", "with-editable",
-                    "only-group", "no-group",
+                    "with",
+                    "python",
+                    "project",
+                    "directory",
+                    "env-file",
+                    "extra",
+                    "group",
+                    "package",
+                    "index",
+                    "index-url",
+                    "extra-index-url",
+                    "with-requirements",
+                    "with-editable",
+                    "only-group",
+                    "no-group",
                 ],
                 ..Spec::default()
             };
@@ -773,8 +1106,20 @@ fn runner(name: &str, args: &[Word]) -> Option<Facts> {
         }
         ("nix-shell", _) => {
             let mut f = Facts::new(Write);
-            let p = opts::parse(args, 1, &Spec { long_val: &["run", "command", "packages", "arg", "argstr", "attr"], permute: true, ..Spec::default() });
-            for o in p.opts.iter().filter(|o| o.is_long("run") || o.is_long("command")) {
+            let p = opts::parse(
+                args,
+                1,
+                &Spec {
+                    long_val: &["run", "command", "packages", "arg", "argstr", "attr"],
+                    permute: true,
+                    ..Spec::default()
+                },
+            );
+            for o in p
+                .opts
+                .iter()
+                .filter(|o| o.is_long("run") || o.is_long("command"))
+            {
                 if let Some((i, off)) = o.value {
                     f.run_line_arg(args, i, off, "command run by `nix-shell`".to_owned());
                 }
@@ -783,7 +1128,8 @@ fn runner(name: &str, args: &[Word]) -> Option<Facts> {
         }
         ("nix", "develop" | "shell") => {
             let mut f = Facts::new(Write);
-            if let Some(k) = (2..args.len()).find(|&k| matches!(text(args, k), "-c" | "--command")) {
+            if let Some(k) = (2..args.len()).find(|&k| matches!(text(args, k), "-c" | "--command"))
+            {
                 f.run_argv(args, k + 1, inner_note(&label), true);
             }
             Some(f)
