@@ -48,9 +48,7 @@ const EXEC_VARS: &[&str] = &[
     "ENV",
     "PROMPT_COMMAND",
     "PERL5OPT",
-    "PERL5LIB",
     "PYTHONSTARTUP",
-    "PYTHONPATH",
     "NODE_OPTIONS",
     "RUSTC_WRAPPER",
     "RUSTC_WORKSPACE_WRAPPER",
@@ -426,10 +424,15 @@ impl<'c> Walker<'c> {
                 background: env.background || background,
                 ..env
             };
+            // A background job runs in a subshell: its `cd` stays there.
+            let saved_cwd = background.then(|| self.cwd.clone());
             self.pipeline(&item.0.first, src, e);
             for next in &item.0.additional {
                 let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
                 self.pipeline(p, src, e);
+            }
+            if let Some(c) = saved_cwd {
+                self.cwd = c;
             }
         }
     }
@@ -482,9 +485,11 @@ impl<'c> Walker<'c> {
         let mut subs = Vec::new();
         let name = self.word(&def.fname.value, &mut subs).text;
         let saved = self.func.replace(name.clone());
+        let saved_cwd = self.cwd.clone();
         let before = self.out.len();
         self.compound(&def.body.0, def.body.1.as_ref(), src, env);
         self.func = saved;
+        self.cwd = saved_cwd;
         if self.out[before..]
             .iter()
             .any(|c| c.tags.contains(&tags::FORK_BOMB))
@@ -552,7 +557,19 @@ impl<'c> Walker<'c> {
             e.stdin = stdin;
         }
         match cc {
-            ast::CompoundCommand::Arithmetic(a) => self.text_subs(&a.expr.value, e),
+            ast::CompoundCommand::Arithmetic(a) => {
+                // brush-parser reads `( ( cmd ) )` as `((cmd))`; bash runs
+                // it as nested subshells unless the parentheses touch.
+                let text = span_str(src, &a.loc);
+                let arithmetic = text.is_some_and(|t| t.starts_with("((") && t.ends_with("))"));
+                if arithmetic {
+                    self.text_subs(&a.expr.value, e);
+                } else {
+                    let saved = self.cwd.clone();
+                    self.line(&a.expr.value, "subshell", e.parent, e, false, e.stdin);
+                    self.cwd = saved;
+                }
+            }
             ast::CompoundCommand::ArithmeticForClause(f) => {
                 for x in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
@@ -910,7 +927,7 @@ impl<'c> Walker<'c> {
                     text: procsub_text(k, ps, src),
                     dynamic: true,
                     procsub: true,
-                    broken: false,
+                    ..Word::default()
                 });
                 items.procsubs.push(ps);
             }
@@ -1149,28 +1166,66 @@ impl<'c> Walker<'c> {
             sc.argv = p.words[1..].iter().map(|w| w.text.clone()).collect();
         }
 
+        // Brace expansion happens before anything else: classify the words
+        // bash would really run.
+        let expanded;
+        let words: &[Word] = if p.words.iter().any(|w| w.brace) {
+            let mut out = Vec::with_capacity(p.words.len() + 4);
+            let mut overflow = false;
+            for w in &p.words {
+                match w.brace.then(|| words::brace_expand(&w.text, 256)) {
+                    Some(Some(alts)) => out.extend(alts.into_iter().map(|text| Word {
+                        text,
+                        dynamic: w.dynamic,
+                        ..Word::default()
+                    })),
+                    Some(None) => {
+                        overflow = true;
+                        out.push(w.clone());
+                    }
+                    None => out.push(w.clone()),
+                }
+            }
+            if overflow {
+                add_tag(&mut sc.tags, tags::OPAQUE);
+                sc.notes
+                    .push("brace expansion makes too many words".to_owned());
+            }
+            if p.words[0].brace {
+                add_tag(&mut sc.tags, tags::OPAQUE);
+                sc.notes.push(format!(
+                    "the command name `{}` is a brace expansion",
+                    p.words[0].text
+                ));
+            }
+            expanded = out;
+            &expanded
+        } else {
+            &p.words
+        };
+
         // classification
         let facts = if let Some(s) = p.synthetic {
             Facts::new(s)
-        } else if p.words.is_empty() {
+        } else if words.is_empty() {
             let writes = !p.redir_writes.is_empty() || !p.assigns.is_empty();
             Facts::new(if writes {
                 Sensitivity::Write
             } else {
                 Sensitivity::Read
             })
-        } else if p.words[0].dynamic {
+        } else if words[0].dynamic {
             let mut f = Facts::new(Sensitivity::Mutate);
             f.tag(
                 tags::OPAQUE,
                 format!(
                     "the command name `{}` is not known before it runs",
-                    p.words[0].text
+                    words[0].text
                 ),
             );
             f
         } else {
-            classify::classify(&p.words)
+            classify::classify(words)
         };
         let mut sens = facts.sensitivity;
         for t in &facts.tags {
@@ -1181,7 +1236,7 @@ impl<'c> Walker<'c> {
             add_tag(&mut sc.tags, tags::OPAQUE);
             sc.notes.push(format!("cannot decode `{raw}`"));
         }
-        if !p.words.is_empty() && !paths::is_system_path(&sc.binary) {
+        if !words.is_empty() && !paths::is_system_path(&sc.binary) {
             sens = sens.max(Sensitivity::Mutate);
         }
 
@@ -1195,7 +1250,7 @@ impl<'c> Walker<'c> {
             sc.env_changes.push(n.clone());
         }
         for &i in &facts.env_assigns {
-            let Some(w) = p.words.get(i) else { continue };
+            let Some(w) = words.get(i) else { continue };
             if let Some(eq) = w.text.find('=') {
                 let name = w.text[..eq].trim_end_matches('+');
                 let value = Word {
@@ -1209,10 +1264,7 @@ impl<'c> Walker<'c> {
         dedup(&mut sc.env_changes);
 
         // writes
-        let base_text = facts
-            .base
-            .as_ref()
-            .and_then(|b| Self::path_text(b, &p.words));
+        let base_text = facts.base.as_ref().and_then(|b| Self::path_text(b, words));
         let base = base_text
             .as_ref()
             .filter(|(_, d)| !d)
@@ -1226,7 +1278,7 @@ impl<'c> Walker<'c> {
             redirect_writes = false;
         }
         for pr in &facts.writes {
-            let Some((text, dynamic)) = Self::path_text(pr, &p.words) else {
+            let Some((text, dynamic)) = Self::path_text(pr, words) else {
                 continue;
             };
             if text.contains("{}") && !p.placeholder.is_empty() {
@@ -1282,7 +1334,7 @@ impl<'c> Walker<'c> {
                 self.add_read(&mut sc, &w.text, None);
             }
         }
-        let mut used = vec![false; p.words.len()];
+        let mut used = vec![false; words.len()];
         for &i in &facts.skip {
             if let Some(u) = used.get_mut(i) {
                 *u = true;
@@ -1296,7 +1348,7 @@ impl<'c> Walker<'c> {
             }
         }
         for pr in &facts.reads {
-            if let Some((text, false)) = Self::path_text(pr, &p.words) {
+            if let Some((text, false)) = Self::path_text(pr, words) {
                 self.add_read(&mut sc, &text, base.as_deref());
             }
         }
@@ -1304,7 +1356,7 @@ impl<'c> Walker<'c> {
             .words
             .iter()
             .enumerate()
-            .take(facts.skip_from.min(p.words.len()))
+            .take(facts.skip_from.min(words.len()))
             .skip(1)
         {
             if used[i] || w.dynamic || w.procsub {
@@ -1390,7 +1442,7 @@ impl<'c> Walker<'c> {
                     stdin,
                     placeholder,
                 } => {
-                    let Some(ws) = p.words.get(*start..*end) else {
+                    let Some(ws) = words.get(*start..*end) else {
                         continue;
                     };
                     let mut q = Pending::new(ws.to_vec(), None);
@@ -1400,7 +1452,7 @@ impl<'c> Walker<'c> {
                         q.script.clone_from(&p.script);
                     }
                     for pr in placeholder {
-                        if let Some((t, false)) = Self::path_text(pr, &p.words) {
+                        if let Some((t, false)) = Self::path_text(pr, words) {
                             q.placeholder.push(self.resolve(&t, base.as_deref()).0);
                         }
                     }
@@ -1416,7 +1468,7 @@ impl<'c> Walker<'c> {
                     q.note = Some(note.clone());
                     q.synthetic = Some(*sensitivity);
                     for pr in writes {
-                        if let Some((t, false)) = Self::path_text(pr, &p.words) {
+                        if let Some((t, false)) = Self::path_text(pr, words) {
                             q.extra_writes.push(self.resolve(&t, base.as_deref()).0);
                         }
                     }
@@ -1470,11 +1522,11 @@ impl<'c> Walker<'c> {
         self.out.push(sc);
 
         if p.from_ast && p.parent == env.parent {
-            self.apply_cd(facts.cd.as_ref(), &p.words);
+            self.apply_cd(facts.cd.as_ref(), words);
         }
         for (text, _dynamic, note) in lines {
             let stdin = if note.starts_with("payload") {
-                env.stdin
+                p.stdin
             } else {
                 Stdin::Default
             };
@@ -1542,23 +1594,30 @@ fn procsub_text(
         ast::ProcessSubstitutionKind::Read => '<',
         ast::ProcessSubstitutionKind::Write => '>',
     };
-    let (start, end) = (ps.loc.start.index, ps.loc.end.index);
-    let slice = if src.is_ascii() {
-        src.get(start..end)
-    } else {
-        let mut it = src
-            .char_indices()
-            .map(|(b, _)| b)
-            .chain(std::iter::once(src.len()));
-        let s = it.nth(start);
-        let e = s.and_then(|_| it.nth(end.saturating_sub(start + 1)));
-        match (s, e) {
-            (Some(s), Some(e)) => src.get(s..e),
-            _ => None,
-        }
-    };
-    match slice {
+    match span_str(src, &ps.loc) {
         Some(s) if s.starts_with('(') => format!("{sigil}{s}"),
         _ => format!("{sigil}({})", ps.list),
     }
+}
+
+/// The source text of a span (whose indices count characters).
+fn span_str<'s>(src: &'s str, span: &brush_parser::SourceSpan) -> Option<&'s str> {
+    let (start, end) = (span.start.index, span.end.index);
+    if end < start {
+        return None;
+    }
+    if src.is_ascii() {
+        return src.get(start..end);
+    }
+    let mut it = src
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(src.len()));
+    let s = it.nth(start)?;
+    let e = if end == start {
+        s
+    } else {
+        it.nth(end - start - 1)?
+    };
+    src.get(s..e)
 }

@@ -134,12 +134,17 @@ pub struct SimpleCommand {
     pub argv: Vec<String>,
     /// Names of environment variables this command sets, exports or unsets:
     /// prefix assignments (`FOO=1 cmd`), bare assignments, `export`,
-    /// `unset`, `declare`/`typeset`/`readonly`/`local`, `env VAR=..`, `env -u VAR`.
+    /// `unset`, `declare`/`typeset`/`readonly`/`local`, `env VAR=..`, `env -u VAR`,
+    /// `read VAR`, `printf -v VAR`, `mapfile VAR`, `let VAR=..`.
+    /// `env -i`, which clears the whole environment, is reported as `*`,
+    /// `SHELL` and `AILERON_*`.
     pub env_changes: Vec<String>,
     /// Absolute, normalized paths this command writes, creates, truncates,
     /// deletes, moves or changes the mode of (redirects, tee, cp/mv/rm, sed -i,
     /// touch, truncate, dd of=, ln, chmod, ...). May contain glob characters
-    /// when the command line did (`rm *.yaml`).
+    /// when the command line did (`rm *.yaml`). Brace expressions are
+    /// expanded (`rm a.{x,y}` writes `a.x` and `a.y`); a copy or move into
+    /// what may be a directory also lists `DEST/basename(SRC)`.
     pub writes: Vec<String>,
     /// Absolute, normalized paths of the other non-option arguments that look
     /// like paths (contain `/`, start with `.` or `~`, or name a file that a

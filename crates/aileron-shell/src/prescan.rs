@@ -288,7 +288,8 @@ pub(crate) fn scan(s: &str) -> Scan {
                             i += 1;
                         }
                         other => {
-                            odd |= !(other.is_ascii_alphanumeric() || b"_.+-:@%/=,^~!?".contains(&other));
+                            odd |= !(other.is_ascii_alphanumeric()
+                                || b"_.+-:@%/=,^~!?".contains(&other));
                             delim.push(other);
                         }
                     }
@@ -297,9 +298,11 @@ pub(crate) fn scan(s: &str) -> Scan {
                 // brush-parser can loop forever on some malformed
                 // here-documents: refuse anything unusual before it runs.
                 if delim.is_empty() || odd {
-                    out.bad_heredoc.get_or_insert("here-document with an unusual delimiter");
+                    out.bad_heredoc
+                        .get_or_insert("here-document with an unusual delimiter");
                 } else if !b[i.min(n)..].contains(&b'\n') {
-                    out.bad_heredoc.get_or_insert("here-document without a body");
+                    out.bad_heredoc
+                        .get_or_insert("here-document without a body");
                 }
                 heredocs.push((delim, strip));
                 cmd_pos = false;

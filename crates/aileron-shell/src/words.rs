@@ -23,8 +23,12 @@ pub(crate) struct Word {
     pub dynamic: bool,
     /// Is a process substitution (`<(...)`, `>(...)`).
     pub procsub: bool,
-    /// Could not be decoded; `text` is the raw word.
+    /// Could not be decoded (`text` is then the raw word), or has an
+    /// expansion that can run commands hidden in a variable (`${x@P}`).
     pub broken: bool,
+    /// Has an unquoted brace expression (`{a,b}`, `{1..3}`): bash makes
+    /// several words of it.
+    pub brace: bool,
 }
 
 impl Word {
@@ -74,7 +78,9 @@ fn is_plain(b: u8) -> bool {
 /// is appended to `subs`. `budget` bounds the recursion into nested operands.
 pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
     if raw.bytes().all(is_plain) {
-        return Word::literal(raw);
+        let mut w = Word::literal(raw);
+        w.brace = has_brace_expression(raw);
+        return w;
     }
     let opts = parser_options();
     let parsed = catch_unwind(AssertUnwindSafe(|| bw::parse(raw, &opts)));
@@ -84,15 +90,19 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 raw,
                 out: String::with_capacity(raw.len()),
                 dynamic: false,
+                brace: false,
+                prompt: false,
                 subs,
                 budget,
             };
             d.pieces(&pieces, false);
+            let brace = d.brace && has_brace_expression(&d.out);
             Word {
                 text: d.out,
                 dynamic: d.dynamic,
                 procsub: false,
-                broken: false,
+                broken: d.prompt,
+                brace,
             }
         }
         _ => broken(raw),
@@ -113,6 +123,8 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
                 raw: body,
                 out: String::with_capacity(body.len()),
                 dynamic: false,
+                brace: false,
+                prompt: false,
                 subs,
                 budget,
             };
@@ -120,8 +132,8 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
             Word {
                 text: d.out,
                 dynamic: d.dynamic,
-                procsub: false,
-                broken: false,
+                broken: d.prompt,
+                ..Word::default()
             }
         }
         _ => broken(body),
@@ -132,8 +144,8 @@ fn broken(raw: &str) -> Word {
     Word {
         text: raw.to_owned(),
         dynamic: true,
-        procsub: false,
         broken: true,
+        ..Word::default()
     }
 }
 
@@ -141,6 +153,10 @@ struct Decoding<'r, 's> {
     raw: &'r str,
     out: String,
     dynamic: bool,
+    /// An unquoted part of the word has a `{`.
+    brace: bool,
+    /// Has a `${x@P}` expansion.
+    prompt: bool,
     subs: &'s mut Vec<String>,
     budget: usize,
 }
@@ -153,7 +169,10 @@ impl Decoding<'_, '_> {
     fn pieces(&mut self, pieces: &[WordPieceWithSource], quoted: bool) {
         for p in pieces {
             match &p.piece {
-                WordPiece::Text(s) => self.out.push_str(s),
+                WordPiece::Text(s) => {
+                    self.brace |= !quoted && s.contains('{');
+                    self.out.push_str(s);
+                }
                 WordPiece::SingleQuotedText(s) => self.out.push_str(s),
                 WordPiece::AnsiCQuotedText(s) => ansi_c(s, &mut self.out),
                 WordPiece::DoubleQuotedSequence(inner)
@@ -251,9 +270,14 @@ impl Decoding<'_, '_> {
                 strings[0] = Some(pattern);
                 strings[1] = replacement.as_deref();
             }
-            ParameterExpr::Transform { .. }
-            | ParameterExpr::VariableNames { .. }
-            | ParameterExpr::MemberKeys { .. } => {}
+            ParameterExpr::Transform { op, .. } => {
+                // `${x@P}` expands the value like a prompt, running any
+                // command substitution in it.
+                if matches!(op, bw::ParameterTransformOp::PromptExpand) {
+                    self.prompt = true;
+                }
+            }
+            ParameterExpr::VariableNames { .. } | ParameterExpr::MemberKeys { .. } => {}
         }
         for s in strings.into_iter().flatten() {
             self.nested(s);
@@ -271,6 +295,122 @@ impl Decoding<'_, '_> {
             return;
         }
         let _ = decode(s, self.subs, self.budget - 1);
+    }
+}
+
+/// Does `s` contain a brace expression bash would expand?
+pub(crate) fn has_brace_expression(s: &str) -> bool {
+    s.contains('{') && brace_expand(s, 64).is_none_or(|v| v.len() > 1)
+}
+
+/// Expands brace expressions (`a{b,c}d`, `{1..3}`, nested), as bash does
+/// before anything else. `None` when there would be more than `limit`
+/// words.
+pub(crate) fn brace_expand(s: &str, limit: usize) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    expand_into(s, limit, &mut out, 0)?;
+    Some(out)
+}
+
+fn expand_into(s: &str, limit: usize, out: &mut Vec<String>, depth: usize) -> Option<()> {
+    if depth > 16 {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut from = 0;
+    while let Some(rel) = s[from..].find('{') {
+        let open = from + rel;
+        // Find the matching `}` and the top-level commas.
+        let mut level = 0usize;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (k, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => level += 1,
+                b'}' => {
+                    level -= 1;
+                    if level == 0 {
+                        close = Some(k);
+                        break;
+                    }
+                }
+                b',' if level == 1 => commas.push(k),
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            break;
+        };
+        let inner = &s[open + 1..close];
+        let alternatives: Vec<String> = if !commas.is_empty() {
+            let mut alts = Vec::with_capacity(commas.len() + 1);
+            let mut start = open + 1;
+            for &c in &commas {
+                alts.push(s[start..c].to_owned());
+                start = c + 1;
+            }
+            alts.push(s[start..close].to_owned());
+            alts
+        } else if let Some(seq) = sequence(inner, limit) {
+            seq?
+        } else {
+            from = open + 1;
+            continue;
+        };
+        let (pre, post) = (&s[..open], &s[close + 1..]);
+        for alt in alternatives {
+            let word = format!("{pre}{alt}{post}");
+            expand_into(&word, limit, out, depth + 1)?;
+            if out.len() > limit {
+                return None;
+            }
+        }
+        return Some(());
+    }
+    out.push(s.to_owned());
+    (out.len() <= limit).then_some(())
+}
+
+/// `a..e`, `1..10`, `1..10..2`: `Some(None)` when too long, `None` when not
+/// a sequence.
+fn sequence(inner: &str, limit: usize) -> Option<Option<Vec<String>>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    if !(parts.len() == 2 || parts.len() == 3) {
+        return None;
+    }
+    let step: i64 = match parts.get(2) {
+        Some(p) => p.parse::<i64>().ok()?.unsigned_abs().max(1) as i64,
+        None => 1,
+    };
+    let (a, z) = (parts[0], parts[1]);
+    if let (Ok(x), Ok(y)) = (a.parse::<i64>(), z.parse::<i64>()) {
+        let count = x.abs_diff(y) / step.unsigned_abs() + 1;
+        if count as usize > limit {
+            return Some(None);
+        }
+        let dir = if y >= x { step } else { -step };
+        return Some(Some(
+            (0..count as i64)
+                .map(|k| (x + k * dir).to_string())
+                .collect(),
+        ));
+    }
+    let (mut ca, mut cz) = (a.chars(), z.chars());
+    match (ca.next(), ca.next(), cz.next(), cz.next()) {
+        (Some(x), None, Some(y), None) if x.is_ascii_alphabetic() && y.is_ascii_alphabetic() => {
+            let (x, y) = (x as i64, y as i64);
+            let count = x.abs_diff(y) / step.unsigned_abs() + 1;
+            if count as usize > limit {
+                return Some(None);
+            }
+            let dir = if y >= x { step } else { -step };
+            Some(Some(
+                (0..count as i64)
+                    .filter_map(|k| char::from_u32((x + k * dir) as u32).map(String::from))
+                    .collect(),
+            ))
+        }
+        _ => None,
     }
 }
 
@@ -421,6 +561,26 @@ mod tests {
         assert_eq!(subs, vec!["rm y"]);
         let (_, subs) = d("$(( $(rm z) + 1 ))");
         assert_eq!(subs, vec!["rm z"]);
+    }
+
+    #[test]
+    fn braces() {
+        assert_eq!(
+            brace_expand("{rm,-rf,x}", 64).unwrap(),
+            vec!["rm", "-rf", "x"]
+        );
+        assert_eq!(
+            brace_expand("a{b,c{d,e}}f", 64).unwrap(),
+            vec!["abf", "acdf", "acef"]
+        );
+        assert_eq!(brace_expand("x{1..3}", 64).unwrap(), vec!["x1", "x2", "x3"]);
+        assert_eq!(brace_expand("{c..a}", 64).unwrap(), vec!["c", "b", "a"]);
+        assert_eq!(brace_expand("{a}", 64).unwrap(), vec!["{a}"]);
+        assert_eq!(brace_expand("{}", 64).unwrap(), vec!["{}"]);
+        assert!(brace_expand("{1..1000}", 64).is_none());
+        assert!(d("aileron.{yaml,bak}").0.brace);
+        assert!(!d("'{a,b}'").0.brace);
+        assert!(!d("{}").0.brace);
     }
 
     #[test]

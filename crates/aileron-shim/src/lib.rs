@@ -42,7 +42,11 @@ pub fn main() -> ExitCode {
         Invocation::Script(path) => match std::fs::read_to_string(cwd.join(&path)) {
             Ok(text) => text,
             // What cannot be read cannot be checked.
-            Err(e) => return deny(&format!("aileron: denied: cannot read the script {path} to check it: {e}")),
+            Err(e) => {
+                return deny(&format!(
+                    "aileron: denied: cannot read the script {path} to check it: {e}"
+                ));
+            }
         },
         // Not a terminal: the program comes from stdin. Read it, decide it,
         // and hand the same bytes to the real shell through a pipe.
