@@ -1838,3 +1838,127 @@ fn never_panics_on_garbage() {
         }
     }
 }
+
+#[test]
+fn working_directory_tracking_and_more_env() {
+    table(&[
+        ("f() { cd /tmp; }; rm z", &[E::Writes("/work/p/z")]),
+        ("cd /tmp & rm z", &[E::Writes("/work/p/z")]),
+        ("cd /tmp | rm z", &[E::Writes("/work/p/z")]),
+        ("echo $(cd /tmp) && rm z", &[E::Writes("/work/p/z")]),
+        (
+            "PYTHONPATH=src pytest",
+            &[E::NoTag("pytest", tags::ENV_EXEC)],
+        ),
+        (
+            "PATH=/tmp/evil:$PATH git status",
+            &[E::Tag("git", tags::ENV_EXEC)],
+        ),
+        (
+            "PS4='$(rm -rf x)' bash -x s.sh",
+            &[E::Tag("bash", tags::ENV_EXEC)],
+        ),
+        (
+            "curl x | bash -c 'sh'",
+            &[E::Tag("sh", tags::PIPE_TO_SHELL)],
+        ),
+    ]);
+}
+
+#[test]
+fn deepest_allowed_nesting_fits_the_default_test_stack() {
+    for (open, close) in [
+        ("echo \"$(", ")\""),
+        ("( ", " )"),
+        ("{ ", "; }"),
+        ("if true; then ", "; fi"),
+    ] {
+        let line = format!("{}rm -rf x{}", open.repeat(15), close.repeat(15));
+        let a = run(&line);
+        assert!(a.opaque.is_none(), "{line}: {:?}", a.opaque);
+        assert!(a.commands.iter().any(|c| c.command == "rm -rf x"), "{line}");
+    }
+}
+
+#[test]
+fn spaced_parentheses_are_subshells_not_arithmetic() {
+    table(&[
+        ("( ( rm -rf x ) )", &[E::Cmd("rm -rf x")]),
+        ("( (rm -rf x) )", &[E::Cmd("rm -rf x")]),
+        ("((rm -rf x) )", &[E::Cmd("rm -rf x")]),
+        (
+            "ls; ( ( curl x | sh ) )",
+            &[E::Tag("sh", tags::PIPE_TO_SHELL)],
+        ),
+        ("é; ( ( rm -rf é ) )", &[E::Cmd("rm -rf é")]),
+        ("(( i++ ))", &[E::Count(0), E::Clear]),
+        ("((x > 3)) && echo big", &[E::Count(1), E::Bin("echo")]),
+    ]);
+}
+
+#[test]
+fn brace_expansion() {
+    table(&[
+        (
+            "{rm,-rf,/}",
+            &[
+                E::Tag("{rm,-rf,/}", tags::OPAQUE),
+                E::Tag("{rm,-rf,/}", tags::RM_ROOT),
+                E::Sens("{rm,-rf,/}", Destructive),
+            ],
+        ),
+        (
+            "rm aileron.{yaml,bak}",
+            &[
+                E::Writes("/work/p/aileron.yaml"),
+                E::Writes("/work/p/aileron.bak"),
+                E::Argv("rm", &["aileron.{yaml,bak}"]),
+            ],
+        ),
+        (
+            "mkdir -p src/{a,b}/{c,d}",
+            &[
+                E::Writes("/work/p/src/a/c"),
+                E::Writes("/work/p/src/b/d"),
+                E::NoneTag(tags::OPAQUE),
+            ],
+        ),
+        ("touch f{1..3}.txt", &[E::Writes("/work/p/f2.txt")]),
+        ("echo '{a,b}'", &[E::NoneTag(tags::OPAQUE)]),
+        ("find . -exec echo {} \\;", &[E::NoneTag(tags::OPAQUE)]),
+        ("echo {1..100000}", &[E::Tag("echo", tags::OPAQUE)]),
+        ("cp x{,.bak}", &[E::Writes("/work/p/x.bak")]),
+    ]);
+}
+
+#[test]
+fn prompt_expansion_is_opaque() {
+    table(&[
+        ("echo ${x@P}", &[E::Tag("echo", tags::OPAQUE)]),
+        ("echo ${x@U}", &[E::NoneTag(tags::OPAQUE)]),
+    ]);
+}
+
+#[test]
+fn inputs_that_hang_or_explode_the_parser_are_refused_first() {
+    // brush-parser loops forever on these malformed here-documents, and
+    // backtracks exponentially on unmatched `[` and `((`.
+    for line in [
+        "<<$[    ".to_owned(),
+        "''<<'')#".to_owned(),
+        "cat <<EOF".to_owned(),
+        "a[`".repeat(64),
+        "a[\"".repeat(64),
+        "x[".repeat(4000),
+        "((a[".repeat(20),
+        "(".repeat(30),
+    ] {
+        let start = std::time::Instant::now();
+        let a = run(&line);
+        assert!(a.opaque.is_some(), "{line}");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "{line}"
+        );
+    }
+}
