@@ -412,6 +412,36 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             false,
         ),
         builtin_rule(
+            "startup-files",
+            Decision::Ask,
+            "writes a shell startup file or SSH configuration, which run commands later",
+            Matcher::Builtin(Check::ProtectedWrite(Protected {
+                globs: PathSet::new(
+                    [
+                        ".bashrc",
+                        ".bash_profile",
+                        ".bash_login",
+                        ".bash_logout",
+                        ".profile",
+                        ".zshrc",
+                        ".zprofile",
+                        ".zshenv",
+                        ".zlogin",
+                        ".config/fish/**",
+                        ".ssh",
+                        ".ssh/**",
+                        ".config/autostart/**",
+                    ]
+                    .iter()
+                    .map(|f| format!("{home}/{f}"))
+                    .collect(),
+                )
+                .expect("built-in path globs are valid"),
+                files: Vec::new(),
+            })),
+            false,
+        ),
+        builtin_rule(
             "doom-loop",
             Decision::Ask,
             "the agent repeated the same action three times in a row",

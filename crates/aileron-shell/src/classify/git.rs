@@ -184,6 +184,12 @@ fn git(args: &[Word]) -> Facts {
         ) {
             f.sensitivity = Read;
             return f;
+        } else if a.starts_with("--exec-path=") {
+            f.tag(
+                tags::OPAQUE,
+                "`git --exec-path=DIR` runs git's programs from DIR".to_owned(),
+            );
+            i += 1;
         } else if a.starts_with('-') {
             i += 1;
         } else {
@@ -276,6 +282,12 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             f.sensitivity = Read;
             if sub == "ls-remote" {
                 upload_pack(f, args, s);
+            }
+            // `git diff --output=FILE` and friends write a file.
+            let p = sub_opts(args, s, "", &["output"]);
+            if let Some((i, off)) = p.get('\0', "output").and_then(|o| o.value) {
+                f.write_at(i, off);
+                f.sensitivity = Write;
             }
         }
         "branch" => {
