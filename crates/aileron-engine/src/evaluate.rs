@@ -3,7 +3,7 @@
 //! no rule can outrank a matching deny of a lower layer; a shell line is
 //! decided by its most restrictive command.
 
-use crate::action::{Action, FieldPath};
+use crate::action::{Action, FieldPath, Lookup};
 use crate::command_line::{LineContext, shell_actions};
 use crate::document::DefaultPolicy;
 use crate::pattern::{Cond, History, Matcher};
@@ -11,6 +11,7 @@ use crate::policy::{Policy, rank_order};
 use crate::rule::{Decision, Layer, Origin, Rule};
 use aileron_shell::Sensitivity;
 use serde::Serialize;
+use serde_json::Value;
 
 /// What the engine knows about the session besides the policy.
 #[derive(Clone, Copy, Debug, Default)]
@@ -218,16 +219,17 @@ impl Policy {
         };
         let mut approvals: Vec<&Rule> = state.approvals.iter().filter(|r| r.enabled).collect();
         approvals.sort_by(|a, b| rank_order(a, b));
-        let mut approvals = approvals.into_iter().peekable();
+        let approvals = approvals.into_iter();
         let mut policy_rules = self
             .candidates(action)
-            .map(|i| &self.rules[i as usize])
+            .map(|i| (Some(i as usize), &self.rules[i as usize]))
             .peekable();
+        let mut approvals = approvals.map(|r| (None, r)).peekable();
         let mut winner: Option<&Rule> = None;
         let mut lower_deny: Option<&Rule> = None;
         loop {
             let take_approval = match (approvals.peek(), policy_rules.peek()) {
-                (Some(a), Some(p)) => rank_order(a, p).is_le(),
+                (Some((_, a)), Some((_, p))) => rank_order(a, p).is_le(),
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
                 (None, None) => break,
@@ -237,7 +239,7 @@ impl Policy {
             } else {
                 policy_rules.next()
             };
-            let Some(rule) = rule else { break };
+            let Some((rank, rule)) = rule else { break };
             if !rule.scope.admits(&action.session) {
                 continue;
             }
@@ -261,7 +263,16 @@ impl Policy {
                 matched.push(rule);
             }
             match winner {
-                None => winner = Some(rule),
+                None => {
+                    winner = Some(rule);
+                    // Nothing below can change a deny, nor a winner with no
+                    // lower-layer deny after it.
+                    let settled = rule.decision == Decision::Deny
+                        || rank.is_some_and(|i| !self.lower_deny_after[i]);
+                    if trace.is_none() && settled {
+                        break;
+                    }
+                }
                 Some(w) => {
                     if lower_deny.is_none()
                         && w.decision != Decision::Deny
@@ -280,18 +291,39 @@ impl Policy {
     }
 
     /// Indexes of the rules that can apply to `action`, in evaluation order.
-    fn candidates(&self, action: &Action) -> impl Iterator<Item = u32> + '_ {
-        const EMPTY: &[u32] = &[];
-        let typed = self.index.by_type.get(&action.kind);
-        let by_word = typed
-            .and_then(|t| {
-                let command = action.facet_str("shell", "command")?;
+    fn candidates<'p>(&'p self, action: &Action) -> impl Iterator<Item = u32> + 'p {
+        let mut lists: Vec<&'p [u32]> = vec![&self.index.any_type];
+        if let Some(t) = self.index.by_type.get(&action.kind) {
+            lists.push(&t.other);
+            if let Some(command) = action.facet_str("shell", "command") {
                 let word = command.split(' ').next().unwrap_or(command);
-                t.by_word.get(word)
-            })
-            .map_or(EMPTY, Vec::as_slice);
-        let other = typed.map_or(EMPTY, |t| t.other.as_slice());
-        merge3(by_word, other, &self.index.any_type)
+                lists.extend(t.by_word.get(word).map(Vec::as_slice));
+            }
+            for (path, by_value) in &t.by_value {
+                match action.lookup(path) {
+                    Some(Lookup::Str(v)) => lists.extend(by_value.get(v).map(Vec::as_slice)),
+                    Some(Lookup::Json(Value::String(v))) => {
+                        lists.extend(by_value.get(v.as_str()).map(Vec::as_slice))
+                    }
+                    Some(Lookup::Strs(items)) => {
+                        lists.extend(
+                            items
+                                .iter()
+                                .filter_map(|v| by_value.get(v.as_str()))
+                                .map(Vec::as_slice),
+                        );
+                    }
+                    Some(Lookup::Json(Value::Array(items))) => lists.extend(
+                        items
+                            .iter()
+                            .filter_map(|v| by_value.get(v.as_str()?))
+                            .map(Vec::as_slice),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        merge_sorted(lists)
     }
 
     fn verdict_of(&self, winner: Winner<'_>, action: &Action) -> Verdict {
@@ -410,25 +442,22 @@ fn rule_match(r: &Rule) -> RuleMatch {
     }
 }
 
-/// Merges three ascending lists of rule positions.
-fn merge3<'a>(a: &'a [u32], b: &'a [u32], c: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
-    let (mut i, mut j, mut k) = (0, 0, 0);
+/// Merges ascending lists of rule positions (a rule may be in several).
+fn merge_sorted(mut lists: Vec<&[u32]>) -> impl Iterator<Item = u32> + '_ {
+    let mut last = None;
     std::iter::from_fn(move || {
-        let x = a.get(i).copied().unwrap_or(u32::MAX);
-        let y = b.get(j).copied().unwrap_or(u32::MAX);
-        let z = c.get(k).copied().unwrap_or(u32::MAX);
-        let m = x.min(y).min(z);
-        if m == u32::MAX {
-            return None;
+        loop {
+            let (at, &m) = lists
+                .iter()
+                .enumerate()
+                .filter_map(|(k, l)| l.first().map(|v| (k, v)))
+                .min_by_key(|(_, v)| **v)?;
+            lists[at] = &lists[at][1..];
+            if last != Some(m) {
+                last = Some(m);
+                return Some(m);
+            }
         }
-        if m == x {
-            i += 1;
-        } else if m == y {
-            j += 1;
-        } else {
-            k += 1;
-        }
-        Some(m)
     })
 }
 
@@ -489,5 +518,75 @@ impl Rule {
         r.matcher = matcher;
         r.seq = seq;
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Environment, Source};
+
+    /// The index and the early stop never change a decision: compare with
+    /// a plain walk over every rule in evaluation order.
+    #[test]
+    fn indexed_evaluation_equals_a_full_scan() {
+        let profile = "version: 1\ndeny:\n  - {id: p-deny-mcp, when: {type: mcp.call, mcp.server: github, mcp.tool: delete_repo}}\n  - {id: p-deny-get, when: {type: http.request, http.method: {in: [DELETE]}}}\n";
+        let project = r#"version: 1
+allow:
+  - "git *"
+  - {id: big, priority: 900, when: {type: mcp.call, mcp.server: {in: [github, gitlab]}}}
+  - {id: gets, when: {type: http.request, http.method: {in: [GET, HEAD, DELETE]}}}
+  - {id: any-tag, when: {tags: {in: [x]}, type: shell.exec}}
+ask:
+  - {id: mcp-other, when: {type: mcp.call, mcp.tool: {glob: "*"}}}
+  - {id: verb, when: {type: http.request, verb: POST}}
+deny:
+  - {id: rm, command: "rm *"}
+"#;
+        let src = |name: &str, text: &str, layer| Source {
+            name: name.into(),
+            text: text.into(),
+            layer,
+            base_dir: "/p".into(),
+        };
+        let policy = Policy::from_sources(
+            &[
+                src("/p/team.yaml", profile, Layer::Profile),
+                src("/p/aileron.yaml", project, Layer::Project),
+            ],
+            &Environment::new("/home/u"),
+        )
+        .unwrap();
+        let mut actions = Vec::new();
+        for server in ["github", "gitlab", "other"] {
+            for tool in ["delete_repo", "list"] {
+                actions.push(serde_json::json!({"type": "mcp.call", "facets": {"mcp": {"server": server, "tool": tool}}}));
+            }
+        }
+        for method in ["GET", "HEAD", "DELETE", "POST", "PUT"] {
+            actions.push(serde_json::json!({"type": "http.request", "facets": {"http": {"method": method, "url": "https://x.test/"}}}));
+        }
+        for cmd in ["git status", "rm -rf x", "ls"] {
+            actions.push(serde_json::json!({"type": "shell.exec", "tags": ["x"], "facets": {"shell": {"command": cmd}}}));
+        }
+        for a in actions {
+            let mut action: Action = serde_json::from_value(a).unwrap();
+            action.normalize();
+            let got = policy.evaluate(&action, &State::default()).rule;
+            let matching: Vec<&Rule> = policy
+                .rules()
+                .iter()
+                .filter(|r| r.matcher.is_match(&action, History::default()))
+                .collect();
+            let want = matching.first().map(|first| {
+                let lower_deny = matching.iter().find(|r| {
+                    first.decision != Decision::Deny
+                        && r.decision == Decision::Deny
+                        && r.layer < first.layer
+                });
+                lower_deny.unwrap_or(first).id.clone()
+            });
+            assert_eq!(got, want, "{}", action.summary);
+        }
     }
 }

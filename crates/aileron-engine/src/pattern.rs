@@ -146,6 +146,27 @@ impl Matcher {
         }
     }
 
+    /// A field and the string values one of which it must hold for this
+    /// matcher to match (`mcp.server: github`, `http.method: {in: [GET]}`),
+    /// for the evaluator's index. Never the type (indexed already).
+    pub fn required_values(&self) -> Option<(&FieldPath, Vec<&str>)> {
+        let parts = match self {
+            Matcher::All(ms) => ms.as_slice(),
+            m => std::slice::from_ref(m),
+        };
+        parts.iter().find_map(|m| match m {
+            Matcher::Field(p, Cond::Equals(Value::String(v))) if *p != FieldPath::Type => {
+                Some((p, vec![v.as_str()]))
+            }
+            Matcher::Field(p, Cond::In(vs)) if *p != FieldPath::Type && !vs.is_empty() => vs
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<Vec<_>>>()
+                .map(|v| (p, v)),
+            _ => None,
+        })
+    }
+
     /// The first word every matching `shell.command` must start with
     /// (`git` for `command: "git diff *"`), for the evaluator's index.
     pub fn required_first_word(&self) -> Option<&str> {

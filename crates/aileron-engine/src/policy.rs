@@ -2,6 +2,7 @@
 //! overrides applied, the deny invariant checked, and the rules sorted and
 //! indexed for evaluation.
 
+use crate::action::FieldPath;
 use crate::builtin::{self, Environment};
 use crate::diagnostic::Diagnostic;
 use crate::document::{
@@ -20,6 +21,8 @@ pub struct Policy {
     /// Rules that are written but not evaluated: disabled or overridden.
     pub inactive: Vec<(Rule, String)>,
     pub(crate) index: Index,
+    /// Per rule: a deny rule of a lower layer comes later in evaluation order.
+    pub(crate) lower_deny_after: Vec<bool>,
     pub default: DefaultPolicy,
     pub settings: Settings,
     pub env: EnvPolicy,
@@ -41,6 +44,8 @@ pub(crate) struct Index {
 pub(crate) struct TypeIndex {
     /// Shell rules by the first word of the command glob.
     pub by_word: HashMap<String, Vec<u32>>,
+    /// Rules by a value a field must hold, one map per field.
+    pub by_value: Vec<(FieldPath, HashMap<String, Vec<u32>>)>,
     pub other: Vec<u32>,
 }
 
@@ -114,6 +119,7 @@ impl Policy {
             rules: active,
             inactive,
             index: Index::default(),
+            lower_deny_after: Vec::new(),
             default: default.unwrap_or(DefaultPolicy::Ask),
             settings,
             env: env_policy,
@@ -188,17 +194,44 @@ impl Policy {
                 None => index.any_type.push(i),
                 Some(types) => {
                     let word = r.matcher.required_first_word();
+                    let values = r.matcher.required_values();
                     for t in types {
                         let ti = index.by_type.entry(t).or_default();
-                        match word {
-                            Some(w) => ti.by_word.entry(w.to_owned()).or_default().push(i),
-                            None => ti.other.push(i),
+                        match (word, &values) {
+                            (Some(w), _) => ti.by_word.entry(w.to_owned()).or_default().push(i),
+                            (None, Some((path, vals))) => {
+                                let at = match ti.by_value.iter().position(|(p, _)| p == *path) {
+                                    Some(at) => at,
+                                    None => {
+                                        ti.by_value.push(((*path).clone(), HashMap::new()));
+                                        ti.by_value.len() - 1
+                                    }
+                                };
+                                for v in vals {
+                                    let list =
+                                        ti.by_value[at].1.entry((*v).to_owned()).or_default();
+                                    if list.last() != Some(&i) {
+                                        list.push(i);
+                                    }
+                                }
+                            }
+                            (None, None) => ti.other.push(i),
                         }
                     }
                 }
             }
         }
         self.index = index;
+        // For each rule: does a deny of a lower layer come after it? If
+        // not, evaluation can stop as soon as it wins.
+        let mut lowest_deny_after = u8::MAX;
+        self.lower_deny_after = vec![false; self.rules.len()];
+        for (i, r) in self.rules.iter().enumerate().rev() {
+            self.lower_deny_after[i] = lowest_deny_after < r.layer as u8;
+            if r.decision == Decision::Deny {
+                lowest_deny_after = lowest_deny_after.min(r.layer as u8);
+            }
+        }
     }
 }
 
