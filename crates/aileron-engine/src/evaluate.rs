@@ -299,26 +299,17 @@ impl Policy {
                 let word = command.split(' ').next().unwrap_or(command);
                 lists.extend(t.by_word.get(word).map(Vec::as_slice));
             }
-            for (path, by_value) in &t.by_value {
-                match action.lookup(path) {
-                    Some(Lookup::Str(v)) => lists.extend(by_value.get(v).map(Vec::as_slice)),
-                    Some(Lookup::Json(Value::String(v))) => {
-                        lists.extend(by_value.get(v.as_str()).map(Vec::as_slice))
-                    }
-                    Some(Lookup::Strs(items)) => {
-                        lists.extend(
-                            items
-                                .iter()
-                                .filter_map(|v| by_value.get(v.as_str()))
-                                .map(Vec::as_slice),
-                        );
-                    }
-                    Some(Lookup::Json(Value::Array(items))) => lists.extend(
-                        items
-                            .iter()
-                            .filter_map(|v| by_value.get(v.as_str()?))
-                            .map(Vec::as_slice),
-                    ),
+            for k in &t.keyed {
+                let mut add = |key: &str| lists.extend(k.rules.get(key).map(Vec::as_slice));
+                match action.lookup(&k.path) {
+                    Some(Lookup::Str(v)) => k.keys_of(v, &mut add),
+                    Some(Lookup::Json(Value::String(v))) => k.keys_of(v, &mut add),
+                    // A list value: `in` matches on any element, and `path` on any path.
+                    Some(Lookup::Strs(items)) => items.iter().for_each(|v| k.keys_of(v, &mut add)),
+                    Some(Lookup::Json(Value::Array(items))) => items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .for_each(|v| k.keys_of(v, &mut add)),
                     _ => {}
                 }
             }
@@ -540,8 +531,15 @@ allow:
 ask:
   - {id: mcp-other, when: {type: mcp.call, mcp.tool: {glob: "*"}}}
   - {id: verb, when: {type: http.request, verb: POST}}
+  - {id: hosts, when: {type: http.request, http.host: {glob: "*.example.com"}, http.method: {in: [PUT]}}}
+  - {id: deep-host, when: {type: http.request, http.host: {glob: "*.b.example.com"}}}
+  - {id: data, when: {type: fs.write, fs.path: {path: "/srv/data/**"}}}
+  - {id: shell-writes, when: {type: shell.exec, shell.writes: {path: "/srv/data/**"}}}
 deny:
   - {id: rm, command: "rm *"}
+  - {id: purge, when: {type: shell.exec, shell.command: {pattern: "^tool1 (delete|purge) "}}}
+  - {id: alt, when: {type: shell.exec, shell.command: {pattern: "^git push|rm -rf"}}}
+  - {id: data-secret, when: {type: fs.write, fs.path: {path: "/srv/data/secret/**"}}}
 "#;
         let src = |name: &str, text: &str, layer| Source {
             name: name.into(),
@@ -566,8 +564,36 @@ deny:
         for method in ["GET", "HEAD", "DELETE", "POST", "PUT"] {
             actions.push(serde_json::json!({"type": "http.request", "facets": {"http": {"method": method, "url": "https://x.test/"}}}));
         }
-        for cmd in ["git status", "rm -rf x", "ls"] {
-            actions.push(serde_json::json!({"type": "shell.exec", "tags": ["x"], "facets": {"shell": {"command": cmd}}}));
+        for cmd in [
+            "git status",
+            "rm -rf x",
+            "ls",
+            "tool1 purge all",
+            "tool1 list",
+            "echo rm -rf y",
+        ] {
+            actions.push(serde_json::json!({"type": "shell.exec", "tags": ["x"], "facets": {"shell": {"command": cmd, "writes": ["/tmp/a", "/srv/data/x"]}}}));
+        }
+        for host in [
+            "a.example.com",
+            "a.b.example.com",
+            "example.com",
+            "b.example.com",
+            "x.org",
+        ] {
+            for method in ["PUT", "GET"] {
+                let url = format!("https://{host}/p");
+                actions.push(serde_json::json!({"type": "http.request", "facets": {"http": {"method": method, "url": url}}}));
+            }
+        }
+        for path in [
+            "/srv/data",
+            "/srv/data/x",
+            "/srv/data/secret/k",
+            "/srv/other",
+            "/srv/data2/x",
+        ] {
+            actions.push(serde_json::json!({"type": "fs.write", "facets": {"fs": {"path": path}}}));
         }
         for a in actions {
             let mut action: Action = serde_json::from_value(a).unwrap();

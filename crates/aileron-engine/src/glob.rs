@@ -51,6 +51,14 @@ impl Glob {
         matches(&self.tokens, text) || self.bare.as_ref().is_some_and(|t| matches(t, text))
     }
 
+    /// `example.com` for `*.example.com`: every match ends in `.example.com`.
+    pub fn domain_suffix(&self) -> Option<&str> {
+        match (self.tokens.as_slice(), &self.bare) {
+            ([Token::Star, Token::Lit(l)], None) => l.strip_prefix('.').filter(|s| !s.is_empty()),
+            _ => None,
+        }
+    }
+
     /// The literal text every match starts with, up to the first space
     /// (`git diff *` → `git`): the binary a command glob is about, used to
     /// index rules. `None` when a wildcard comes first.

@@ -53,6 +53,26 @@ pub enum Matcher {
     Builtin(crate::builtin::Check),
 }
 
+/// A condition an index can look up (see `Matcher::index_key`).
+pub enum IndexKey<'a> {
+    /// The field must hold one of these strings.
+    Values(&'a FieldPath, Vec<&'a str>),
+    /// The field must end in `.` + this (a glob `*.example.com`).
+    DomainSuffix(&'a FieldPath, &'a str),
+    /// The field must be a path below this directory (a path glob `/srv/x/**`).
+    Directory(&'a FieldPath, &'a str),
+}
+
+/// The first word of every match of an anchored regex (`^git push ` → `git`).
+fn regex_leading_word(src: &str) -> Option<&str> {
+    let literal = src.strip_prefix('^').filter(|_| !src.contains('|'))?;
+    let end = literal
+        .find(|c: char| "\\.[](){}*+?|^$".contains(c))
+        .unwrap_or(literal.len());
+    let (word, _) = literal[..end].split_once(' ')?;
+    (!word.is_empty()).then_some(word)
+}
+
 /// A compiled condition on one field.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cond {
@@ -146,25 +166,46 @@ impl Matcher {
         }
     }
 
-    /// A field and the string values one of which it must hold for this
-    /// matcher to match (`mcp.server: github`, `http.method: {in: [GET]}`),
-    /// for the evaluator's index. Never the type (indexed already).
-    pub fn required_values(&self) -> Option<(&FieldPath, Vec<&str>)> {
+    /// The most selective condition of this matcher that an index can
+    /// look up, for the evaluator. Never the type (indexed already).
+    pub fn index_key(&self) -> Option<IndexKey<'_>> {
         let parts = match self {
             Matcher::All(ms) => ms.as_slice(),
             m => std::slice::from_ref(m),
         };
-        parts.iter().find_map(|m| match m {
-            Matcher::Field(p, Cond::Equals(Value::String(v))) if *p != FieldPath::Type => {
-                Some((p, vec![v.as_str()]))
-            }
-            Matcher::Field(p, Cond::In(vs)) if *p != FieldPath::Type && !vs.is_empty() => vs
-                .iter()
-                .map(Value::as_str)
-                .collect::<Option<Vec<_>>>()
-                .map(|v| (p, v)),
+        let fields = || {
+            parts.iter().filter_map(|m| match m {
+                Matcher::Field(p, c) if *p != FieldPath::Type => Some((p, c)),
+                _ => None,
+            })
+        };
+        let equals = fields().find_map(|(p, c)| match c {
+            Cond::Equals(Value::String(v)) => Some(IndexKey::Values(p, vec![v.as_str()])),
             _ => None,
-        })
+        });
+        let suffix = || {
+            fields().find_map(|(p, c)| match c {
+                Cond::Glob(g) => g.domain_suffix().map(|s| IndexKey::DomainSuffix(p, s)),
+                _ => None,
+            })
+        };
+        let prefix = || {
+            fields().find_map(|(p, c)| match c {
+                Cond::Path(g) => g.directory().map(|d| IndexKey::Directory(p, d)),
+                _ => None,
+            })
+        };
+        let one_of = || {
+            fields().find_map(|(p, c)| match c {
+                Cond::In(vs) if !vs.is_empty() => vs
+                    .iter()
+                    .map(Value::as_str)
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| IndexKey::Values(p, v)),
+                _ => None,
+            })
+        };
+        equals.or_else(suffix).or_else(prefix).or_else(one_of)
     }
 
     /// The first word every matching `shell.command` must start with
@@ -175,6 +216,11 @@ impl Matcher {
                 if p.len() == 2 && p[0] == "shell" && p[1] == "command" =>
             {
                 g.leading_word()
+            }
+            Matcher::Field(FieldPath::Facet(p), Cond::Pattern(re))
+                if p.len() == 2 && p[0] == "shell" && p[1] == "command" =>
+            {
+                regex_leading_word(re.0.as_str())
             }
             Matcher::All(ms) => ms.iter().find_map(Matcher::required_first_word),
             _ => None,
@@ -376,6 +422,12 @@ impl PathGlob {
 
     pub fn is_match(&self, path: &str) -> bool {
         self.matcher.is_match(path)
+    }
+
+    /// `D` when the pattern is `D/**` with no wildcard in `D`.
+    pub fn directory(&self) -> Option<&str> {
+        let dir = self.pattern.strip_suffix("/**")?;
+        (!dir.is_empty() && !dir.contains(['*', '?', '[', '{', '\\'])).then_some(dir)
     }
 }
 

@@ -8,6 +8,7 @@ use crate::diagnostic::Diagnostic;
 use crate::document::{
     DefaultPolicy, Document, EnvPolicy, Settings, Source, TestCase, parse_document,
 };
+use crate::pattern::IndexKey;
 use crate::rule::{Decision, Layer, Rule};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -44,9 +45,46 @@ pub(crate) struct Index {
 pub(crate) struct TypeIndex {
     /// Shell rules by the first word of the command glob.
     pub by_word: HashMap<String, Vec<u32>>,
-    /// Rules by a value a field must hold, one map per field.
-    pub by_value: Vec<(FieldPath, HashMap<String, Vec<u32>>)>,
+    /// Rules by a value, domain or directory a field must hold.
+    pub keyed: Vec<KeyedIndex>,
     pub other: Vec<u32>,
+}
+
+/// Rules by what one field of the action must be.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct KeyedIndex {
+    pub kind: KeyKind,
+    pub path: FieldPath,
+    pub rules: HashMap<String, Vec<u32>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum KeyKind {
+    /// Keyed by the whole value.
+    Value,
+    /// Keyed by a domain the value ends in (`*.example.com` → `example.com`).
+    DomainSuffix,
+    /// Keyed by a directory the value is below (`/srv/x/**` → `/srv/x`).
+    Directory,
+}
+
+impl KeyedIndex {
+    /// Calls `f` with every key under which rules that can match `value` are filed.
+    pub fn keys_of<'v>(&self, value: &'v str, mut f: impl FnMut(&'v str)) {
+        match self.kind {
+            KeyKind::Value => f(value),
+            KeyKind::DomainSuffix => value
+                .match_indices('.')
+                .for_each(|(i, _)| f(&value[i + 1..])),
+            KeyKind::Directory => {
+                f(value);
+                value
+                    .match_indices('/')
+                    .filter(|(i, _)| *i > 0)
+                    .for_each(|(i, _)| f(&value[..i]));
+            }
+        }
+    }
 }
 
 impl Policy {
@@ -194,22 +232,35 @@ impl Policy {
                 None => index.any_type.push(i),
                 Some(types) => {
                     let word = r.matcher.required_first_word();
-                    let values = r.matcher.required_values();
+                    let key = match r.matcher.index_key() {
+                        Some(IndexKey::Values(p, vs)) => Some((KeyKind::Value, p, vs)),
+                        Some(IndexKey::DomainSuffix(p, s)) => {
+                            Some((KeyKind::DomainSuffix, p, vec![s]))
+                        }
+                        Some(IndexKey::Directory(p, d)) => Some((KeyKind::Directory, p, vec![d])),
+                        None => None,
+                    };
                     for t in types {
                         let ti = index.by_type.entry(t).or_default();
-                        match (word, &values) {
+                        match (word, &key) {
                             (Some(w), _) => ti.by_word.entry(w.to_owned()).or_default().push(i),
-                            (None, Some((path, vals))) => {
-                                let at = match ti.by_value.iter().position(|(p, _)| p == *path) {
-                                    Some(at) => at,
-                                    None => {
-                                        ti.by_value.push(((*path).clone(), HashMap::new()));
-                                        ti.by_value.len() - 1
-                                    }
-                                };
+                            (None, Some((kind, path, vals))) => {
+                                let found = ti
+                                    .keyed
+                                    .iter()
+                                    .position(|k| k.kind == *kind && k.path == **path);
+                                let at = found.unwrap_or_else(|| {
+                                    let (kind, path) = (*kind, (*path).clone());
+                                    ti.keyed.push(KeyedIndex {
+                                        kind,
+                                        path,
+                                        rules: HashMap::new(),
+                                    });
+                                    ti.keyed.len() - 1
+                                });
                                 for v in vals {
                                     let list =
-                                        ti.by_value[at].1.entry((*v).to_owned()).or_default();
+                                        ti.keyed[at].rules.entry((*v).to_owned()).or_default();
                                     if list.last() != Some(&i) {
                                         list.push(i);
                                     }
