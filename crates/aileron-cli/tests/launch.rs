@@ -322,3 +322,26 @@ fn an_explicit_policy_governs_every_command_wherever_it_runs() {
         .expect("audit beside the policy");
     assert_eq!(support::parse_audit(&log).len(), 2);
 }
+
+#[test]
+fn rate_rules_count_the_session_s_earlier_commands() {
+    let p = Project::new(
+        "version: 1\ndefault: allow\ndeny:\n  - id: too-many-curls\n    description: more than 2 downloads a minute\n    when: {type: shell.exec, shell.binary: printf, rate: {more_than: 2, seconds: 60}}\n",
+    );
+    let script = r#"
+        for c in 1 2 3 4; do $SHELL -c "printf '$c\n'"; echo "rc=$?"; done
+    "#;
+    let out = launch(&p, script);
+    assert_eq!(
+        text(&out.stdout),
+        "1\nrc=0\n2\nrc=0\nrc=126\nrc=126\n",
+        "stderr: {}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr)
+            .contains("aileron: denied: more than 2 downloads a minute (rule too-many-curls)"),
+        "{}",
+        text(&out.stderr)
+    );
+}

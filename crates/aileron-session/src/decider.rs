@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 pub const DOOM_LOOP_THRESHOLD: usize = 3;
 /// How long to wait for a human when neither the rule nor the settings say.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Actions of a session kept for `rate` windows.
+const HISTORY_LEN: usize = 1024;
 /// Asks for one line before giving up on approving its parts one by one.
 const MAX_PROMPTS_PER_LINE: usize = 8;
 
@@ -40,6 +42,8 @@ pub struct Config {
 #[derive(Default)]
 struct SessionState {
     approvals: Vec<Rule>,
+    /// The session's latest actions, for `rate` matchers.
+    history: VecDeque<Action>,
     recent: VecDeque<String>,
     /// Bumped by every "reject": requests waiting since before it are rejected too.
     reject_epoch: u64,
@@ -190,16 +194,13 @@ impl Decider {
     ) -> Outcome {
         let doom = self.doom_loop(policy, &req.line, cx);
         let mut prompts = 0;
+        let mut recorded = false;
         loop {
-            let approvals = self.lock_state().approvals.clone();
-            let lv = policy.evaluate_line(
-                &req.line,
-                cx,
-                &State {
-                    approvals: &approvals,
-                    history: &[],
-                },
-            );
+            let lv = self.evaluate(policy, &req.line, cx);
+            if prompts == 0 && !recorded {
+                self.record_history(&lv);
+                recorded = true;
+            }
             let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), &req.line, cx);
             match verdict.decision {
                 Decision::Allow => {
@@ -250,15 +251,7 @@ impl Decider {
                     answer: Some("rejected"),
                 };
             }
-            let approvals = self.lock_state().approvals.clone();
-            let again = policy.evaluate_line(
-                &req.line,
-                cx,
-                &State {
-                    approvals: &approvals,
-                    history: &[],
-                },
-            );
+            let again = self.evaluate(policy, &req.line, cx);
             if most_restrictive(&again, doom.as_ref(), &req.line, cx)
                 .0
                 .decision
@@ -454,6 +447,31 @@ impl Decider {
             &comment,
             &self.cfg.load.home.to_string_lossy(),
         )
+    }
+
+    /// The line's verdict under the session's approvals and history; the
+    /// line's actions join the history.
+    fn evaluate(&self, policy: &Policy, line: &str, cx: &LineContext<'_>) -> LineVerdict {
+        let mut st = self.lock_state();
+        let SessionState {
+            approvals, history, ..
+        } = &mut *st;
+        let state = State {
+            approvals,
+            history: history.make_contiguous(),
+        };
+        policy.evaluate_line(line, cx, &state)
+    }
+
+    /// Adds the line's actions to the history `rate` counts (once per request).
+    fn record_history(&self, lv: &LineVerdict) {
+        let mut st = self.lock_state();
+        for c in &lv.commands {
+            if st.history.len() == HISTORY_LEN {
+                st.history.pop_front();
+            }
+            st.history.push_back(c.action.clone());
+        }
     }
 
     fn lock_state(&self) -> std::sync::MutexGuard<'_, SessionState> {
