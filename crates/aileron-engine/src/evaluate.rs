@@ -539,6 +539,8 @@ deny:
   - {id: rm, command: "rm *"}
   - {id: purge, when: {type: shell.exec, shell.command: {pattern: "^tool1 (delete|purge) "}}}
   - {id: alt, when: {type: shell.exec, shell.command: {pattern: "^git push|rm -rf"}}}
+  - {id: api-admin, when: {type: http.request, http.url: {pattern: "^https://api1\\.example\\.net/v[0-9]+/admin"}}}
+  - {id: optional-slash, when: {type: http.request, http.url: {pattern: "^https://q\\.test/?x"}}}
   - {id: data-secret, when: {type: fs.write, fs.path: {path: "/srv/data/secret/**"}}}
 "#;
         let src = |name: &str, text: &str, layer| Source {
@@ -594,6 +596,20 @@ deny:
             "/srv/data2/x",
         ] {
             actions.push(serde_json::json!({"type": "fs.write", "facets": {"fs": {"path": path}}}));
+        }
+        for url in [
+            "https://api1.example.net/v2/admin",
+            "https://api1.example.net/v/admin",
+            "https://api2.example.net/v2/admin",
+            "https://q.testx",
+            "https://q.test/x",
+        ] {
+            actions.push(serde_json::json!({"type": "http.request", "facets": {"http": {"method": "GET", "url": url}}}));
+        }
+        for cmd in ["git push x", "tool1 delete y"] {
+            actions.push(
+                serde_json::json!({"type": "shell.exec", "facets": {"shell": {"command": cmd}}}),
+            );
         }
         for a in actions {
             let mut action: Action = serde_json::from_value(a).unwrap();

@@ -60,17 +60,49 @@ pub enum IndexKey<'a> {
     /// The field must end in `.` + this (a glob `*.example.com`).
     DomainSuffix(&'a FieldPath, &'a str),
     /// The field must be a path below this directory (a path glob `/srv/x/**`).
-    Directory(&'a FieldPath, &'a str),
+    Directory(&'a FieldPath, String),
 }
 
-/// The first word of every match of an anchored regex (`^git push ` → `git`).
-fn regex_leading_word(src: &str) -> Option<&str> {
-    let literal = src.strip_prefix('^').filter(|_| !src.contains('|'))?;
-    let end = literal
-        .find(|c: char| "\\.[](){}*+?|^$".contains(c))
-        .unwrap_or(literal.len());
-    let (word, _) = literal[..end].split_once(' ')?;
-    (!word.is_empty()).then_some(word)
+/// The literal text every match of `src` starts with: `^https://x\\.y/v[0-9]`
+/// → `https://x.y/v`. `None` unless anchored with `^` and free of
+/// top-level alternation.
+pub(crate) fn regex_literal_prefix(src: &str) -> Option<String> {
+    let body = src.strip_prefix('^')?;
+    let (mut depth, mut in_class, mut escaped) = (0i32, false, false);
+    for c in body.chars() {
+        match (escaped, in_class, c) {
+            (true, ..) => escaped = false,
+            (_, _, '\\') => escaped = true,
+            (_, true, ']') => in_class = false,
+            (_, true, _) => {}
+            (_, _, '[') => in_class = true,
+            (_, _, '(') => depth += 1,
+            (_, _, ')') => depth -= 1,
+            (_, _, '|') if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        let lit = match c {
+            '\\' => match chars.next() {
+                Some(n) if n.is_ascii_punctuation() || n == ' ' => n,
+                _ => break,
+            },
+            '.' | '[' | '(' | ')' | '|' | '$' | '^' | '+' => break,
+            '?' | '*' | '{' => {
+                out.pop(); // the quantifier makes the previous character optional
+                break;
+            }
+            c => c,
+        };
+        if matches!(chars.peek(), Some('?' | '*' | '{')) {
+            break; // `lit` itself is optional
+        }
+        out.push(lit);
+    }
+    Some(out)
 }
 
 /// A compiled condition on one field.
@@ -191,7 +223,15 @@ impl Matcher {
         };
         let prefix = || {
             fields().find_map(|(p, c)| match c {
-                Cond::Path(g) => g.directory().map(|d| IndexKey::Directory(p, d)),
+                Cond::Path(g) => g.directory().map(|d| IndexKey::Directory(p, d.to_owned())),
+                // An anchored regex's literal prefix, up to its last `/`.
+                Cond::Pattern(re) => regex_literal_prefix(re.0.as_str())
+                    .and_then(|pre| {
+                        pre.rfind('/')
+                            .filter(|&i| i > 0)
+                            .map(|i| pre[..i].to_owned())
+                    })
+                    .map(|d| IndexKey::Directory(p, d)),
                 _ => None,
             })
         };
@@ -210,17 +250,19 @@ impl Matcher {
 
     /// The first word every matching `shell.command` must start with
     /// (`git` for `command: "git diff *"`), for the evaluator's index.
-    pub fn required_first_word(&self) -> Option<&str> {
+    pub fn required_first_word(&self) -> Option<String> {
         match self {
             Matcher::Field(FieldPath::Facet(p), Cond::Glob(g))
                 if p.len() == 2 && p[0] == "shell" && p[1] == "command" =>
             {
-                g.leading_word()
+                g.leading_word().map(str::to_owned)
             }
             Matcher::Field(FieldPath::Facet(p), Cond::Pattern(re))
                 if p.len() == 2 && p[0] == "shell" && p[1] == "command" =>
             {
-                regex_leading_word(re.0.as_str())
+                let prefix = regex_literal_prefix(re.0.as_str())?;
+                let (word, _) = prefix.split_once(' ')?;
+                (!word.is_empty()).then(|| word.to_owned())
             }
             Matcher::All(ms) => ms.iter().find_map(Matcher::required_first_word),
             _ => None,
@@ -906,4 +948,34 @@ fn parse_time_window(node: &Node, cx: &mut Cx<'_>) -> Option<TimeWindow> {
         }
     }
     (cx.errors.len() == before).then_some(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::regex_literal_prefix as prefix;
+
+    #[test]
+    fn literal_prefixes_of_anchored_regexes() {
+        assert_eq!(
+            prefix(r"^https://api1\.example\.net/v[0-9]+/admin").as_deref(),
+            Some("https://api1.example.net/v")
+        );
+        assert_eq!(prefix("^tool1 (delete|purge) ").as_deref(), Some("tool1 "));
+        assert_eq!(prefix("^git push|rm -rf"), None, "top-level alternation");
+        assert_eq!(prefix("git push"), None, "not anchored");
+        assert_eq!(prefix("(?i)^git"), None);
+        assert_eq!(
+            prefix("^https://q/?x").as_deref(),
+            Some("https://q"),
+            "an optional character is not part of it"
+        );
+        assert_eq!(
+            prefix("^ab+c").as_deref(),
+            Some("ab"),
+            "`b+` needs at least one b"
+        );
+        assert_eq!(prefix(r"^a\db").as_deref(), Some("a"));
+        assert_eq!(prefix("^[ab]c").as_deref(), Some(""));
+        assert_eq!(prefix(r"^a\|b").as_deref(), Some("a|b"));
+    }
 }

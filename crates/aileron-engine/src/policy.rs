@@ -233,17 +233,21 @@ impl Policy {
                 Some(types) => {
                     let word = r.matcher.required_first_word();
                     let key = match r.matcher.index_key() {
-                        Some(IndexKey::Values(p, vs)) => Some((KeyKind::Value, p, vs)),
+                        Some(IndexKey::Values(p, vs)) => Some((
+                            KeyKind::Value,
+                            p,
+                            vs.into_iter().map(str::to_owned).collect(),
+                        )),
                         Some(IndexKey::DomainSuffix(p, s)) => {
-                            Some((KeyKind::DomainSuffix, p, vec![s]))
+                            Some((KeyKind::DomainSuffix, p, vec![s.to_owned()]))
                         }
                         Some(IndexKey::Directory(p, d)) => Some((KeyKind::Directory, p, vec![d])),
                         None => None,
                     };
                     for t in types {
                         let ti = index.by_type.entry(t).or_default();
-                        match (word, &key) {
-                            (Some(w), _) => ti.by_word.entry(w.to_owned()).or_default().push(i),
+                        match (&word, &key) {
+                            (Some(w), _) => ti.by_word.entry(w.clone()).or_default().push(i),
                             (None, Some((kind, path, vals))) => {
                                 let found = ti
                                     .keyed
