@@ -13,27 +13,10 @@ pub fn absolute(path: &str, cwd: &str, home: Option<&str>) -> String {
     normalize(&joined)
 }
 
-/// Removes `.`, `..` and repeated slashes from an absolute path.
+/// Removes `.`, `..` and repeated slashes from an absolute path (the shell
+/// analyser's rule, so both crates resolve paths the same way).
 pub fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    let mut out = String::with_capacity(path.len());
-    for p in &parts {
-        out.push('/');
-        out.push_str(p);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
+    aileron_shell::normalize_path(path)
 }
 
 /// The directory part of a file path (`/a/b/c.yaml` → `/a/b`).

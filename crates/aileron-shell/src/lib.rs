@@ -21,6 +21,7 @@ mod prescan;
 mod words;
 
 pub use analyse::analyse;
+pub use paths::normalize as normalize_path;
 
 /// Tags attached to simple commands. Built-in rules match on them.
 pub mod tags {

@@ -57,7 +57,7 @@ fn join(base: &str, rest: &str) -> String {
 
 /// Lexically normalizes an absolute path: collapses `//`, drops `.`,
 /// resolves `..` (never above `/`), drops a trailing `/`.
-pub(crate) fn normalize(path: &str) -> String {
+pub fn normalize(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
