@@ -84,6 +84,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Decide one tool call of an agent: its hook event on stdin, its answer on stdout.
+    ///
+    /// AGENT: claude-code, codex, gemini, cursor, cline, opencode. Any
+    /// failure answers deny, in the agent's format and blocking exit code.
+    Hook {
+        /// The agent whose event format to read and answer.
+        agent: String,
+    },
     /// Run an agent (or any program) with every shell command it runs decided by the policy.
     Launch {
         /// Policy file (default: the nearest aileron.yaml).
@@ -96,6 +104,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The hook runs before every tool call: straight to it.
+    let mut args = std::env::args_os();
+    if let (Some(_), Some(cmd), Some(agent), None) =
+        (args.next(), args.next(), args.next(), args.next())
+        && cmd == "hook"
+        && let Some(agent) = agent.to_str()
+        && !agent.starts_with('-')
+    {
+        return commands::hook::run(agent);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Init { force } => commands::init::run(force),
@@ -138,6 +156,7 @@ fn main() -> ExitCode {
                 json,
             })
         }
+        Command::Hook { agent } => Ok(commands::hook::run(&agent)),
         Command::Launch { policy, program } => {
             commands::launch::run(commands::launch::Args { policy, program })
         }

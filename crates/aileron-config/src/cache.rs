@@ -35,6 +35,7 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
 pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> String {
     let mut h = DefaultHasher::new();
     env!("CARGO_PKG_VERSION").hash(&mut h);
+    build_id().hash(&mut h);
     opts.environment().hash_into(&mut h);
     (opts.user_settings, opts.auto_profiles, opts.run_tests).hash(&mut h);
     let project_dir = project_file.and_then(Path::parent).unwrap_or(&opts.cwd);
@@ -53,6 +54,14 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> String {
             .hash(&mut h);
     }
     format!("{:016x}", h.finish())
+}
+
+/// The running executable's size and modification time: a rebuilt
+/// binary may compile the same sources differently (new built-in rules),
+/// so its cache entries are its own.
+fn build_id() -> Option<(u64, std::time::SystemTime)> {
+    let meta = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
 }
 
 trait HashInto {

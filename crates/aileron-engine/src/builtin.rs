@@ -252,6 +252,28 @@ fn builtin_rule(
     r
 }
 
+/// Agents' hook configurations, in any project.
+const HOOK_CONFIGS: &[&str] = &[
+    "/**/.claude/settings.json",
+    "/**/.claude/settings.local.json",
+    "/**/.codex/hooks.json",
+    "/**/.codex/config.toml",
+    "/**/.gemini/settings.json",
+    "/**/.cursor/hooks.json",
+    "/**/.clinerules/hooks",
+    "/**/.clinerules/hooks/**",
+    "/**/.opencode/plugin/**",
+    "/**/.opencode/plugins/**",
+    "/**/opencode.json",
+];
+/// Agents' hook configurations under the home directory.
+const HOME_HOOK_CONFIGS: &[&str] = &[
+    "Documents/Cline/Hooks/**",
+    "Documents/Cline/Rules/Hooks/**",
+    ".config/opencode/plugin/**",
+    ".config/opencode/plugins/**",
+];
+
 /// The built-in rules, protecting `policy_files` (the files in force) too.
 pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
     let home = &env.home;
@@ -265,6 +287,10 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
         format!("{}", env.data_dir),
         format!("{}/**", env.data_dir),
     ];
+    // Where agents keep the hooks that route their tool calls to Aileron:
+    // an agent that edits them can switch Aileron off.
+    globs.extend(HOOK_CONFIGS.iter().map(|g| (*g).to_owned()));
+    globs.extend(HOME_HOOK_CONFIGS.iter().map(|g| format!("{home}/{g}")));
     let mut files: Vec<String> = vec![format!("{home}/.aileron"), env.data_dir.clone()];
     for f in policy_files.iter().chain(&env.protected_files) {
         globs.push(globset::escape(f));

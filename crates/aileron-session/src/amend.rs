@@ -11,12 +11,32 @@ use std::path::Path;
 /// Appends `pattern` (a command glob) to the `allow:` list of the policy at
 /// `path`, creating the file if needed, with `comment` after it.
 pub fn append_allow(path: &Path, pattern: &str, comment: &str, home: &str) -> Result<(), String> {
+    append_item(path, &yaml_string(pattern), comment, home)
+}
+
+/// Appends an allow rule for the actions whose fields equal `fields`
+/// (`type` first), as a one-line `{when: {...}}` entry.
+pub fn append_allow_when(
+    path: &Path,
+    fields: &[(String, String)],
+    comment: &str,
+    home: &str,
+) -> Result<(), String> {
+    let when = fields
+        .iter()
+        .map(|(k, v)| format!("{}: {}", yaml_string(k), yaml_string(v)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    append_item(path, &format!("{{when: {{{when}}}}}"), comment, home)
+}
+
+fn append_item(path: &Path, item: &str, comment: &str, home: &str) -> Result<(), String> {
     let original = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => "version: 1\n".to_owned(),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let updated = with_allow(&original, pattern, comment)?;
+    let updated = with_allow_item(&original, item, comment)?;
     let name = path.to_string_lossy();
     let source = aileron_engine::Source {
         name: name.clone().into_owned(),
@@ -41,7 +61,11 @@ pub fn append_allow(path: &Path, pattern: &str, comment: &str, home: &str) -> Re
 
 /// The text with the rule added.
 pub fn with_allow(text: &str, pattern: &str, comment: &str) -> Result<String, String> {
-    let item = yaml_string(pattern);
+    with_allow_item(text, &yaml_string(pattern), comment)
+}
+
+/// The text with `item` (one line of YAML) added to the `allow:` list.
+fn with_allow_item(text: &str, item: &str, comment: &str) -> Result<String, String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let Some(at) = lines.iter().position(|l| l.starts_with("allow:")) else {
         let mut out = text.to_owned();

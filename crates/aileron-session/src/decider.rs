@@ -1,17 +1,22 @@
-//! Deciding one shell line for a session: policy, session approvals, the
-//! doom-loop check, the human's answer, the audit line.
+//! Deciding one request for a session: a shell line (the shim, a hook's
+//! shell tool) or any other action (a hook's file, web, MCP or other tool
+//! call). Policy, session approvals, the doom-loop check, the human's
+//! answer, the audit line.
 
 use crate::amend;
 use crate::prompt::{AlwaysScope, Answer, Prompter, Question, suggest_prefix};
 use crate::protocol::{Request, Response};
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
+use aileron_engine::action::FieldPath;
 use aileron_engine::glob::Glob;
 use aileron_engine::pattern::{Cond, Matcher};
 use aileron_engine::{
-    Action, Decision, LineContext, LineVerdict, Policy, Rule, Session, State, Verdict,
+    Action, CommandVerdict, Decision, LineContext, LineVerdict, Policy, Rule, Session, State,
+    Verdict,
 };
-use std::collections::VecDeque;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -42,17 +47,59 @@ pub struct Config {
 #[derive(Default)]
 struct SessionState {
     approvals: Vec<Rule>,
+    /// What the approvals were made from, to save them (hooks live one call).
+    saved_approvals: Vec<SavedApproval>,
     /// The session's latest actions, for `rate` matchers.
     history: VecDeque<Action>,
     recent: VecDeque<String>,
     /// Bumped by every "reject": requests waiting since before it are rejected too.
     reject_epoch: u64,
+    /// When the last "reject" was given (Unix nanoseconds), for other processes.
+    last_reject: u128,
+}
+
+/// An "always for this session" answer, as kept between hook processes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SavedApproval {
+    /// Shell commands matching a command glob.
+    Command { pattern: String, priority: i64 },
+    /// Actions of `kind` whose fields equal these values.
+    Action {
+        kind: String,
+        fields: Vec<(String, String)>,
+        priority: i64,
+    },
+}
+
+/// What a session remembers between the hook processes of one agent session.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SavedSession {
+    #[serde(default)]
+    pub approvals: Vec<SavedApproval>,
+    #[serde(default)]
+    pub recent: Vec<String>,
+    #[serde(default)]
+    pub history: Vec<Action>,
+    #[serde(default)]
+    pub last_reject: u128,
+}
+
+/// Actions of a hook session kept on disk for `rate` windows.
+const SAVED_HISTORY_LEN: usize = 64;
+
+/// What is being decided.
+enum Subject<'a> {
+    Line(&'a str),
+    /// A tool call's description and its actions.
+    Actions(&'a str, &'a [Action]),
 }
 
 /// The session's shared state; one per launch (or per shim call without one).
 pub struct Decider {
     cfg: Config,
-    state: Mutex<SessionState>,
+    /// Per agent session (hooks under one launch may report several).
+    states: Mutex<HashMap<String, SessionState>>,
     /// One prompt at a time, even when the agent runs commands in parallel.
     prompt_lock: Mutex<()>,
     prompter: Box<dyn Prompter>,
@@ -61,6 +108,8 @@ pub struct Decider {
 
 struct Outcome {
     allow: bool,
+    /// The verdict's decision was handed to the agent to ask its human.
+    agent_asks: bool,
     message: Option<String>,
     verdict: Verdict,
     action: Action,
@@ -72,7 +121,7 @@ impl Decider {
         let masker = Masker::new(cfg.secrets.clone());
         Decider {
             cfg,
-            state: Mutex::default(),
+            states: Mutex::default(),
             prompt_lock: Mutex::new(()),
             prompter,
             masker,
@@ -86,16 +135,47 @@ impl Decider {
     /// Decides `req`, asking the human when the policy says so, and writes the audit line.
     pub fn decide(&self, req: &Request) -> Response {
         let started = Instant::now();
-        let epoch = self.lock_state().reject_epoch;
+        let key = self.session_key(req);
+        let epoch = self.with_state(&key, |st| st.reject_epoch);
         let mut opts = self.cfg.load.clone();
         opts.cwd = PathBuf::from(&req.cwd);
         let now = now_rfc3339();
         let session = Session {
-            id: self.cfg.session_id.clone(),
-            agent: self.cfg.agent.clone(),
+            id: req.session.clone().or_else(|| self.cfg.session_id.clone()),
+            agent: req.agent.clone().or_else(|| self.cfg.agent.clone()),
             cwd: Some(req.cwd.clone()),
             ..Session::default()
         };
+        let id = action_id();
+        let actions: Vec<Action> = req
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut a = a.clone();
+                if a.id.is_empty() {
+                    a.id = if req.actions.len() == 1 {
+                        id.clone()
+                    } else {
+                        format!("{id}.{i}")
+                    };
+                }
+                if a.timestamp.is_empty() {
+                    a.timestamp = now.clone();
+                }
+                a.session = session.clone();
+                a.normalize();
+                a
+            })
+            .collect();
+        let subject = if actions.is_empty() {
+            Subject::Line(&req.line)
+        } else {
+            Subject::Actions(&req.line, &actions)
+        };
+        let rejected_meanwhile = req
+            .waiting_since
+            .is_some_and(|t| self.with_state(&key, |st| st.last_reject) > t);
         let (outcome, audit_path) = match aileron_config::load(&opts, self.cfg.cache_dir.as_deref())
         {
             Err(diags) => {
@@ -112,18 +192,14 @@ impl Decider {
                     reason: format!("the policy does not load: {first}{more}"),
                     approver: None,
                 };
-                let action = line_action(&req.line, &session, &now);
                 let message = Some(format!("aileron: denied: {}", verdict.reason));
-                (
-                    Outcome {
-                        allow: false,
-                        message,
-                        verdict,
-                        action,
-                        answer: None,
-                    },
-                    self.cfg.load.data_dir.join("audit.jsonl"),
-                )
+                let outcome = Outcome::refused(
+                    message,
+                    verdict,
+                    subject_action(&subject, &session, &now),
+                    None,
+                );
+                (outcome, self.cfg.load.data_dir.join("audit.jsonl"))
             }
             Ok(loaded) => {
                 let audit = aileron_config::audit_log_path(
@@ -131,28 +207,43 @@ impl Decider {
                     loaded.project_file.as_deref(),
                     &opts,
                 );
-                let id = action_id();
                 let cx = LineContext {
                     cwd: &req.cwd,
                     session: &session,
                     timestamp: &now,
                     id: &id,
                 };
-                let outcome = self.decide_loaded(
-                    &loaded.policy,
-                    loaded.project_file.as_deref(),
-                    req,
-                    &cx,
-                    epoch,
-                );
+                let outcome = if rejected_meanwhile {
+                    let lv = self.evaluate(&loaded.policy, &key, &subject, &cx);
+                    let (verdict, action, _) = most_restrictive(&lv, None, &subject, &cx);
+                    Outcome::refused(
+                        Some(REJECTED_EARLIER.to_owned()),
+                        verdict,
+                        action,
+                        Some("rejected"),
+                    )
+                } else {
+                    self.decide_loaded(
+                        &loaded.policy,
+                        loaded.project_file.as_deref(),
+                        req,
+                        &key,
+                        &subject,
+                        &cx,
+                        epoch,
+                    )
+                };
                 (outcome, audit)
             }
         };
         let record = AuditRecord {
             time: now.clone(),
-            session: self.cfg.session_id.clone(),
-            agent: self.cfg.agent.clone(),
-            adapter: self.cfg.adapter.clone(),
+            session: session.id.clone(),
+            agent: session.agent.clone(),
+            adapter: req
+                .adapter
+                .clone()
+                .unwrap_or_else(|| self.cfg.adapter.clone()),
             cwd: Some(req.cwd.clone()),
             action: AuditAction::from_action(&outcome.action),
             decision: outcome.verdict.decision.as_str().to_owned(),
@@ -168,91 +259,126 @@ impl Decider {
         };
         if let Err(e) = AuditLog::new(audit_path.clone()).append(&record.masked(&self.masker)) {
             // An action that cannot be recorded does not run.
-            return Response {
-                allow: false,
-                message: Some(format!(
+            return Response::refused(
+                format!(
                     "aileron: denied: cannot write the audit log {}: {e}",
                     audit_path.display()
-                )),
-                real_shell: self.cfg.real_shell.clone(),
-            };
+                ),
+                &self.cfg.real_shell,
+            );
         }
+        let decision = if outcome.allow {
+            "allow"
+        } else if outcome.agent_asks {
+            "ask"
+        } else {
+            "deny"
+        };
         Response {
             allow: outcome.allow,
+            decision: decision.to_owned(),
             message: outcome.message,
+            rule: outcome.verdict.rule.clone(),
             real_shell: self.cfg.real_shell.clone(),
         }
     }
 
+    /// The state kept for a session between hook processes.
+    pub fn export_session(&self, session: &str) -> SavedSession {
+        self.with_state(session, |st| SavedSession {
+            approvals: st.saved_approvals.clone(),
+            recent: st.recent.iter().cloned().collect(),
+            history: st
+                .history
+                .iter()
+                .rev()
+                .take(SAVED_HISTORY_LEN)
+                .rev()
+                .cloned()
+                .collect(),
+            last_reject: st.last_reject,
+        })
+    }
+
+    /// Restores what [`Decider::export_session`] saved.
+    pub fn import_session(&self, session: &str, saved: SavedSession) {
+        for approval in &saved.approvals {
+            self.remember(session, approval.clone());
+        }
+        self.with_state(session, |st| {
+            st.recent = saved.recent.into_iter().collect();
+            st.history = saved.history.into_iter().collect();
+            st.last_reject = saved.last_reject;
+        });
+    }
+
+    fn session_key(&self, req: &Request) -> String {
+        req.session
+            .clone()
+            .or_else(|| self.cfg.session_id.clone())
+            .unwrap_or_default()
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn decide_loaded(
         &self,
         policy: &Policy,
         project_file: Option<&Path>,
         req: &Request,
+        key: &str,
+        subject: &Subject<'_>,
         cx: &LineContext<'_>,
         epoch: u64,
     ) -> Outcome {
-        let doom = self.doom_loop(policy, &req.line, cx);
+        let doom = if req.repeat {
+            None
+        } else {
+            self.doom_loop(policy, key, subject, cx)
+        };
         let mut prompts = 0;
-        let mut recorded = false;
+        let mut recorded = req.repeat;
         loop {
-            let lv = self.evaluate(policy, &req.line, cx);
+            let lv = self.evaluate(policy, key, subject, cx);
             if prompts == 0 && !recorded {
-                self.record_history(&lv);
+                self.record_history(key, &lv);
                 recorded = true;
             }
-            let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), &req.line, cx);
+            let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), subject, cx);
             match verdict.decision {
                 Decision::Allow => {
                     let answer = (prompts > 0).then_some("approved");
-                    return Outcome {
-                        allow: true,
-                        message: None,
-                        verdict,
-                        action,
-                        answer,
-                    };
+                    return Outcome::allowed(verdict, action, answer);
                 }
                 Decision::Deny => {
                     let message = Some(denied_message("denied", &verdict));
-                    return Outcome {
-                        allow: false,
-                        message,
-                        verdict,
-                        action,
-                        answer: None,
-                    };
+                    return Outcome::refused(message, verdict, action, None);
                 }
                 Decision::Ask | Decision::Judge => {}
             }
+            if req.agent_asks {
+                // The agent's own prompt asks its human (SPEC 10).
+                let message = Some(denied_message("approval needed", &verdict));
+                let mut o = Outcome::refused(message, verdict, action, Some("asked-agent"));
+                o.agent_asks = true;
+                return o;
+            }
             if prompts == MAX_PROMPTS_PER_LINE {
                 let message = Some(denied_message("denied", &verdict));
-                return Outcome {
-                    allow: false,
-                    message,
-                    verdict,
-                    action,
-                    answer: Some("too-many-prompts"),
-                };
+                return Outcome::refused(message, verdict, action, Some("too-many-prompts"));
             }
             // One prompt at a time; a reject or an "always" given while we
             // waited applies to us too.
             let _turn = self.prompt_lock.lock().unwrap_or_else(|p| p.into_inner());
-            if self.lock_state().reject_epoch != epoch {
-                let message = Some(
-                    "aileron: rejected: the user rejected an earlier request of this session"
-                        .to_owned(),
-                );
-                return Outcome {
-                    allow: false,
-                    message,
+            if self.with_state(key, |st| st.reject_epoch) != epoch {
+                return Outcome::refused(
+                    Some(REJECTED_EARLIER.to_owned()),
                     verdict,
                     action,
-                    answer: Some("rejected"),
-                };
+                    Some("rejected"),
+                );
             }
-            let again = self.evaluate(policy, &req.line, cx);
-            if most_restrictive(&again, doom.as_ref(), &req.line, cx)
+            let again = self.evaluate(policy, key, subject, cx);
+            if most_restrictive(&again, doom.as_ref(), subject, cx)
                 .0
                 .decision
                 != verdict.decision
@@ -264,35 +390,42 @@ impl Decider {
             let timeout = rule
                 .and_then(|r| r.approver.as_ref()?.timeout)
                 .or(policy.settings.timeout)
-                .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+                .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
+                .min(req.prompt_budget.map_or(Duration::MAX, Duration::from_secs));
             let on_timeout = rule
                 .and_then(|r| r.approver.as_ref()?.on_timeout)
                 .or(policy.settings.on_timeout)
                 .unwrap_or(Decision::Deny);
+            let (line, suggestion) = match subject {
+                Subject::Line(line) => ((*line).to_owned(), suggest_prefix(&command)),
+                Subject::Actions(line, _) => ((*line).to_owned(), String::new()),
+            };
             let question = Question {
-                line: req.line.clone(),
+                line,
                 command: command.clone(),
                 rule: verdict.rule.clone(),
                 reason: verdict.reason.clone(),
-                suggestion: suggest_prefix(&command),
+                suggestion,
                 timeout,
                 allow_on_timeout: on_timeout == Decision::Allow,
             };
             match self.prompter.ask(&question) {
                 Answer::Once => {
-                    return Outcome {
-                        allow: true,
-                        message: None,
-                        verdict,
-                        action,
-                        answer: Some("approved-once"),
-                    };
+                    return Outcome::allowed(verdict, action, Some("approved-once"));
                 }
                 Answer::Always(scope, pattern) => {
                     let priority = rule.map_or(Decision::Ask.default_priority(), |r| r.priority);
-                    self.remember(&pattern, priority);
+                    let approval = match subject {
+                        Subject::Line(_) => SavedApproval::Command { pattern, priority },
+                        Subject::Actions(..) => SavedApproval::Action {
+                            kind: action.kind.clone(),
+                            fields: approval_fields(&action),
+                            priority,
+                        },
+                    };
+                    self.remember(key, approval.clone());
                     if scope != AlwaysScope::Session
-                        && let Err(e) = self.amend(scope, &pattern, project_file, cx.cwd)
+                        && let Err(e) = self.amend(scope, &approval, project_file, cx.cwd)
                     {
                         eprintln!("aileron: could not save the rule: {e}");
                     }
@@ -302,53 +435,30 @@ impl Decider {
                             AlwaysScope::Project => "approved-always-project",
                             AlwaysScope::User => "approved-always-user",
                         };
-                        return Outcome {
-                            allow: true,
-                            message: None,
-                            verdict,
-                            action,
-                            answer: Some(answer),
-                        };
+                        return Outcome::allowed(verdict, action, Some(answer));
                     }
                     // Other parts of the line may still need an answer.
                 }
                 Answer::Reject => {
-                    self.lock_state().reject_epoch += 1;
+                    self.note_reject(key);
                     let message = Some(format!("aileron: rejected: the user rejected `{command}`"));
-                    return Outcome {
-                        allow: false,
-                        message,
-                        verdict,
-                        action,
-                        answer: Some("rejected"),
-                    };
+                    return Outcome::refused(message, verdict, action, Some("rejected"));
                 }
                 Answer::Feedback(text) => {
-                    self.lock_state().reject_epoch += 1;
+                    self.note_reject(key);
                     let message = Some(format!("aileron: rejected: {text}"));
-                    return Outcome {
-                        allow: false,
-                        message,
-                        verdict,
-                        action,
-                        answer: Some("corrected"),
-                    };
+                    return Outcome::refused(message, verdict, action, Some("corrected"));
                 }
                 Answer::Timeout => {
-                    let allow = on_timeout == Decision::Allow;
-                    let message = (!allow).then(|| {
-                        format!(
-                            "aileron: denied: no answer within {}s ({})",
-                            timeout.as_secs(),
-                            rule_label(&verdict)
-                        )
-                    });
-                    return Outcome {
-                        allow,
-                        message,
-                        verdict,
-                        action,
-                        answer: Some("timeout"),
+                    let message = format!(
+                        "aileron: denied: no answer within {}s ({})",
+                        timeout.as_secs(),
+                        rule_label(&verdict)
+                    );
+                    return if on_timeout == Decision::Allow {
+                        Outcome::allowed(verdict, action, Some("timeout"))
+                    } else {
+                        Outcome::refused(Some(message), verdict, action, Some("timeout"))
                     };
                 }
                 Answer::Unavailable(why) => {
@@ -356,33 +466,56 @@ impl Decider {
                         "aileron: denied: approval needed but {why} ({})",
                         rule_label(&verdict)
                     ));
-                    return Outcome {
-                        allow: false,
-                        message,
-                        verdict,
-                        action,
-                        answer: Some("no-terminal"),
-                    };
+                    return Outcome::refused(message, verdict, action, Some("no-terminal"));
                 }
             }
         }
     }
 
-    /// Records `line`; when it is the third identical line in a row,
+    fn note_reject(&self, key: &str) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        self.with_state(key, |st| {
+            st.reject_epoch += 1;
+            st.last_reject = now;
+        });
+    }
+
+    /// Records the request; when it is the third identical one in a row,
     /// the policy's verdict on an `agent.doom_loop` action.
     fn doom_loop(
         &self,
         policy: &Policy,
-        line: &str,
+        key: &str,
+        subject: &Subject<'_>,
         cx: &LineContext<'_>,
     ) -> Option<(Verdict, Action)> {
-        let mut st = self.lock_state();
-        st.recent.push_back(line.to_owned());
-        if st.recent.len() > DOOM_LOOP_THRESHOLD {
-            st.recent.pop_front();
-        }
-        let looping = st.recent.len() == DOOM_LOOP_THRESHOLD && st.recent.iter().all(|l| l == line);
-        drop(st);
+        let (tool, input, repeated) = match subject {
+            Subject::Line(line) => ("shell".to_owned(), (*line).to_owned(), line.to_string()),
+            Subject::Actions(line, actions) => {
+                let tool = actions
+                    .first()
+                    .and_then(|a| a.facets.get("tool")?.get("name")?.as_str())
+                    .map_or_else(|| actions[0].kind.clone(), str::to_owned);
+                let repeated = serde_json::to_string(
+                    &actions
+                        .iter()
+                        .map(|a| (&a.kind, &a.facets))
+                        .collect::<Vec<_>>(),
+                )
+                .unwrap_or_default();
+                (tool, (*line).to_owned(), repeated)
+            }
+        };
+        let looping = self.with_state(key, |st| {
+            st.recent.push_back(repeated.clone());
+            if st.recent.len() > DOOM_LOOP_THRESHOLD {
+                st.recent.pop_front();
+            }
+            st.recent.len() == DOOM_LOOP_THRESHOLD && st.recent.iter().all(|l| *l == repeated)
+        });
         if !looping {
             return None;
         }
@@ -390,46 +523,71 @@ impl Decider {
             id: format!("{}.doom", cx.id),
             timestamp: cx.timestamp.to_owned(),
             kind: "agent.doom_loop".into(),
-            summary: format!("the same command {DOOM_LOOP_THRESHOLD} times in a row: {line}"),
+            summary: format!("the same {tool} call {DOOM_LOOP_THRESHOLD} times in a row: {input}"),
             session: cx.session.clone(),
             ..Action::default()
         };
         action.facets.insert(
             "agent".into(),
-            serde_json::json!({"tool": "shell", "input": line, "count": DOOM_LOOP_THRESHOLD}),
+            serde_json::json!({"tool": tool, "input": input, "count": DOOM_LOOP_THRESHOLD}),
         );
         action.normalize();
         let verdict = policy.evaluate(&action, &State::default());
         Some((verdict, action))
     }
 
-    fn remember(&self, pattern: &str, priority: i64) {
-        let mut st = self.lock_state();
-        let seq = st.approvals.len() as u32;
-        let matcher = Matcher::All(vec![
-            Matcher::Field(
-                aileron_engine::action::FieldPath::Type,
-                Cond::Equals("shell.exec".into()),
+    fn remember(&self, key: &str, approval: SavedApproval) {
+        let (matcher, label, priority) = match &approval {
+            SavedApproval::Command { pattern, priority } => (
+                Matcher::All(vec![
+                    Matcher::Field(FieldPath::Type, Cond::Equals("shell.exec".into())),
+                    Matcher::Field(
+                        FieldPath::Facet(vec!["shell".into(), "command".into()]),
+                        Cond::Glob(Glob::command(pattern)),
+                    ),
+                ]),
+                format!("command: {pattern}"),
+                *priority,
             ),
-            Matcher::Field(
-                aileron_engine::action::FieldPath::Facet(vec!["shell".into(), "command".into()]),
-                Cond::Glob(Glob::command(pattern)),
-            ),
-        ]);
-        let id = format!("session:always[{seq}]");
-        st.approvals.push(Rule::session_approval(
-            &id,
-            &format!("command: {pattern}"),
-            matcher,
-            priority,
-            seq,
-        ));
+            SavedApproval::Action {
+                kind,
+                fields,
+                priority,
+            } => {
+                let mut all = vec![Matcher::Field(
+                    FieldPath::Type,
+                    Cond::Equals(kind.as_str().into()),
+                )];
+                for (path, value) in fields {
+                    let Ok(path) = FieldPath::parse(path) else {
+                        return;
+                    };
+                    all.push(Matcher::Field(path, Cond::Equals(value.as_str().into())));
+                }
+                let label = fields
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                (Matcher::All(all), format!("{kind}: {label}"), *priority)
+            }
+        };
+        self.with_state(key, |st| {
+            if st.saved_approvals.contains(&approval) {
+                return;
+            }
+            let seq = st.approvals.len() as u32;
+            let id = format!("session:always[{seq}]");
+            st.approvals
+                .push(Rule::session_approval(&id, &label, matcher, priority, seq));
+            st.saved_approvals.push(approval);
+        });
     }
 
     fn amend(
         &self,
         scope: AlwaysScope,
-        pattern: &str,
+        approval: &SavedApproval,
         project_file: Option<&Path>,
         cwd: &str,
     ) -> Result<(), String> {
@@ -441,49 +599,146 @@ impl Decider {
             _ => self.cfg.load.home.join(".aileron").join("settings.yaml"),
         };
         let comment = format!("added by aileron on {}", &now_rfc3339()[..10]);
-        amend::append_allow(
-            &path,
-            pattern,
-            &comment,
-            &self.cfg.load.home.to_string_lossy(),
-        )
-    }
-
-    /// The line's verdict under the session's approvals and history; the
-    /// line's actions join the history.
-    fn evaluate(&self, policy: &Policy, line: &str, cx: &LineContext<'_>) -> LineVerdict {
-        let mut st = self.lock_state();
-        let SessionState {
-            approvals, history, ..
-        } = &mut *st;
-        let state = State {
-            approvals,
-            history: history.make_contiguous(),
-        };
-        policy.evaluate_line(line, cx, &state)
-    }
-
-    /// Adds the line's actions to the history `rate` counts (once per request).
-    fn record_history(&self, lv: &LineVerdict) {
-        let mut st = self.lock_state();
-        for c in &lv.commands {
-            if st.history.len() == HISTORY_LEN {
-                st.history.pop_front();
+        let home = self.cfg.load.home.to_string_lossy();
+        match approval {
+            SavedApproval::Command { pattern, .. } => {
+                amend::append_allow(&path, pattern, &comment, &home)
             }
-            st.history.push_back(c.action.clone());
+            SavedApproval::Action { kind, fields, .. } => {
+                let mut when = vec![("type".to_owned(), kind.clone())];
+                when.extend(fields.iter().cloned());
+                amend::append_allow_when(&path, &when, &comment, &home)
+            }
         }
     }
 
-    fn lock_state(&self) -> std::sync::MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    /// The request's verdict under the session's approvals and history.
+    fn evaluate(
+        &self,
+        policy: &Policy,
+        key: &str,
+        subject: &Subject<'_>,
+        cx: &LineContext<'_>,
+    ) -> LineVerdict {
+        self.with_state(key, |st| {
+            let SessionState {
+                approvals, history, ..
+            } = st;
+            let state = State {
+                approvals,
+                history: history.make_contiguous(),
+            };
+            match subject {
+                Subject::Line(line) => policy.evaluate_line(line, cx, &state),
+                Subject::Actions(_, actions) => {
+                    let commands: Vec<CommandVerdict> = actions
+                        .iter()
+                        .map(|a| CommandVerdict {
+                            command: a.summary.clone(),
+                            action: a.clone(),
+                            parent: None,
+                            notes: Vec::new(),
+                            verdict: policy.evaluate(a, &state),
+                            explanation: None,
+                        })
+                        .collect();
+                    let decisive = (0..commands.len()).max_by_key(|&i| {
+                        // Most restrictive; the first among equals.
+                        (
+                            commands[i].verdict.decision.restrictiveness(),
+                            usize::MAX - i,
+                        )
+                    });
+                    LineVerdict {
+                        verdict: commands[decisive.unwrap_or(0)].verdict.clone(),
+                        decisive,
+                        commands,
+                        opaque: None,
+                    }
+                }
+            }
+        })
+    }
+
+    /// Adds the request's actions to the history `rate` counts (once per request).
+    fn record_history(&self, key: &str, lv: &LineVerdict) {
+        self.with_state(key, |st| {
+            for c in &lv.commands {
+                if st.history.len() == HISTORY_LEN {
+                    st.history.pop_front();
+                }
+                st.history.push_back(c.action.clone());
+            }
+        });
+    }
+
+    fn with_state<T>(&self, key: &str, f: impl FnOnce(&mut SessionState) -> T) -> T {
+        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
+        f(states.entry(key.to_owned()).or_default())
     }
 }
 
-/// The line's verdict, the action it is about and the command to show.
+impl Outcome {
+    fn allowed(verdict: Verdict, action: Action, answer: Option<&'static str>) -> Outcome {
+        Outcome {
+            allow: true,
+            agent_asks: false,
+            message: None,
+            verdict,
+            action,
+            answer,
+        }
+    }
+
+    fn refused(
+        message: Option<String>,
+        verdict: Verdict,
+        action: Action,
+        answer: Option<&'static str>,
+    ) -> Outcome {
+        Outcome {
+            allow: false,
+            agent_asks: false,
+            message,
+            verdict,
+            action,
+            answer,
+        }
+    }
+}
+
+const REJECTED_EARLIER: &str =
+    "aileron: rejected: the user rejected an earlier request of this session";
+
+/// The fields an "always" answer for a non-shell action pins: what the
+/// human saw, no more (the file, the host, the MCP tool, the tool name).
+fn approval_fields(a: &Action) -> Vec<(String, String)> {
+    let pick: &[&str] = match a.kind.as_str() {
+        "fs.read" | "fs.write" | "fs.list" => &["fs.path"],
+        "http.request" => &["http.method", "http.host"],
+        "mcp.call" => &["mcp.server", "mcp.tool"],
+        "tool.call" => &["tool.name"],
+        _ => &["summary"],
+    };
+    pick.iter()
+        .filter_map(|path| {
+            let value = if *path == "summary" {
+                Some(a.summary.clone())
+            } else {
+                let mut parts = path.split('.');
+                let facet = a.facets.get(parts.next()?)?;
+                facet.get(parts.next()?)?.as_str().map(str::to_owned)
+            };
+            value.map(|v| ((*path).to_owned(), v))
+        })
+        .collect()
+}
+
+/// The request's verdict, the action it is about and the command to show.
 fn most_restrictive(
     lv: &LineVerdict,
     doom: Option<&(Verdict, Action)>,
-    line: &str,
+    subject: &Subject<'_>,
     cx: &LineContext<'_>,
 ) -> (Verdict, Action, String) {
     let (mut verdict, mut action, mut command) = match lv.decisive {
@@ -492,35 +747,44 @@ fn most_restrictive(
             lv.commands[i].action.clone(),
             lv.commands[i].command.clone(),
         ),
-        None => (
-            lv.verdict.clone(),
-            line_action(line, cx.session, cx.timestamp),
-            line.to_owned(),
-        ),
+        None => {
+            let action = subject_action(subject, cx.session, cx.timestamp);
+            let command = action.summary.clone();
+            (lv.verdict.clone(), action, command)
+        }
     };
     if let Some((dv, da)) = doom
         && dv.decision.restrictiveness() > verdict.decision.restrictiveness()
     {
         verdict = dv.clone();
         action = da.clone();
-        command = line.to_owned();
+        if let Subject::Line(line) = subject {
+            command = (*line).to_owned();
+        }
     }
     (verdict, action, command)
 }
 
-fn line_action(line: &str, session: &Session, now: &str) -> Action {
-    let mut a = Action {
-        kind: "shell.exec".into(),
-        timestamp: now.to_owned(),
-        session: session.clone(),
-        ..Action::default()
-    };
-    a.facets.insert(
-        "shell".into(),
-        serde_json::json!({"command": line, "line": line}),
-    );
-    a.normalize();
-    a
+/// The action to record when no single part of the request decided.
+fn subject_action(subject: &Subject<'_>, session: &Session, now: &str) -> Action {
+    match subject {
+        Subject::Actions(_, actions) => actions[0].clone(),
+        Subject::Line(line) => {
+            let mut a = Action {
+                kind: "shell.exec".into(),
+                timestamp: now.to_owned(),
+                summary: (*line).to_owned(),
+                session: session.clone(),
+                ..Action::default()
+            };
+            a.facets.insert(
+                "shell".into(),
+                serde_json::json!({"command": line, "line": line}),
+            );
+            a.normalize();
+            a
+        }
+    }
 }
 
 fn rule_label(v: &Verdict) -> String {

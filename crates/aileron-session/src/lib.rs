@@ -9,6 +9,6 @@ pub mod prompt;
 pub mod protocol;
 pub mod server;
 
-pub use decider::{Config, Decider};
+pub use decider::{Config, Decider, SavedApproval, SavedSession};
 pub use prompt::{Answer, Prompter, TtyPrompter};
 pub use protocol::{Request, Response};

@@ -14,7 +14,8 @@ pub struct Question {
     pub command: String,
     pub rule: Option<String>,
     pub reason: String,
-    /// A prefix pattern to offer for "always" (`git push *`).
+    /// A prefix pattern to offer for "always" (`git push *`); empty for a
+    /// non-shell action, whose "always" covers exactly that action.
     pub suggestion: String,
     pub timeout: Duration,
     /// What happens when nobody answers in time.
@@ -118,6 +119,10 @@ impl Prompter for TtyPrompter {
                 }
             };
             let exact = escape_glob(&q.command);
+            // Not a shell command: "always" means exactly this action.
+            if q.suggestion.is_empty() {
+                return Answer::Always(scope, exact);
+            }
             let _ = tty.write_all(
                 format!(
                     "  [e] exactly `{}`  [x] prefix `{}` > ",

@@ -27,13 +27,10 @@ fn handle(stream: UnixStream, decider: &Decider) {
     }
     let response = match serde_json::from_str::<Request>(&line) {
         Ok(req) => decider.decide(&req),
-        Err(e) => Response {
-            allow: false,
-            message: Some(format!(
-                "aileron: denied: malformed request to the session: {e}"
-            )),
-            real_shell: decider.real_shell().to_owned(),
-        },
+        Err(e) => Response::refused(
+            format!("aileron: denied: malformed request to the session: {e}"),
+            decider.real_shell(),
+        ),
     };
     let mut out = serde_json::to_string(&response).unwrap_or_default();
     out.push('\n');

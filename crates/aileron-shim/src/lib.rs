@@ -67,6 +67,7 @@ pub fn main() -> ExitCode {
         line,
         cwd: cwd.to_string_lossy().into_owned(),
         argv: args.clone(),
+        ..Request::default()
     };
     let session_answer = std::env::var_os("AILERON_SOCKET")
         .filter(|s| !s.is_empty())

@@ -1,6 +1,7 @@
 pub mod audit;
 pub mod check;
 pub mod explain;
+pub mod hook;
 pub mod init;
 pub mod launch;
 

@@ -1,0 +1,1 @@
+//! Writing and removing each agent's hook configuration.

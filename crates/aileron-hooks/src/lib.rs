@@ -1,0 +1,158 @@
+//! Agent hooks: `aileron hook AGENT` reads one tool-call event on stdin,
+//! has it decided like any other action, and answers in the agent's own
+//! format (SPEC 2, 3, 10).
+//!
+//! event ([`event::parse`]) → shell line or Actions ([`lower::lower`]) →
+//! the launch session over its socket, or a [`Decider`] of its own with
+//! the agent session's state from [`store`] → [`answer::render`].
+//!
+//! Nothing here fails open: an event that cannot be read, a policy that
+//! does not load, a session that cannot be reached all answer deny.
+
+pub mod agent;
+pub mod answer;
+pub mod event;
+pub mod install;
+pub mod lower;
+pub mod store;
+
+pub use agent::Agent;
+pub use answer::{Outcome, Reply};
+
+use aileron_config::LoadOptions;
+use aileron_session::{Config, Decider, Request, Response, TtyPrompter};
+use std::path::PathBuf;
+
+/// Where the hook looks for things; [`Environment::from_env`] in real use.
+#[derive(Clone, Debug)]
+pub struct Environment {
+    pub load: LoadOptions,
+    /// The launch session's socket (`AILERON_SOCKET`), if under `aileron launch`.
+    pub socket: Option<PathBuf>,
+    /// Where to ask a human (`/dev/tty`).
+    pub tty: String,
+}
+
+impl Environment {
+    pub fn from_env() -> Environment {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        Environment {
+            load: LoadOptions::from_env(cwd),
+            socket: std::env::var_os("AILERON_SOCKET")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+            tty: "/dev/tty".to_owned(),
+        }
+    }
+}
+
+/// Decides one event of `agent`. Never panics on input; every failure is a deny.
+pub fn run(agent: Agent, input: &[u8], env: &Environment) -> Reply {
+    let waiting_since = unix_nanos();
+    if input.len() > event::MAX_EVENT_BYTES {
+        return answer::failure(
+            agent,
+            &format!(
+                "aileron: denied: the hook event is larger than {} MiB",
+                event::MAX_EVENT_BYTES >> 20
+            ),
+        );
+    }
+    let ev = match event::parse(agent, input) {
+        Ok(ev) => ev,
+        Err(e) => return answer::failure(agent, &format!("aileron: denied: {e}")),
+    };
+    let home = env.load.home.to_string_lossy().into_owned();
+    let lowered = match lower::lower(&ev, &home) {
+        Ok(l) => l,
+        Err(e) => {
+            let outcome = Outcome::Deny {
+                reason: format!("aileron: denied: {e}"),
+            };
+            return answer::render(agent, &ev.hook_event, &outcome);
+        }
+    };
+    let req = Request {
+        line: lowered.line,
+        cwd: lowered.cwd,
+        argv: Vec::new(),
+        actions: lowered.actions,
+        session: ev.session.clone(),
+        agent: Some(agent.name().to_owned()),
+        adapter: Some(format!("hook:{}", agent.name())),
+        agent_asks: answer::agent_can_ask(agent, &ev.hook_event),
+        waiting_since: Some(waiting_since),
+        // Claude Code's permission request follows its pre-tool event for
+        // the same call: not a second call.
+        repeat: ev.hook_event == "PermissionRequest",
+        prompt_budget: Some(agent.prompt_budget().as_secs()),
+    };
+    let response = match &env.socket {
+        Some(socket) => aileron_session::server::request(socket, &req).unwrap_or_else(|e| {
+            Response::refused(
+                format!(
+                    "aileron: denied: the launch session at {} cannot be reached: {e}",
+                    socket.display()
+                ),
+                "",
+            )
+        }),
+        None => standalone(agent, &req, env),
+    };
+    answer::render(agent, &ev.hook_event, &outcome_of(&response))
+}
+
+/// Decides in this process, with the agent session's saved state.
+fn standalone(agent: Agent, req: &Request, env: &Environment) -> Response {
+    let key = req.session.clone().unwrap_or_default();
+    let sessions = env.load.data_dir.join("sessions");
+    let file = match store::SessionFile::lock(&sessions, agent.name(), &key) {
+        Ok(f) => f,
+        Err(e) => {
+            return Response::refused(
+                format!(
+                    "aileron: denied: cannot keep the session's state under {}: {e}",
+                    sessions.display()
+                ),
+                "",
+            );
+        }
+    };
+    let cfg = Config {
+        cache_dir: Some(env.load.data_dir.join("cache")),
+        session_id: None,
+        agent: Some(agent.name().to_owned()),
+        real_shell: String::new(),
+        secrets: Vec::new(),
+        adapter: format!("hook:{}", agent.name()),
+        load: env.load.clone(),
+    };
+    let prompter = TtyPrompter {
+        device: env.tty.clone(),
+    };
+    let decider = Decider::new(cfg, Box::new(prompter));
+    decider.import_session(&key, file.load());
+    let response = decider.decide(req);
+    // Losing the saved state loses approvals and loop counts, not safety.
+    let _ = file.save(&decider.export_session(&key));
+    response
+}
+
+fn outcome_of(r: &Response) -> Outcome {
+    let reason = r.message.clone().unwrap_or_else(|| match &r.rule {
+        Some(rule) => format!("aileron: allowed (rule {rule})"),
+        None => "aileron: allowed".to_owned(),
+    });
+    match (r.allow, r.decision.as_str()) {
+        (true, _) => Outcome::Allow { reason },
+        (false, "ask") => Outcome::Ask { reason },
+        (false, _) => Outcome::Deny { reason },
+    }
+}
+
+fn unix_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos()
+}
