@@ -92,6 +92,39 @@ enum Command {
         /// The agent whose event format to read and answer.
         agent: String,
     },
+    /// Route every tool call of an agent through `aileron hook` (writes its hook configuration).
+    Install {
+        /// claude-code, codex, gemini, cursor, cline or opencode.
+        agent: String,
+        /// In this project (the default).
+        #[arg(long, conflicts_with = "user")]
+        project: bool,
+        /// For every project of this user.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Remove exactly what `aileron install` added.
+    Uninstall {
+        agent: String,
+        #[arg(long, conflicts_with = "user")]
+        project: bool,
+        #[arg(long)]
+        user: bool,
+    },
+    /// Turn an agent's own permission rules into an aileron.yaml.
+    Import {
+        /// The agent whose rules to read (claude).
+        agent: String,
+        /// Settings files to read (default: the agent's project and user settings).
+        #[arg(long = "from")]
+        from: Vec<PathBuf>,
+        /// Where to write the policy (default: print it; `-` also prints).
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+        /// Overwrite an existing output file.
+        #[arg(long)]
+        force: bool,
+    },
     /// Run an agent (or any program) with every shell command it runs decided by the policy.
     Launch {
         /// Policy file (default: the nearest aileron.yaml).
@@ -157,6 +190,27 @@ fn main() -> ExitCode {
             })
         }
         Command::Hook { agent } => Ok(commands::hook::run(&agent)),
+        Command::Install {
+            agent,
+            project: _,
+            user,
+        } => commands::install::run(&agent, user, false),
+        Command::Uninstall {
+            agent,
+            project: _,
+            user,
+        } => commands::install::run(&agent, user, true),
+        Command::Import {
+            agent,
+            from,
+            output,
+            force,
+        } => commands::import::run(commands::import::Args {
+            agent,
+            from,
+            output,
+            force,
+        }),
         Command::Launch { policy, program } => {
             commands::launch::run(commands::launch::Args { policy, program })
         }

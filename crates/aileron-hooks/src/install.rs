@@ -1,1 +1,506 @@
-//! Writing and removing each agent's hook configuration.
+//! `aileron install AGENT` / `aileron uninstall AGENT`: the agent's hook
+//! configuration, so that every tool call goes through `aileron hook`.
+//!
+//! JSON settings are edited as text ([`crate::jsonedit`]): the user's other
+//! settings survive byte for byte, a second install changes nothing, and
+//! uninstall takes out exactly what install put in — the entries, and the
+//! keys and file it had to create (remembered in `$AILERON_DATA/installed.json`).
+
+use crate::agent::Agent;
+use crate::jsonedit::{self, Node};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where and what to install.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub agent: Agent,
+    /// For every project of the user, rather than this one.
+    pub user: bool,
+    /// The project directory.
+    pub cwd: PathBuf,
+    pub home: PathBuf,
+    /// `$AILERON_DATA`, for the record of what was created.
+    pub data_dir: PathBuf,
+    /// The absolute path of the `aileron` binary the hook runs (never
+    /// looked up through a `PATH` the agent can change).
+    pub aileron: String,
+}
+
+/// What happened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Files written or removed; empty when nothing had to change.
+    pub changed: Vec<PathBuf>,
+    /// Things the user must know (e.g. the agent wants the hook trusted).
+    pub notes: Vec<String>,
+}
+
+/// Hooks in a JSON settings file: `hooks.<event>` arrays.
+struct JsonHooks {
+    file: PathBuf,
+    /// Top-level members the file must have (Cursor's `version`).
+    root: Vec<(&'static str, Value)>,
+    events: Vec<(&'static str, Value)>,
+}
+
+/// The command line an agent runs: the binary's absolute path, quoted for `sh`.
+pub fn hook_command(aileron: &str, agent: Agent) -> String {
+    format!("{} hook {}", shell_quote(aileron), agent.name())
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+fn json_hooks(t: &Target) -> Option<JsonHooks> {
+    let base = if t.user { &t.home } else { &t.cwd };
+    let command = hook_command(&t.aileron, t.agent);
+    let timeout = t.agent.hook_timeout().as_secs();
+    let handler = json!({"type": "command", "command": command, "timeout": timeout});
+    let group = json!({"matcher": "*", "hooks": [handler]});
+    Some(match t.agent {
+        Agent::ClaudeCode => JsonHooks {
+            file: base.join(".claude/settings.json"),
+            root: Vec::new(),
+            events: vec![("PreToolUse", group.clone()), ("PermissionRequest", group)],
+        },
+        Agent::Codex => JsonHooks {
+            file: base.join(".codex/hooks.json"),
+            root: Vec::new(),
+            events: vec![(
+                "PreToolUse",
+                json!({"matcher": "*", "hooks": [{"type": "command", "command": command,
+                    "timeout": timeout, "statusMessage": "aileron"}]}),
+            )],
+        },
+        Agent::Gemini => JsonHooks {
+            file: base.join(".gemini/settings.json"),
+            root: Vec::new(),
+            events: vec![(
+                "BeforeTool",
+                json!({"matcher": "*", "hooks": [{"name": "aileron", "type": "command",
+                    "command": command, "timeout": timeout * 1000}]}),
+            )],
+        },
+        Agent::Cursor => {
+            let entry = json!({"command": command, "timeout": timeout, "failClosed": true});
+            JsonHooks {
+                file: base.join(".cursor/hooks.json"),
+                root: vec![("version", json!(1))],
+                events: vec![
+                    ("beforeShellExecution", entry.clone()),
+                    ("beforeMCPExecution", entry.clone()),
+                    ("beforeReadFile", entry),
+                ],
+            }
+        }
+        Agent::Cline | Agent::Opencode => return None,
+    })
+}
+
+/// A file Aileron owns outright (Cline's hook script, opencode's plugin).
+fn owned_file(t: &Target) -> Option<(PathBuf, String, u32)> {
+    let command = hook_command(&t.aileron, t.agent);
+    match t.agent {
+        Agent::Cline => {
+            let file = if t.user {
+                t.home.join("Documents/Cline/Hooks/PreToolUse")
+            } else {
+                t.cwd.join(".clinerules/hooks/PreToolUse")
+            };
+            let script = format!(
+                "#!/bin/sh\n# {MARKER}: every Cline tool call is decided by Aileron.\n# Remove with `aileron uninstall cline`.\nexec {command}\n"
+            );
+            Some((file, script, 0o755))
+        }
+        Agent::Opencode => {
+            let file = if t.user {
+                t.home.join(".config/opencode/plugins/aileron.js")
+            } else {
+                t.cwd.join(".opencode/plugins/aileron.js")
+            };
+            let plugin = OPENCODE_PLUGIN
+                .replace(
+                    "@AILERON@",
+                    &serde_json::to_string(&t.aileron).unwrap_or_default(),
+                )
+                .replace(
+                    "@TIMEOUT_MS@",
+                    &(t.agent.hook_timeout().as_millis() - 2000).to_string(),
+                );
+            Some((file, plugin, 0o644))
+        }
+        _ => None,
+    }
+}
+
+/// Marks files Aileron wrote, so that uninstall removes only those.
+const MARKER: &str = "installed by aileron";
+
+/// opencode's gate: a plugin whose `tool.execute.before` asks `aileron hook
+/// opencode` and throws (blocking the call) unless it answered allow.
+const OPENCODE_PLUGIN: &str = r#"// installed by aileron: every opencode tool call is decided by Aileron.
+// Remove with `aileron uninstall opencode`.
+import { spawnSync } from "node:child_process";
+
+const AILERON = @AILERON@;
+
+export const AileronGate = async ({ directory, worktree }) => ({
+  "tool.execute.before": async (input, output) => {
+    const event = JSON.stringify({
+      hook_event_name: "tool.execute.before",
+      tool: input.tool,
+      sessionID: input.sessionID,
+      callID: input.callID,
+      args: output.args,
+      directory,
+      worktree,
+    });
+    const run = spawnSync(AILERON, ["hook", "opencode"], {
+      input: event,
+      encoding: "utf8",
+      timeout: @TIMEOUT_MS@,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    // Anything but a clean "allow" blocks the call: fail closed.
+    if (run.error || run.status !== 0) {
+      const why = (run.stderr || "").trim();
+      throw new Error(why || `aileron: denied: the hook failed (${run.error ? run.error.message : "exit " + run.status})`);
+    }
+  },
+});
+"#;
+
+/// Installs the hook. Idempotent.
+pub fn install(t: &Target) -> Result<Report, String> {
+    let mut report = Report::default();
+    if let Some(h) = json_hooks(t) {
+        install_json(t, &h, &mut report)?;
+    }
+    if let Some((file, content, mode)) = owned_file(t) {
+        install_owned(&file, &content, mode, &t.data_dir, &mut report)?;
+    }
+    report.notes.extend(notes(t));
+    Ok(report)
+}
+
+/// Removes exactly what [`install`] added.
+pub fn uninstall(t: &Target) -> Result<Report, String> {
+    let mut report = Report::default();
+    if let Some(h) = json_hooks(t) {
+        uninstall_json(t, &h, &mut report)?;
+    }
+    if let Some((file, _, _)) = owned_file(t) {
+        match std::fs::read_to_string(&file) {
+            Ok(text) if text.contains(MARKER) => {
+                std::fs::remove_file(&file)
+                    .map_err(|e| format!("cannot remove {}: {e}", file.display()))?;
+                let mut record = Record::load(&t.data_dir);
+                if let Some(entry) = record.files.remove(&*file.to_string_lossy()) {
+                    remove_dirs(&entry.created_dirs);
+                    record.save(&t.data_dir)?;
+                }
+                report.changed.push(file);
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "{} was not written by aileron; left alone",
+                    file.display()
+                ));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(report)
+}
+
+fn notes(t: &Target) -> Vec<String> {
+    match t.agent {
+        Agent::Codex => vec![
+            "Codex runs a new hook only once you trust it: open /hooks in Codex and trust the aileron hook.".to_owned(),
+        ],
+        Agent::Gemini => vec![
+            "Gemini CLI runs project hooks only in trusted folders, and some releases need hooks enabled in settings.".to_owned(),
+        ],
+        Agent::Cline => vec!["Enable hooks in Cline's settings (\"Enable Hooks\").".to_owned()],
+        Agent::Cursor => vec!["Cursor runs project hooks only in trusted workspaces.".to_owned()],
+        _ => Vec::new(),
+    }
+}
+
+fn is_ours(node: &Node, agent: Agent) -> bool {
+    let mut strings = Vec::new();
+    node.strings(&mut strings);
+    let suffix = format!(" hook {}", agent.name());
+    strings
+        .iter()
+        .any(|s| s.ends_with(&suffix) && s.contains("aileron"))
+}
+
+fn read_settings(file: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(file) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+    }
+}
+
+fn parse_settings(file: &Path, text: &str) -> Result<Node, String> {
+    let root = jsonedit::parse(text).map_err(|e| format!("{}: {e}", file.display()))?;
+    match root {
+        Node::Object { .. } => Ok(root),
+        _ => Err(format!(
+            "{}: the settings are not a JSON object",
+            file.display()
+        )),
+    }
+}
+
+fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), String> {
+    let existing = read_settings(&h.file)?;
+    let mut record = Record::load(&t.data_dir);
+    let mut created: Vec<String> = Vec::new();
+    let mut text = existing.clone().unwrap_or_else(|| "{}\n".to_owned());
+    // Each step re-parses: spans move as text goes in.
+    for (key, value) in &h.root {
+        let root = parse_settings(&h.file, &text)?;
+        if root.get(key).is_none() {
+            text = jsonedit::apply(&text, &jsonedit::add_member(&text, &root, key, value));
+            created.push((*key).to_owned());
+        }
+    }
+    for (event, item) in &h.events {
+        let root = parse_settings(&h.file, &text)?;
+        let Some(hooks) = root.get("hooks") else {
+            let value = json!({ *event: [item] });
+            text = jsonedit::apply(&text, &jsonedit::add_member(&text, &root, "hooks", &value));
+            created.push("hooks".to_owned());
+            created.push(format!("hooks.{event}"));
+            continue;
+        };
+        if !matches!(hooks, Node::Object { .. }) {
+            return Err(format!("{}: `hooks` is not an object", h.file.display()));
+        }
+        match hooks.get(event) {
+            None => {
+                text = jsonedit::apply(
+                    &text,
+                    &jsonedit::add_member(&text, hooks, event, &json!([item])),
+                );
+                created.push(format!("hooks.{event}"));
+            }
+            Some(arr @ Node::Array { items, .. }) => {
+                if !items.iter().any(|i| is_ours(i, t.agent)) {
+                    text = jsonedit::apply(&text, &jsonedit::push_item(&text, arr, item));
+                }
+            }
+            Some(_) => {
+                return Err(format!(
+                    "{}: `hooks.{event}` is not a list",
+                    h.file.display()
+                ));
+            }
+        }
+    }
+    if existing.as_deref() == Some(text.as_str()) {
+        return Ok(());
+    }
+    if serde_json::from_str::<Value>(&text).is_err() && jsonedit::parse(&text).is_err() {
+        return Err(format!(
+            "{}: the edit would break the file; left unchanged",
+            h.file.display()
+        ));
+    }
+    let key = h.file.to_string_lossy().into_owned();
+    let entry = record.files.entry(key).or_default();
+    entry.created_file |= existing.is_none();
+    if existing.is_none() {
+        entry.created_dirs = missing_dirs(&h.file);
+    }
+    for c in created {
+        if !entry.created.contains(&c) {
+            entry.created.push(c);
+        }
+    }
+    write_atomic(&h.file, &text)?;
+    record.save(&t.data_dir)?;
+    report.changed.push(h.file.clone());
+    Ok(())
+}
+
+fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), String> {
+    let Some(original) = read_settings(&h.file)? else {
+        return Ok(());
+    };
+    let mut text = original.clone();
+    // Our entries, last first so earlier spans stay put.
+    loop {
+        let root = parse_settings(&h.file, &text)?;
+        let mut edit = None;
+        if let Some(Node::Object { members, .. }) = root.get("hooks") {
+            for (_, _, arr) in members {
+                if let Node::Array { items, .. } = arr
+                    && let Some(i) = items.iter().rposition(|i| is_ours(i, t.agent))
+                {
+                    edit = Some(jsonedit::remove_item(&text, arr, i));
+                    break;
+                }
+            }
+        }
+        match edit {
+            Some(e) => text = jsonedit::apply(&text, &e),
+            None => break,
+        }
+    }
+    let mut record = Record::load(&t.data_dir);
+    let key = h.file.to_string_lossy().into_owned();
+    let entry = record.files.remove(&key).unwrap_or_default();
+    // Then the keys install created, deepest first, if nothing else is in them.
+    let mut created = entry.created.clone();
+    created.sort_by_key(|c| std::cmp::Reverse(c.matches('.').count()));
+    // Twice: a key may only be removable once another has gone.
+    for path in created.iter().chain(&created) {
+        let root = parse_settings(&h.file, &text)?;
+        let (parent, name) = match path.rsplit_once('.') {
+            Some((p, n)) => (root.get(p), n),
+            None => (Some(&root), path.as_str()),
+        };
+        let name = name.to_owned();
+        let name = name.as_str();
+        let Some(parent) = parent else { continue };
+        let removable = match parent.get(name) {
+            Some(Node::Object { members, .. }) => members.is_empty(),
+            Some(Node::Array { items, .. }) => items.is_empty(),
+            // A scalar install added (Cursor's `version`) goes with the file's hooks.
+            Some(Node::Scalar { .. }) => root.get("hooks").is_none(),
+            None => false,
+        };
+        if removable && let Some(e) = jsonedit::remove_member(&text, parent, name) {
+            text = jsonedit::apply(&text, &e);
+        }
+    }
+    if text == original {
+        return Ok(());
+    }
+    let empty = matches!(parse_settings(&h.file, &text)?, Node::Object { ref members, .. } if members.is_empty());
+    if entry.created_file && empty {
+        std::fs::remove_file(&h.file)
+            .map_err(|e| format!("cannot remove {}: {e}", h.file.display()))?;
+        remove_dirs(&entry.created_dirs);
+    } else {
+        write_atomic(&h.file, &text)?;
+    }
+    record.save(&t.data_dir)?;
+    report.changed.push(h.file.clone());
+    Ok(())
+}
+
+fn install_owned(
+    file: &Path,
+    content: &str,
+    mode: u32,
+    data_dir: &Path,
+    report: &mut Report,
+) -> Result<(), String> {
+    match std::fs::read_to_string(file) {
+        Ok(existing) if existing == content => return Ok(()),
+        Ok(existing) if !existing.contains(MARKER) => {
+            return Err(format!(
+                "{} exists and was not written by aileron; left alone (merge it by hand)",
+                file.display()
+            ));
+        }
+        _ => {}
+    }
+    let dirs = missing_dirs(file);
+    write_atomic(file, content)?;
+    if !dirs.is_empty() {
+        let mut record = Record::load(data_dir);
+        record
+            .files
+            .entry(file.to_string_lossy().into_owned())
+            .or_default()
+            .created_dirs = dirs;
+        record.save(data_dir)?;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("cannot set the mode of {}: {e}", file.display()))?;
+    report.changed.push(file.to_path_buf());
+    Ok(())
+}
+
+/// The directories above `file` that do not exist yet, deepest first.
+fn missing_dirs(file: &Path) -> Vec<String> {
+    file.ancestors()
+        .skip(1)
+        .take_while(|d| !d.exists())
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Removes directories install made, if nothing else has been put in them.
+fn remove_dirs(dirs: &[String]) {
+    for d in dirs {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+    }
+}
+
+fn write_atomic(file: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let tmp = file.with_extension(format!("aileron-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    // Keep the mode of the file being replaced.
+    if let Ok(meta) = std::fs::metadata(file) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, file).map_err(|e| format!("cannot replace {}: {e}", file.display()))
+}
+
+/// What install created, so that uninstall can take it out again.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Record {
+    files: BTreeMap<String, Created>,
+}
+
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+struct Created {
+    created_file: bool,
+    /// Directories install made for the file, deepest first.
+    #[serde(default)]
+    created_dirs: Vec<String>,
+    /// Dotted key paths install added (`hooks`, `hooks.PreToolUse`).
+    created: Vec<String>,
+}
+
+impl Record {
+    fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join("installed.json")
+    }
+
+    fn load(data_dir: &Path) -> Record {
+        std::fs::read(Self::path(data_dir))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    fn save(&self, data_dir: &Path) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        write_atomic(&Self::path(data_dir), &text)
+    }
+}

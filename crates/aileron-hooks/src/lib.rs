@@ -12,7 +12,9 @@
 pub mod agent;
 pub mod answer;
 pub mod event;
+pub mod import;
 pub mod install;
+pub mod jsonedit;
 pub mod lower;
 pub mod store;
 

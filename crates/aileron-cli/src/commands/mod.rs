@@ -2,7 +2,9 @@ pub mod audit;
 pub mod check;
 pub mod explain;
 pub mod hook;
+pub mod import;
 pub mod init;
+pub mod install;
 pub mod launch;
 
 use aileron_config::{LoadOptions, Loaded};

@@ -1,0 +1,49 @@
+//! `aileron install AGENT` / `aileron uninstall AGENT`.
+
+use aileron_hooks::Agent;
+use aileron_hooks::install::{self, Target};
+use std::process::ExitCode;
+
+pub fn run(agent: &str, user: bool, remove: bool) -> Result<ExitCode, String> {
+    let Some(agent) = Agent::parse(agent) else {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+        return Err(format!(
+            "unknown agent `{agent}` (expected one of: {})",
+            names.join(", ")
+        ));
+    };
+    let cwd = super::current_dir()?;
+    let load = aileron_config::LoadOptions::from_env(cwd.clone());
+    let aileron = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("cannot find the aileron binary's own path: {e}"))?;
+    let target = Target {
+        agent,
+        user,
+        cwd,
+        home: load.home.clone(),
+        data_dir: load.data_dir.clone(),
+        aileron: aileron.to_string_lossy().into_owned(),
+    };
+    let report = if remove {
+        install::uninstall(&target)?
+    } else {
+        install::install(&target)?
+    };
+    let verb = if remove { "removed from" } else { "written to" };
+    if report.changed.is_empty() {
+        let state = if remove {
+            "not installed"
+        } else {
+            "already installed"
+        };
+        println!("aileron: {} hook {state}; nothing changed", agent.name());
+    }
+    for f in &report.changed {
+        println!("aileron: {} hook {verb} {}", agent.name(), f.display());
+    }
+    for n in &report.notes {
+        println!("note: {n}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

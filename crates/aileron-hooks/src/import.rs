@@ -1,0 +1,1 @@
+//! Claude Code's `permissions.allow/ask/deny` rules as an aileron.yaml.
