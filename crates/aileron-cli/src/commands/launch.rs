@@ -73,8 +73,35 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     aileron_session::server::serve(listener, Arc::new(decider));
 
     let shim_shell = shim_link.to_string_lossy().into_owned();
+    let mut args: Vec<String> = program_args.to_vec();
+    if agent.as_deref() == Some("claude") {
+        // Claude Code takes hooks and disallowed tools for one session on
+        // its command line, so every tool call (not only shell commands)
+        // is decided here without touching the user's settings files.
+        let settings = runtime.join("claude-settings.json");
+        let aileron = std::env::current_exe()
+            .map_err(|e| format!("cannot find the aileron executable: {e}"))?;
+        let command = aileron_hooks::install::hook_command(
+            &aileron.to_string_lossy(),
+            aileron_hooks::Agent::ClaudeCode,
+        );
+        let group = serde_json::json!([{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]);
+        let json = serde_json::json!({"hooks": {"PreToolUse": group, "PermissionRequest": group}});
+        std::fs::write(&settings, json.to_string())
+            .map_err(|e| format!("cannot write {}: {e}", settings.display()))?;
+        let mut extra = vec![
+            "--settings".to_owned(),
+            settings.to_string_lossy().into_owned(),
+        ];
+        let disabled = loaded.policy.disabled_tools(CLAUDE_CODE_TOOLS);
+        if !disabled.is_empty() {
+            extra.push("--disallowedTools".to_owned());
+            extra.push(disabled.join(","));
+        }
+        args.splice(0..0, extra);
+    }
     let mut cmd = std::process::Command::new(program);
-    cmd.args(program_args).env_clear().envs(env);
+    cmd.args(args).env_clear().envs(env);
     cmd.env("SHELL", &shim_shell)
         .env("CLAUDE_CODE_SHELL", &shim_shell)
         .env("GOOSE_SHELL", &shim_shell)
@@ -95,6 +122,24 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         _ => ExitCode::FAILURE,
     })
 }
+
+/// Claude Code's built-in tools, for `--disallowedTools` (SPEC 10).
+const CLAUDE_CODE_TOOLS: &[&str] = &[
+    "Bash",
+    "Edit",
+    "Write",
+    "MultiEdit",
+    "NotebookEdit",
+    "Read",
+    "Glob",
+    "Grep",
+    "LS",
+    "WebFetch",
+    "WebSearch",
+    "Agent",
+    "Task",
+    "TodoWrite",
+];
 
 /// `aileron-sh` beside this executable.
 fn shim_path() -> Result<PathBuf, String> {
