@@ -1,5 +1,22 @@
-//! `aileron import claude`: an agent's own permission rules as an aileron.yaml.
+//! `aileron import AGENT [--from FILE]... [-o FILE] [--force]`: an agent's
+//! own permission rules as an aileron.yaml.
+//!
+//! Supported agents: `claude` (Claude Code's `permissions.allow/ask/deny`,
+//! see `aileron_hooks::import`). Without `--from`, reads those of
+//! `~/.claude/settings.json`, `.claude/settings.json` and
+//! `.claude/settings.local.json` (of the current directory) that exist.
+//! Prints the policy, or writes it to `-o FILE` (refusing to replace an
+//! existing file without `--force`). Every rule that could not be
+//! translated is listed on stderr with the reason, then a summary
+//! `N rules translated, M not`.
+//!
+//! Exit status: 0 when every rule was translated, 1 when some were not (the
+//! policy is still written, without them), 2 on an error (no settings file,
+//! a settings file that is not valid JSON, an unknown agent, a file that
+//! cannot be read or written).
 
+use super::current_dir;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,7 +27,104 @@ pub struct Args {
     pub force: bool,
 }
 
+/// Agents `aileron import` reads, by the names it accepts.
+const AGENTS: &[&str] = &["claude"];
+
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let _ = (&args.from, &args.output, args.force);
-    Err(format!("import {} is not available yet", args.agent))
+    if !matches!(args.agent.as_str(), "claude" | "claude-code") {
+        return Err(format!(
+            "cannot import from `{}`; supported agents: {}",
+            args.agent,
+            AGENTS.join(", ")
+        ));
+    }
+    let cwd = current_dir()?;
+    let home = std::env::var("HOME")
+        .ok()
+        .filter(|h| h.starts_with('/'))
+        .ok_or("HOME is not set to an absolute path")?;
+    // (shown name, path to read), lowest precedence first.
+    let sources: Vec<(String, PathBuf)> = if args.from.is_empty() {
+        let candidates = [
+            (
+                "~/.claude/settings.json".to_owned(),
+                PathBuf::from(&home).join(".claude/settings.json"),
+            ),
+            (
+                ".claude/settings.json".to_owned(),
+                cwd.join(".claude/settings.json"),
+            ),
+            (
+                ".claude/settings.local.json".to_owned(),
+                cwd.join(".claude/settings.local.json"),
+            ),
+        ];
+        let mut found: Vec<(String, PathBuf)> = Vec::new();
+        for (shown, path) in candidates.iter().filter(|(_, p)| p.is_file()) {
+            // In the home directory the project settings are the user's.
+            if !found.iter().any(|(_, p)| p == path) {
+                found.push((shown.clone(), path.clone()));
+            }
+        }
+        if found.is_empty() {
+            let looked: Vec<String> = candidates
+                .iter()
+                .map(|(_, p)| p.display().to_string())
+                .collect();
+            return Err(format!(
+                "no Claude Code settings found; looked for {} (name one with --from FILE)",
+                looked.join(", ")
+            ));
+        }
+        found
+    } else {
+        args.from
+            .iter()
+            .map(|p| (p.display().to_string(), p.clone()))
+            .collect()
+    };
+    let mut files = Vec::new();
+    for (shown, path) in sources {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        files.push((shown, text));
+    }
+    let cwd_text = cwd
+        .to_str()
+        .ok_or_else(|| format!("the current directory {} is not UTF-8", cwd.display()))?;
+    let imported = aileron_hooks::import::claude(&files, cwd_text, &home)?;
+
+    match args.output.as_ref().filter(|o| o.as_os_str() != "-") {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(imported.yaml.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write the policy: {e}"))?;
+        }
+        Some(path) => {
+            if path.exists() && !args.force {
+                return Err(format!(
+                    "{} already exists; use --force to overwrite it",
+                    path.display()
+                ));
+            }
+            std::fs::write(path, &imported.yaml)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    for (rule, why) in &imported.untranslated {
+        eprintln!("not translated: {rule}: {why}");
+    }
+    let missed = imported.untranslated.len();
+    eprintln!(
+        "{} rule{} translated, {missed} not",
+        imported.translated,
+        if imported.translated == 1 { "" } else { "s" }
+    );
+    Ok(if missed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -1,0 +1,98 @@
+//! `aileron hook claude-code` end to end as a process per call (what Claude
+//! Code pays before every tool call), beside `bash -c true` in the same
+//! run, under ADR-0014's example policy with the compiled policy cached.
+//! Goal (issue 4): under 2 ms median.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const POLICY: &str = r#"version: 1
+profiles: ["lang/go"]
+default: ask
+allow:
+  - "git status"
+  - "git diff *"
+  - "ls *"
+  - when: {type: fs.read}
+deny:
+  - command: "git push origin main"
+    description: "no direct push to main"
+ask:
+  - "git push *"
+"#;
+
+fn aileron() -> PathBuf {
+    // target/release/deps/hook-HASH → target/release/aileron
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join("aileron")
+}
+
+fn hook(aileron: &Path, dir: &Path, home: &Path, event: &[u8]) {
+    let mut child = Command::new(aileron)
+        .args(["hook", "claude-code"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("AILERON_SOCKET")
+        .env_remove("AILERON_DATA")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(event).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "aileron hook failed");
+}
+
+fn bash(dir: &Path) {
+    let status = Command::new("/bin/bash")
+        .args(["-c", "true"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn bench(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(dir.join("aileron.yaml"), POLICY).unwrap();
+    std::fs::write(dir.join("go.mod"), "module example.com/x\n").unwrap();
+    let aileron = aileron();
+    assert!(
+        aileron.exists(),
+        "build aileron first: {}",
+        aileron.display()
+    );
+    let cwd = dir.to_string_lossy();
+    let bash_event = format!(
+        r#"{{"session_id":"bench","cwd":"{cwd}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"git status"}},"tool_use_id":"t"}}"#
+    );
+    let read_event = format!(
+        r#"{{"session_id":"bench","cwd":"{cwd}","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{{"file_path":"{cwd}/main.go"}},"tool_use_id":"t"}}"#
+    );
+    hook(&aileron, &dir, &home, bash_event.as_bytes()); // fills the policy cache
+
+    let mut g = c.benchmark_group("hook");
+    g.measurement_time(Duration::from_secs(8)).sample_size(60);
+    g.bench_function("bash -c true", |b| b.iter(|| bash(&dir)));
+    // Alternate so the doom-loop check never turns the answer into an ask.
+    let mut n = 0u64;
+    g.bench_function("aileron hook claude-code (Bash, Read)", |b| {
+        b.iter(|| {
+            n += 1;
+            let event = if n % 2 == 0 { &bash_event } else { &read_event };
+            hook(&aileron, &dir, &home, event.as_bytes())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
