@@ -3,6 +3,9 @@ pub mod check;
 pub mod explain;
 pub mod init;
 pub mod launch;
+pub mod rules;
+pub mod serve;
+pub mod token;
 
 use aileron_config::{LoadOptions, Loaded};
 use aileron_engine::Diagnostics;
