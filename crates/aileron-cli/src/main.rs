@@ -220,11 +220,12 @@ fn main() -> ExitCode {
             allow_host,
         }),
         Command::Token {
-            command: TokenCommand::Create {
-                role,
-                name,
-                database,
-            },
+            command:
+                TokenCommand::Create {
+                    role,
+                    name,
+                    database,
+                },
         } => commands::token::create(commands::token::Args {
             role,
             name,

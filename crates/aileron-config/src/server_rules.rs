@@ -372,13 +372,19 @@ mod tests {
     #[test]
     fn render_and_parse_round_trip() {
         let entries = vec![
-            entry(json!({"id": "r1", "label": "deny: prod # deletes", "decision": "deny",
+            entry(
+                json!({"id": "r1", "label": "deny: prod # deletes", "decision": "deny",
                 "description": "no \"prod\" deletes\nsecond line", "priority": 300,
                 "scope": {"integration": "int-prod"},
                 "when": {"http.method": {"in": ["DELETE", "PATCH"]}, "not": {"http.url": {"contains": "/sandbox/"}},
-                         "any": [{"tags": {"in": ["prod"]}}, {"http.port": {"gte": 8000}}]}})),
-            entry(json!({"id": "true", "decision": "ask", "command": "git push *", "timeout": 5, "on_timeout": "allow", "enabled": false})),
-            entry(json!({"id": "r3", "decision": "allow", "when": {"type": "shell.exec", "shell.argv": ["ls", "-l"], "summary": ""}})),
+                         "any": [{"tags": {"in": ["prod"]}}, {"http.port": {"gte": 8000}}]}}),
+            ),
+            entry(
+                json!({"id": "true", "decision": "ask", "command": "git push *", "timeout": 5, "on_timeout": "allow", "enabled": false}),
+            ),
+            entry(
+                json!({"id": "r3", "decision": "allow", "when": {"type": "shell.exec", "shell.argv": ["ls", "-l"], "summary": ""}}),
+            ),
         ];
         let text = render(&entries);
         let parsed = parse_file("x.yaml", &text, "/home/u", || unreachable!()).unwrap();
@@ -389,7 +395,8 @@ mod tests {
 
     #[test]
     fn buckets_are_imported_with_their_decision() {
-        let text = "version: 1\ndeny:\n  - \"rm -rf *\"\nallow:\n  - {id: a, when: {type: fs.read}}\n";
+        let text =
+            "version: 1\ndeny:\n  - \"rm -rf *\"\nallow:\n  - {id: a, when: {type: fs.read}}\n";
         let mut n = 0;
         let got = parse_file("p.yaml", text, "/h", || {
             n += 1;
@@ -405,7 +412,10 @@ mod tests {
     fn invalid_rules_report_the_loader_message() {
         let text = "rules:\n  - {id: x, decision: deny, when: {http.method: {equal: DELETE}}}\n";
         let errs = parse_file("r.yaml", text, "/h", String::new).unwrap_err();
-        assert!(errs[0].message.contains("unknown operator `equal`"), "{errs:?}");
+        assert!(
+            errs[0].message.contains("unknown operator `equal`"),
+            "{errs:?}"
+        );
         let text = "default: allow\nrules: []\n";
         let errs = parse_file("r.yaml", text, "/h", String::new).unwrap_err();
         assert!(errs[0].headline().starts_with("r.yaml:1:1:"), "{errs:?}");

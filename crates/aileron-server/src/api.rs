@@ -55,7 +55,10 @@ pub fn router(app: AppState) -> Router {
     let agent = Router::new()
         .route("/api/evaluate", post(evaluate))
         .route("/api/actions", get(list_actions).post(record_action))
-        .route("/api/pending-actions", post(enqueue).get(list_pending_for_role))
+        .route(
+            "/api/pending-actions",
+            post(enqueue).get(list_pending_for_role),
+        )
         .route("/api/action-schemas", get(action_schemas))
         .route("/api/openapi.json", get(openapi))
         .route_layer(middleware::from_fn_with_state(
@@ -96,7 +99,10 @@ async fn security_headers(req: Request, next: Next) -> Response {
         "content-security-policy",
         HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'"),
     );
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     h.insert("cache-control", HeaderValue::from_static("no-store"));
     res
@@ -317,7 +323,10 @@ async fn list_actions(
         limit,
     };
     match app.db.actions(&query).await {
-        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &format!("database error: {e}")),
+        Err(e) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("database error: {e}"),
+        ),
         Ok(rows) => {
             let next = (rows.len() as i64 == limit)
                 .then(|| rows.last().map(|r| r.seq.to_string()))
@@ -357,7 +366,10 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
     };
     let on_timeout = b.on_timeout.unwrap_or_else(|| "deny".into());
     if !matches!(on_timeout.as_str(), "allow" | "deny") {
-        return error(StatusCode::BAD_REQUEST, "`on_timeout` must be allow or deny");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "`on_timeout` must be allow or deny",
+        );
     }
     let mut action = b.action;
     app.prepare(&mut action);
@@ -478,15 +490,13 @@ fn resolve(app: &App, id: &str, res: Resolution) -> Response {
             StatusCode::CONFLICT,
             "this action was already decided (or timed out)",
         ),
-        Err(ResolveError::NotFound) => error(StatusCode::NOT_FOUND, "no pending action with this id"),
+        Err(ResolveError::NotFound) => {
+            error(StatusCode::NOT_FOUND, "no pending action with this id")
+        }
     }
 }
 
-async fn decide(
-    State(app): State<AppState>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
+async fn decide(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     let b: DecisionBody = match parse_json(&body) {
         Ok(b) => b,
         Err(r) => return r,
@@ -522,9 +532,8 @@ fn rule_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, Response> {
     if ct.contains("yaml") {
         let text = std::str::from_utf8(body)
             .map_err(|_| error(StatusCode::BAD_REQUEST, "the body is not UTF-8"))?;
-        let node = aileron_engine::yaml::parse("request", text).map_err(|d| {
-            invalid(Invalid::diags(vec![d]))
-        })?;
+        let node = aileron_engine::yaml::parse("request", text)
+            .map_err(|d| invalid(Invalid::diags(vec![d])))?;
         Ok(node.to_json())
     } else {
         parse_json(body)
@@ -566,7 +575,10 @@ async fn get_rule(State(app): State<AppState>, Path(id): Path<String>) -> Respon
 async fn delete_rule(State(app): State<AppState>, Path(id): Path<String>) -> Response {
     match app.delete_rule(&id).await {
         Ok(_) => ok(json!({"ok": true})),
-        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &format!("database error: {e}")),
+        Err(e) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("database error: {e}"),
+        ),
     }
 }
 
@@ -605,7 +617,12 @@ async fn preview(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -
         .await
     {
         Ok(r) => r,
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &format!("database error: {e}")),
+        Err(e) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!("database error: {e}"),
+            );
+        }
     };
     let mut matched = 0;
     let mut samples = Vec::new();
@@ -622,7 +639,10 @@ async fn preview(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -
             });
         let Some(action) = action else { continue };
         // Scope is ignored: whether the matcher would have hit.
-        if rule.matcher.is_match(&action, History::default()) {
+        let hit = app::matchable_actions(action, &home)
+            .iter()
+            .any(|a| rule.matcher.is_match(a, History::default()));
+        if hit {
             matched += 1;
             if samples.len() < PREVIEW_SAMPLES {
                 samples.push(json!({
@@ -640,15 +660,69 @@ async fn preview(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -
 
 /// The action types adapters emit, for the rule builder.
 const ACTION_TYPES: &[(&str, &str, &str, &str, &str)] = &[
-    ("shell.exec", "Shell command", "A simple command of a shell line.", "shell", "write"),
-    ("fs.read", "Read a file", "An agent's file read tool.", "fs", "read"),
-    ("fs.write", "Write a file", "An agent's file write or edit tool.", "fs", "write"),
-    ("fs.list", "List a directory", "An agent's directory listing or search tool.", "fs", "read"),
-    ("http.request", "Web request", "A request through the egress proxy or a fetch tool.", "http", "read"),
-    ("mcp.call", "MCP tool call", "tools/call of an MCP server.", "mcp", "write"),
-    ("tool.call", "Agent tool call", "Any other tool of the agent.", "tool", "write"),
-    ("sql.query", "SQL query", "A statement sent to a database.", "sql", "write"),
-    ("agent.doom_loop", "Doom loop", "The same tool with the same input three times in a row.", "agent", "read"),
+    (
+        "shell.exec",
+        "Shell command",
+        "A simple command of a shell line.",
+        "shell",
+        "write",
+    ),
+    (
+        "fs.read",
+        "Read a file",
+        "An agent's file read tool.",
+        "fs",
+        "read",
+    ),
+    (
+        "fs.write",
+        "Write a file",
+        "An agent's file write or edit tool.",
+        "fs",
+        "write",
+    ),
+    (
+        "fs.list",
+        "List a directory",
+        "An agent's directory listing or search tool.",
+        "fs",
+        "read",
+    ),
+    (
+        "http.request",
+        "Web request",
+        "A request through the egress proxy or a fetch tool.",
+        "http",
+        "read",
+    ),
+    (
+        "mcp.call",
+        "MCP tool call",
+        "tools/call of an MCP server.",
+        "mcp",
+        "write",
+    ),
+    (
+        "tool.call",
+        "Agent tool call",
+        "Any other tool of the agent.",
+        "tool",
+        "write",
+    ),
+    (
+        "sql.query",
+        "SQL query",
+        "A statement sent to a database.",
+        "sql",
+        "write",
+    ),
+    (
+        "agent.doom_loop",
+        "Doom loop",
+        "The same tool with the same input three times in a row.",
+        "agent",
+        "read",
+    ),
 ];
 
 async fn action_schemas() -> Response {
@@ -729,7 +803,9 @@ async fn webhook(
                 Ok(h) => h,
                 Err(r) => return r,
             };
-            h.decision.reviewer.get_or_insert_with(|| approver.id.clone());
+            h.decision
+                .reviewer
+                .get_or_insert_with(|| approver.id.clone());
             match resolution_of(h.decision) {
                 Ok(res) => resolve(&app, &h.id, res),
                 Err(r) => r,
@@ -740,11 +816,7 @@ async fn webhook(
 }
 
 async fn openapi() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        OPENAPI,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
 // ---- the dashboard ----------------------------------------------------------

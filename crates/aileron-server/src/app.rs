@@ -2,11 +2,11 @@
 //! validated, compiled, exported), policies per working directory, session
 //! state, evaluation with human approval, the action log.
 
+use crate::Config;
 use crate::auth::{self, Caller, Role};
 use crate::db::{ActionRow, Db};
 use crate::pending::{AnswerKind, PendingView, Queue, Resolution};
 use crate::rules::{Invalid, StoredRule};
-use crate::Config;
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
 use aileron_config::server_rules::{self, RuleEntry};
@@ -338,12 +338,11 @@ impl App {
     /// exports it to `$AILERON_DATA/server-rules.yaml`.
     async fn publish_rules(&self, rules: Vec<StoredRule>) {
         let generation = self.rules.load().generation + 1;
-        let text = server_rules::render(
-            &rules.iter().map(|r| r.entry.clone()).collect::<Vec<_>>(),
-        );
+        let text = server_rules::render(&rules.iter().map(|r| r.entry.clone()).collect::<Vec<_>>());
         self.rules.store(Arc::new(RuleSet { generation, rules }));
         let path = self.cfg.data_dir.join(server_rules::SERVER_RULES_FILE);
-        let res = tokio::task::spawn_blocking(move || write_atomic(&path, text.as_bytes(), 0o644)).await;
+        let res =
+            tokio::task::spawn_blocking(move || write_atomic(&path, text.as_bytes(), 0o644)).await;
         if let Ok(Err(e)) = res {
             eprintln!("aileron serve: cannot export the rules: {e}");
         }
@@ -424,7 +423,10 @@ impl App {
             _ => Instant::now(),
         };
         let (result, base) = match base {
-            Err(d) => (Err(format!("the policy does not load: {}", headline(&d))), None),
+            Err(d) => (
+                Err(format!("the policy does not load: {}", headline(&d))),
+                None,
+            ),
             Ok(b) => {
                 let combined = b.0.with_rules(rules.compiled());
                 let r = match combined {
@@ -684,8 +686,9 @@ impl App {
             ),
         };
         let id = format!("session:always[{seq}]");
-        st.approvals
-            .push(Rule::session_approval(&id, &pattern, matcher, priority, seq));
+        st.approvals.push(Rule::session_approval(
+            &id, &pattern, matcher, priority, seq,
+        ));
     }
 
     /// After an "always": the session's other waiting actions that are now
@@ -755,9 +758,13 @@ impl App {
         let record = record.masked(&self.masker);
         if let Some(path) = audit_path {
             let rec = record.clone();
-            tokio::task::spawn_blocking(move || AuditLog::new(path.clone()).append(&rec).map_err(|e| format!("{}: {e}", path.display())))
-                .await
-                .map_err(|e| e.to_string())??;
+            tokio::task::spawn_blocking(move || {
+                AuditLog::new(path.clone())
+                    .append(&rec)
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            })
+            .await
+            .map_err(|e| e.to_string())??;
         }
         let action_json = match action {
             Some(a) => self.masked_action(a),
@@ -815,6 +822,31 @@ pub fn evaluate_action(policy: &Policy, action: &Action, state: &State<'_>) -> V
     policy.evaluate(action, state)
 }
 
+/// The actions a rule is matched against for an action: a shell line not
+/// yet analysed stands for its simple commands.
+pub fn matchable_actions(action: Action, home: &str) -> Vec<Action> {
+    if action.kind == "shell.exec" && action.facet_str("shell", "binary").is_none() {
+        let line = action
+            .facet_str("shell", "line")
+            .or_else(|| action.facet_str("shell", "command"))
+            .map(str::to_owned);
+        if let Some(line) = line {
+            let cwd = action.session.cwd.clone().unwrap_or_else(|| "/".into());
+            let cx = LineContext {
+                cwd: &cwd,
+                session: &action.session,
+                timestamp: &action.timestamp,
+                id: &action.id,
+            };
+            let acts = aileron_engine::command_line::shell_actions(&line, &cx, home).actions;
+            if !acts.is_empty() {
+                return acts;
+            }
+        }
+    }
+    vec![action]
+}
+
 /// An Action rebuilt from an audit record (for previews of records that
 /// adapters sent).
 pub fn action_from_record(rec: &AuditRecord) -> Value {
@@ -849,7 +881,10 @@ fn headline(d: &Diagnostics) -> String {
 
 /// Modification stamps of the files a policy came from, and of the
 /// project file that would be found now.
-fn stamps_of(opts: &LoadOptions, policy: Option<&Policy>) -> Vec<(PathBuf, Option<(SystemTime, u64)>)> {
+fn stamps_of(
+    opts: &LoadOptions,
+    policy: Option<&Policy>,
+) -> Vec<(PathBuf, Option<(SystemTime, u64)>)> {
     let mut paths: Vec<PathBuf> = policy
         .map(|p| {
             p.sources

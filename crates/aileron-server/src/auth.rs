@@ -114,7 +114,11 @@ mod tests {
         let b = new_token();
         assert_ne!(a, b);
         assert_eq!(a.len(), 4 + 43);
-        assert!(a[4..].chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(
+            a[4..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
         assert_eq!(token_hash("x").len(), 64);
         let u = new_uuid();
         assert_eq!(u.len(), 36);

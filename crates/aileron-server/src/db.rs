@@ -4,10 +4,12 @@
 //! [`on_db!`] macro expands a query once per backend so that each is
 //! compiled against its own driver, without sqlx's `Any`.
 
+use sqlx::Row;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::Row;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use std::borrow::Cow;
 use std::str::FromStr;
 use std::time::Duration;
@@ -102,7 +104,13 @@ impl Db {
         })
     }
 
-    pub async fn insert_token(&self, hash: &str, role: &str, name: Option<&str>, now: &str) -> DbResult<()> {
+    pub async fn insert_token(
+        &self,
+        hash: &str,
+        role: &str,
+        name: Option<&str>,
+        now: &str,
+    ) -> DbResult<()> {
         on_db!(self, p => {
             sqlx::query("INSERT INTO tokens (hash, role, name, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING")
                 .bind(hash)
@@ -253,7 +261,8 @@ impl Db {
 
     /// The log, newest first, filtered.
     pub async fn actions(&self, q: &ActionQuery) -> DbResult<Vec<StoredAction>> {
-        let mut sql = String::from("SELECT seq, record, action, submitted_by FROM actions WHERE 1 = 1");
+        let mut sql =
+            String::from("SELECT seq, record, action, submitted_by FROM actions WHERE 1 = 1");
         let mut n = 0;
         let mut next = || {
             n += 1;

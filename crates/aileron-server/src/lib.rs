@@ -156,7 +156,9 @@ impl Server {
         let addr = listener.local_addr().map_err(|e| Error(e.to_string()))?;
         cfg.listen = addr;
         let (tx, rx) = tokio::sync::watch::channel(false);
-        let app = app::App::new(cfg.clone(), db, rx.clone()).await.map_err(Error)?;
+        let app = app::App::new(cfg.clone(), db, rx.clone())
+            .await
+            .map_err(Error)?;
         app.export_rules().await;
         app.spawn_rules_watch();
         let router = api::router(app.clone());
@@ -297,8 +299,9 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 fn read_approvers(data_dir: &Path) -> Result<Vec<WebhookApprover>, Error> {
     let path = data_dir.join(APPROVERS_FILE);
     match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| Error(format!("{}: {e}", path.display()))),
+        Ok(text) => {
+            serde_json::from_str(&text).map_err(|e| Error(format!("{}: {e}", path.display())))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(Error(format!("{}: {e}", path.display()))),
     }
@@ -400,7 +403,10 @@ mod tests {
                 .unwrap_or_else(|| panic!("{oa} is missing from openapi.json"));
             for m in ["get", "post", "delete"] {
                 if methods.contains(&format!("{m}(")) {
-                    assert!(item.get(m).is_some(), "{m} {oa} is missing from openapi.json");
+                    assert!(
+                        item.get(m).is_some(),
+                        "{m} {oa} is missing from openapi.json"
+                    );
                 }
             }
             n += 1;
@@ -408,7 +414,10 @@ mod tests {
         assert!(n >= 12, "found {n} routes");
         for p in paths.keys() {
             let route = p.replace("{path}", "{*path}");
-            assert!(src.contains(&format!(".route(\"{route}\"")), "{p} is described but not routed");
+            assert!(
+                src.contains(&format!(".route(\"{route}\"")),
+                "{p} is described but not routed"
+            );
         }
     }
 }

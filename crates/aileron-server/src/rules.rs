@@ -8,7 +8,13 @@ use aileron_engine::{Diagnostic, Diagnostics, Rule};
 use serde_json::{Map, Value, json};
 
 /// Keys the server writes and ignores on input.
-const READ_ONLY: &[&str] = &["created_at", "updated_at", "created_by", "createdAt", "updatedAt"];
+const READ_ONLY: &[&str] = &[
+    "created_at",
+    "updated_at",
+    "created_by",
+    "createdAt",
+    "updatedAt",
+];
 
 /// A rule with what the database knows about it.
 #[derive(Clone, Debug)]
@@ -120,7 +126,10 @@ pub fn entry_from_body(body: Value, new_id: impl FnOnce() -> String) -> Result<R
     for (field, names) in [
         ("plugin", ["scope_plugin_id", "scopePluginId"]),
         ("profile", ["scope_profile_id", "scopeProfileId"]),
-        ("integration", ["scope_integration_id", "scopeIntegrationId"]),
+        (
+            "integration",
+            ["scope_integration_id", "scopeIntegrationId"],
+        ),
     ] {
         for n in names {
             match m.remove(n) {
@@ -165,7 +174,8 @@ pub fn entry_from_body(body: Value, new_id: impl FnOnce() -> String) -> Result<R
             let ms = v
                 .as_u64()
                 .ok_or_else(|| Invalid::msg(format!("`{n}` must be a number of milliseconds")))?;
-            m.entry("timeout").or_insert(json!(ms.div_ceil(1000).max(1)));
+            m.entry("timeout")
+                .or_insert(json!(ms.div_ceil(1000).max(1)));
         }
     }
     if let Some(v) = m.remove("onTimeout") {

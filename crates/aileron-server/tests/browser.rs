@@ -209,17 +209,32 @@ async fn dashboard_end_to_end() {
     d.goto(format!("{}/", fx.server.url)).await.expect("open");
     wait_shown(&d, "login-form").await;
     fill(&d, "login-token", "ail_not-a-real-token").await;
-    d.find(tid("login-submit")).await.unwrap().click().await.unwrap();
+    d.find(tid("login-submit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     let msg = wait_text(&d, "login-message", "401").await;
     assert!(msg.contains("did not accept the token"), "{msg}");
-    assert!(d.find(tid("login-form")).await.unwrap().is_displayed().await.unwrap());
+    assert!(
+        d.find(tid("login-form"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
 
     let link = fx.server.login_link();
     assert!(link.contains("/#token="), "{link}");
     d.goto(&link).await.expect("open the link");
     wait_shown(&d, "view-pending").await;
     let url = d.current_url().await.unwrap().to_string();
-    assert!(!url.contains("token"), "the token stays in the address bar: {url}");
+    assert!(
+        !url.contains("token"),
+        "the token stays in the address bar: {url}"
+    );
     assert!(url.ends_with("#/pending"), "{url}");
     let stored = d
         .execute("return sessionStorage.getItem('aileron.token')", vec![])
@@ -256,7 +271,10 @@ async fn dashboard_end_to_end() {
     assert_eq!(count.trim(), "2");
     let card_text = card.text().await.unwrap();
     assert!(card_text.contains("push-needs-review"), "{card_text}");
-    assert!(card_text.contains("pushing changes a shared branch"), "{card_text}");
+    assert!(
+        card_text.contains("pushing changes a shared branch"),
+        "{card_text}"
+    );
     assert!(!waiting_push.is_finished(), "the client waits for a person");
     screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "pending")).await;
 
@@ -297,7 +315,10 @@ async fn dashboard_end_to_end() {
         .expect("task");
     assert_eq!(verdict["decision"], "deny", "{verdict}");
     assert_eq!(verdict["outcome"], "corrected", "{verdict}");
-    assert_eq!(verdict["feedback"], "open a pull request instead", "{verdict}");
+    assert_eq!(
+        verdict["feedback"], "open a pull request instead",
+        "{verdict}"
+    );
     wait_shown(&d, "pending-empty").await;
     wait_js(
         &d,
@@ -308,7 +329,12 @@ async fn dashboard_end_to_end() {
     .await;
 
     // ---- the action log, with decision colours ---------------------------
-    d.find(tid("tab-actions")).await.unwrap().click().await.unwrap();
+    d.find(tid("tab-actions"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_shown(&d, "view-actions").await;
     wait_text(&d, "actions-body", push).await;
     let rows = wait_js(
@@ -355,7 +381,12 @@ async fn dashboard_end_to_end() {
     )
     .await
     .unwrap();
-    d.find(tid("filter-apply")).await.unwrap().click().await.unwrap();
+    d.find(tid("filter-apply"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_js(
         &d,
         "only deny rows",
@@ -364,14 +395,29 @@ async fn dashboard_end_to_end() {
         vec![],
     )
     .await;
-    d.find(tid("filter-reset")).await.unwrap().click().await.unwrap();
+    d.find(tid("filter-reset"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 
     // ---- rules: a typo, its error, the preview, save, delete -------------
-    d.find(tid("tab-rules")).await.unwrap().click().await.unwrap();
+    d.find(tid("tab-rules"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_shown(&d, "view-rules").await;
     wait_text(&d, "rules-body", "web-writes").await;
     wait_text(&d, "rules-body", "mcp-judge").await;
-    d.find(tid("rule-new")).await.unwrap().click().await.unwrap();
+    d.find(tid("rule-new"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_shown(&d, "rule-editor").await;
     fill(&d, "rule-id", "no-root-rm").await;
     fill(&d, "rule-description", "never delete from the root").await;
@@ -405,7 +451,12 @@ async fn dashboard_end_to_end() {
     assert_eq!(state.as_deref(), Some("error"));
 
     // A YAML mistake is caught in the page, with its line and column.
-    fill(&d, "rule-when", "type: shell.exec\nshell.command: {glob: \"rm *\"").await;
+    fill(
+        &d,
+        "rule-when",
+        "type: shell.exec\nshell.command: {glob: \"rm *\"",
+    )
+    .await;
     let err = wait_text(&d, "rule-validation", "never closed").await;
     assert!(err.starts_with("when:2:16: error:"), "{err}");
 
@@ -425,7 +476,12 @@ async fn dashboard_end_to_end() {
     wait_text(&d, "rule-preview-samples", "rm -rf /").await;
     screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "rules")).await;
 
-    d.find(tid("rule-save")).await.unwrap().click().await.unwrap();
+    d.find(tid("rule-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_js(
         &d,
         "the saved rule in the list",
@@ -433,8 +489,17 @@ async fn dashboard_end_to_end() {
         vec![],
     )
     .await;
-    assert!(!d.find(tid("rule-editor")).await.unwrap().is_displayed().await.unwrap());
-    let stored = fx.admin(reqwest::Method::GET, "/api/rules/no-root-rm", None).await;
+    assert!(
+        !d.find(tid("rule-editor"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    let stored = fx
+        .admin(reqwest::Method::GET, "/api/rules/no-root-rm", None)
+        .await;
     assert_eq!(stored["decision"], "deny", "{stored}");
     assert_eq!(
         stored["when"],
@@ -443,10 +508,17 @@ async fn dashboard_end_to_end() {
 
     // Delete, confirmed in the browser's dialog.
     let row = d
-        .find(By::Css("[data-testid=rule-row][data-rule-id=\"mcp-judge\"]"))
+        .find(By::Css(
+            "[data-testid=rule-row][data-rule-id=\"mcp-judge\"]",
+        ))
         .await
         .unwrap();
-    row.find(tid("rule-delete")).await.unwrap().click().await.unwrap();
+    row.find(tid("rule-delete"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     accept_confirm(&d).await;
     wait_js(
         &d,
@@ -474,7 +546,10 @@ async fn dashboard_end_to_end() {
         .await
         .map(|r| r.json().as_array().cloned().unwrap_or_default())
         .unwrap_or_default();
-    assert!(logs.is_empty(), "the page loads nothing from elsewhere: {logs:?}");
+    assert!(
+        logs.is_empty(),
+        "the page loads nothing from elsewhere: {logs:?}"
+    );
 
     browser.quit().await;
 

@@ -12,7 +12,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Opens the database with the server's validation and export logic.
-async fn open(database: Option<String>) -> Result<(Arc<App>, tokio::sync::watch::Sender<bool>), String> {
+async fn open(
+    database: Option<String>,
+) -> Result<(Arc<App>, tokio::sync::watch::Sender<bool>), String> {
     let mut cfg = Config::from_env();
     cfg.database_url = database;
     aileron_server::create_private_dir(&cfg.data_dir)
@@ -41,7 +43,10 @@ pub fn list(database: Option<String>, json_out: bool) -> Result<ExitCode, String
         let set = app.rules.load_full();
         if json_out {
             let rules: Vec<Value> = set.rules.iter().map(|r| r.to_json()).collect();
-            println!("{}", serde_json::to_string_pretty(&json!({"rules": rules})).expect("JSON"));
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({"rules": rules})).expect("JSON")
+            );
         } else if set.rules.is_empty() {
             println!("no rules in the database");
         } else {
@@ -52,7 +57,11 @@ pub fn list(database: Option<String>, json_out: bool) -> Result<ExitCode, String
                     r.rule.priority,
                     r.entry.id,
                     if r.rule.enabled { "" } else { " (disabled)" },
-                    r.entry.label.as_deref().map(|l| format!("{l}: ")).unwrap_or_default(),
+                    r.entry
+                        .label
+                        .as_deref()
+                        .map(|l| format!("{l}: "))
+                        .unwrap_or_default(),
                     r.rule.reason(),
                 );
             }
@@ -62,7 +71,11 @@ pub fn list(database: Option<String>, json_out: bool) -> Result<ExitCode, String
     })
 }
 
-pub fn export(database: Option<String>, format: &str, output: Option<PathBuf>) -> Result<ExitCode, String> {
+pub fn export(
+    database: Option<String>,
+    format: &str,
+    output: Option<PathBuf>,
+) -> Result<ExitCode, String> {
     let text = runtime()?.block_on(async {
         let (app, _stop) = open(database).await?;
         let e = entries(&app);
@@ -90,7 +103,8 @@ pub fn import(database: Option<String>, file: PathBuf) -> Result<ExitCode, Strin
     let cfg = Config::from_env();
     let home = cfg.home.to_string_lossy().into_owned();
     let name = file.to_string_lossy().into_owned();
-    let parsed = match server_rules::parse_file(&name, &text, &home, aileron_server::auth::new_uuid) {
+    let parsed = match server_rules::parse_file(&name, &text, &home, aileron_server::auth::new_uuid)
+    {
         Ok(p) => p,
         Err(d) => {
             println!("{}", aileron_engine::Diagnostics(d));

@@ -20,7 +20,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     cfg.database_url = args.database;
     cfg.policy = match args.policy {
-        Some(p) => Some(std::fs::canonicalize(&p).map_err(|e| format!("--policy {}: {e}", p.display()))?),
+        Some(p) => {
+            Some(std::fs::canonicalize(&p).map_err(|e| format!("--policy {}: {e}", p.display()))?)
+        }
         None => None,
     };
     cfg.allowed_hosts = args.allow_host;

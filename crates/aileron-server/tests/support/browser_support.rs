@@ -100,7 +100,10 @@ pub async fn start_browser(width: u32, height: u32) -> Browser {
         if let Ok(Some(status)) = browser.chromedriver.try_wait() {
             panic!("chromedriver exited at start: {status}");
         }
-        assert!(Instant::now() < deadline, "chromedriver did not listen on {port}");
+        assert!(
+            Instant::now() < deadline,
+            "chromedriver did not listen on {port}"
+        );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     let profile = browser._dir.path().join("profile");
@@ -152,9 +155,8 @@ pub fn tid(id: &str) -> By {
 /// truthy, and returns that. Panics after [`STEP`] with `what` and the last value.
 pub async fn wait_js(driver: &WebDriver, what: &str, script: &str, args: Vec<Value>) -> Value {
     let deadline = Instant::now() + STEP;
-    let mut last = Value::Null;
     loop {
-        match driver.execute(script, args.clone()).await {
+        let last = match driver.execute(script, args.clone()).await {
             Ok(ret) => {
                 let v = ret.json().clone();
                 let truthy = match &v {
@@ -167,10 +169,10 @@ pub async fn wait_js(driver: &WebDriver, what: &str, script: &str, args: Vec<Val
                 if truthy {
                     return v;
                 }
-                last = v;
+                v
             }
-            Err(e) => last = Value::String(format!("error: {e}")),
-        }
+            Err(e) => Value::String(format!("error: {e}")),
+        };
         if Instant::now() >= deadline {
             let page = driver
                 .execute("return document.body.innerText", vec![])
