@@ -81,6 +81,8 @@
   }
 
   const DECISIONS = ['allow', 'deny', 'ask', 'judge'];
+  // SPEC 7: a rule without `priority` has its decision's.
+  const DEFAULT_PRIORITY = { allow: 50, ask: 100, judge: 120, deny: 200 };
   function decisionName(d) {
     if (isObj(d)) d = d.kind || d.decision;
     d = String(d || '').toLowerCase();
@@ -284,6 +286,7 @@
           if (Object.prototype.hasOwnProperty.call(out, key)) throw new YamlError(kl + 1, kc + 1, `duplicate key \`${key}\``);
           out[key] = v;
           ws();
+          if (at() === undefined) throw new YamlError(openL + 1, openC + 1, 'this `{` is never closed');
           if (at() === ',') c++;
           else if (at() !== '}') throw err('expected `,` or `}`');
         }
@@ -302,6 +305,7 @@
           }
           out.push(value());
           ws();
+          if (at() === undefined) throw new YamlError(openL + 1, openC + 1, 'this `[` is never closed');
           if (at() === ',') c++;
           else if (at() !== ']') throw err('expected `,` or `]`');
         }
@@ -1127,7 +1131,7 @@
       id: String(first(r.id, '')),
       description: first(r.description, r.label, ''),
       decision: decisionName(r.decision),
-      priority: first(r.priority, null),
+      priority: typeof r.priority === 'number' ? r.priority : null,
       enabled: !(r.enabled === false || r.enabled === 0),
       scope: { plugin: scope.plugin || '', profile: scope.profile || '', integration: scope.integration || '' },
       when: whenText,
@@ -1181,7 +1185,7 @@
           },
           name,
           el('td', {}, decisionBadge(r.decision, 'rule-row-decision')),
-          el('td', { class: 'num', text: r.priority === null ? '' : String(r.priority) }),
+          el('td', { class: 'num', text: r.priority === null ? `${DEFAULT_PRIORITY[r.decision] ?? ''}` : String(r.priority), title: r.priority === null ? 'the default of its decision' : undefined }),
           el('td', { text: scopeText(r.scope) }),
           el('td', { class: 'col-when' }, el('code', { text: when.length > 90 ? `${when.slice(0, 89)}…` : when, title: r.when })),
           el('td', { text: r.enabled ? 'yes' : 'no', 'data-testid': 'rule-row-enabled' }),
