@@ -134,6 +134,73 @@ enum Command {
         #[arg(last = true, required = true)]
         program: Vec<String>,
     },
+    /// Serve the HTTP API, the dashboard and the approval queue (loopback by default).
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = aileron_server::DEFAULT_LISTEN)]
+        listen: String,
+        /// Database URL: sqlite://PATH or postgres://... (default: $AILERON_DATA/aileron.db).
+        #[arg(long)]
+        database: Option<String>,
+        /// Policy for actions whose working directory has no aileron.yaml.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Another Host name to accept (the server reached by name); repeatable.
+        #[arg(long = "allow-host")]
+        allow_host: Vec<String>,
+    },
+    /// API tokens of `aileron serve`.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// The server's database rules (layer 7): list, export to a file, import from one.
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token and print it (once).
+    Create {
+        /// agent (submits actions) or approver (decides approvals, changes rules).
+        #[arg(long)]
+        role: String,
+        /// A name to recognise it by.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        database: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// List the database rules.
+    List {
+        #[arg(long)]
+        database: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print (or write) the database rules as a rules file.
+    Export {
+        #[arg(long, default_value = "yaml")]
+        format: String,
+        #[arg(long)]
+        database: Option<String>,
+        /// Write to this file instead of standard output.
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Add or update the rules of a file (a rules file, or the buckets of an aileron.yaml).
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        database: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -214,6 +281,38 @@ fn main() -> ExitCode {
         Command::Launch { policy, program } => {
             commands::launch::run(commands::launch::Args { policy, program })
         }
+        Command::Serve {
+            listen,
+            database,
+            policy,
+            allow_host,
+        } => commands::serve::run(commands::serve::Args {
+            listen: Some(listen),
+            database,
+            policy,
+            allow_host,
+        }),
+        Command::Token {
+            command:
+                TokenCommand::Create {
+                    role,
+                    name,
+                    database,
+                },
+        } => commands::token::create(commands::token::Args {
+            role,
+            name,
+            database,
+        }),
+        Command::Rules { command } => match command {
+            RulesCommand::List { database, json } => commands::rules::list(database, json),
+            RulesCommand::Export {
+                format,
+                database,
+                output,
+            } => commands::rules::export(database, &format, output),
+            RulesCommand::Import { file, database } => commands::rules::import(database, file),
+        },
         Command::Schema => {
             println!(
                 "{}",

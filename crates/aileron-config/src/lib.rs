@@ -7,6 +7,7 @@
 
 mod cache;
 mod discover;
+pub mod server_rules;
 
 pub use cache::CacheOutcome;
 pub use discover::{find_project_file, gather_sources};

@@ -1,0 +1,982 @@
+//! The server's state and what it does, independent of HTTP: rules (stored,
+//! validated, compiled, exported), policies per working directory, session
+//! state, evaluation with human approval, the action log.
+
+use crate::Config;
+use crate::auth::{self, Caller, Role};
+use crate::db::{ActionRow, Db};
+use crate::pending::{AnswerKind, PendingView, Queue, Resolution};
+use crate::rules::{Invalid, StoredRule};
+use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
+use aileron_config::LoadOptions;
+use aileron_config::server_rules::{self, RuleEntry};
+use aileron_engine::action::FieldPath;
+use aileron_engine::pattern::{Cond, Matcher};
+use aileron_engine::{
+    Action, Decision, Diagnostics, LineContext, Policy, Rule, State, Verdict, VerdictSource,
+};
+use arc_swap::ArcSwap;
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{mpsc, oneshot};
+
+/// Actions of a session kept for `rate` matchers.
+const HISTORY_LEN: usize = 1024;
+/// Sessions kept in memory; beyond that the oldest state is dropped.
+const MAX_SESSIONS: usize = 10_000;
+/// How often a cached policy's files are checked for changes.
+const RECHECK: Duration = Duration::from_secs(1);
+/// A cached policy is reloaded from its files at least this often (new
+/// language files, new settings file).
+const RELOAD: Duration = Duration::from_secs(30);
+/// Policies of this many working directories are kept.
+const MAX_POLICIES: usize = 1024;
+/// Rows written to the action log in one transaction, at most.
+const WRITE_BATCH: usize = 256;
+
+/// The compiled rules of layer 7, as one snapshot.
+pub struct RuleSet {
+    pub generation: u64,
+    pub rules: Vec<StoredRule>,
+}
+
+impl RuleSet {
+    pub fn compiled(&self) -> Vec<Rule> {
+        self.rules.iter().map(|r| r.rule.clone()).collect()
+    }
+}
+
+/// A policy ready for one working directory.
+pub struct Resolved {
+    pub policy: Policy,
+    pub project_file: Option<PathBuf>,
+    pub audit_path: PathBuf,
+}
+
+struct Cached {
+    generation: u64,
+    result: Result<Arc<Resolved>, String>,
+    base: Option<Arc<(Policy, Option<PathBuf>, PathBuf)>>,
+    stamps: Vec<(PathBuf, Option<(SystemTime, u64)>)>,
+    checked_at: Instant,
+    loaded_at: Instant,
+}
+
+#[derive(Default)]
+struct SessionState {
+    approvals: Vec<Rule>,
+    history: VecDeque<Action>,
+}
+
+struct WriteReq {
+    row: ActionRow,
+    done: oneshot::Sender<Result<i64, String>>,
+}
+
+/// Everything a request handler needs.
+pub struct App {
+    pub cfg: Config,
+    pub db: Db,
+    pub rules: ArcSwap<RuleSet>,
+    rules_lock: tokio::sync::Mutex<()>,
+    policies: Mutex<HashMap<String, Arc<Cached>>>,
+    sessions: Mutex<HashMap<String, Arc<Mutex<SessionState>>>>,
+    pub queue: Arc<Queue>,
+    tokens: Mutex<HashMap<String, Role>>,
+    writer: mpsc::Sender<WriteReq>,
+    masker: Masker,
+    next_id: AtomicU64,
+    /// The database's `rules_version` the current rule set was read at.
+    rules_seen: AtomicI64,
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+/// The final answer to `POST /api/evaluate`.
+#[derive(Debug, serde::Serialize)]
+pub struct EvalOutcome {
+    pub id: String,
+    /// `allow` or `deny`: what the agent must do.
+    pub decision: Decision,
+    pub source: VerdictSource,
+    pub rule: Option<String>,
+    pub reason: String,
+    pub approver: Option<String>,
+    /// The policy's verdict before any human.
+    pub verdict: Verdict,
+    /// What happened to an ask: approved-once, approved-always-session,
+    /// rejected, corrected, timeout, ...
+    pub outcome: Option<String>,
+    pub feedback: Option<String>,
+    pub reviewer: Option<String>,
+}
+
+pub fn now_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+fn deny(reason: impl Into<String>) -> Verdict {
+    Verdict {
+        decision: Decision::Deny,
+        source: VerdictSource::Default,
+        rule: None,
+        reason: reason.into(),
+        approver: None,
+    }
+}
+
+impl App {
+    pub async fn new(
+        cfg: Config,
+        db: Db,
+        shutdown: tokio::sync::watch::Receiver<bool>,
+    ) -> Result<Arc<App>, String> {
+        let (tx, rx) = mpsc::channel(4096);
+        let app = Arc::new(App {
+            cfg,
+            db: db.clone(),
+            rules: ArcSwap::from_pointee(RuleSet {
+                generation: 0,
+                rules: Vec::new(),
+            }),
+            rules_lock: tokio::sync::Mutex::new(()),
+            policies: Mutex::default(),
+            sessions: Mutex::default(),
+            queue: Arc::new(Queue::default()),
+            tokens: Mutex::default(),
+            writer: tx,
+            masker: Masker::new(Vec::new()),
+            next_id: AtomicU64::new(0),
+            rules_seen: AtomicI64::new(-1),
+            shutdown,
+        });
+        tokio::spawn(write_loop(db, rx));
+        app.reload_rules().await?;
+        Ok(app)
+    }
+
+    fn home(&self) -> String {
+        self.cfg.home.to_string_lossy().into_owned()
+    }
+
+    // ---- tokens ----------------------------------------------------------
+
+    /// The caller a bearer token stands for, if it is known.
+    pub async fn caller(&self, token: &str) -> Result<Option<Caller>, String> {
+        let hash = auth::token_hash(token);
+        let id = hash[..16].to_owned();
+        let known = self
+            .tokens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&hash)
+            .copied();
+        let role = match known {
+            Some(r) => Some(r),
+            None => {
+                let role = self
+                    .db
+                    .token_role(&hash)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .and_then(|r| Role::parse(&r));
+                if let Some(r) = role {
+                    let mut t = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
+                    if t.len() > 10_000 {
+                        t.clear();
+                    }
+                    t.insert(hash, r);
+                }
+                role
+            }
+        };
+        Ok(role.map(|role| Caller { role, id }))
+    }
+
+    // ---- rules -----------------------------------------------------------
+
+    /// Reads every rule from the database and compiles them. A stored rule
+    /// that no longer compiles is left out and reported.
+    pub async fn reload_rules(&self) -> Result<(), String> {
+        let _guard = self.rules_lock.lock().await;
+        let version = self.db.rules_version().await.map_err(|e| e.to_string())?;
+        let rows = self.db.rules().await.map_err(|e| e.to_string())?;
+        let home = self.home();
+        let mut rules = Vec::new();
+        for row in &rows {
+            match StoredRule::from_row(row, &home) {
+                Ok(r) => rules.push(r),
+                Err(e) => eprintln!("aileron serve: a stored rule does not load, left out: {e}"),
+            }
+        }
+        let generation = self.rules.load().generation + 1;
+        self.rules.store(Arc::new(RuleSet { generation, rules }));
+        self.rules_seen.store(version, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Reloads the rules when another process (another server on the same
+    /// PostgreSQL, `aileron rules import`) changed them; checks every second.
+    pub fn spawn_rules_watch(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let mut stop = self.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+                let Some(app) = weak.upgrade() else { return };
+                if let Ok(v) = app.db.rules_version().await
+                    && v != app.rules_seen.load(Ordering::SeqCst)
+                {
+                    if let Err(e) = app.reload_rules().await {
+                        eprintln!("aileron serve: cannot reload the rules: {e}");
+                    } else {
+                        app.export_rules().await;
+                    }
+                }
+            }
+        });
+    }
+
+    /// The server's own policy (its `--policy` or working directory), used
+    /// to check that rules compile together with a file policy.
+    async fn default_base(&self) -> Policy {
+        let opts = self.load_options(None);
+        let loaded = tokio::task::spawn_blocking(move || aileron_config::load(&opts, None)).await;
+        match loaded {
+            Ok(Ok(l)) => l.policy,
+            _ => Policy::compile(Vec::new(), &self.load_options(None).environment())
+                .expect("the built-in rules compile"),
+        }
+    }
+
+    /// Validates `entries` (new or changed) against the stored rules and
+    /// stores them in one transaction; refuses all of them if one is invalid.
+    pub async fn upsert_rules(
+        &self,
+        entries: Vec<RuleEntry>,
+        caller: Option<&Caller>,
+    ) -> Result<Vec<StoredRule>, Invalid> {
+        let home = self.home();
+        let _guard = self.rules_lock.lock().await;
+        let current = self.rules.load_full();
+        let now = aileron_audit::now_rfc3339();
+        let mut fresh = Vec::new();
+        let mut errors = Vec::new();
+        for e in entries {
+            if e.id.trim().is_empty() {
+                return Err(Invalid::msg("a rule needs a non-empty `id`"));
+            }
+            match e.compile(&format!("rules/{}", e.id), &home) {
+                Ok(rule) => {
+                    let old = current.rules.iter().find(|r| r.entry.id == e.id);
+                    fresh.push(StoredRule {
+                        created_by: old
+                            .map_or_else(|| caller.map(|c| c.id.clone()), |o| o.created_by.clone()),
+                        created_at: old.map_or_else(|| now.clone(), |o| o.created_at.clone()),
+                        updated_at: now.clone(),
+                        entry: e,
+                        rule,
+                    });
+                }
+                Err(d) => errors.extend(d),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Invalid::diags(errors));
+        }
+        // The whole layer as it would be, compiled over the server's own policy.
+        let next: Vec<StoredRule> = fresh
+            .iter()
+            .filter(|f| !current.rules.iter().any(|r| r.entry.id == f.entry.id))
+            .cloned()
+            .collect();
+        // Keep positions: replace in place where the id existed.
+        let mut ordered: Vec<StoredRule> = Vec::new();
+        for r in current.rules.iter() {
+            match fresh.iter().find(|f| f.entry.id == r.entry.id) {
+                Some(f) => ordered.push(f.clone()),
+                None => ordered.push(r.clone()),
+            }
+        }
+        ordered.extend(next);
+        let base = self.default_base().await;
+        if let Err(d) = base.with_rules(ordered.iter().map(|r| r.rule.clone()).collect()) {
+            return Err(Invalid::diags(d));
+        }
+        let writes: Vec<_> = fresh.iter().map(|r| r.write(&now)).collect();
+        self.db
+            .upsert_rules(&writes)
+            .await
+            .map_err(|e| Invalid::msg(format!("database error: {e}")))?;
+        self.publish_rules(ordered).await;
+        Ok(fresh)
+    }
+
+    pub async fn delete_rule(&self, id: &str) -> Result<bool, String> {
+        let _guard = self.rules_lock.lock().await;
+        let n = self.db.delete_rule(id).await.map_err(|e| e.to_string())?;
+        let current = self.rules.load_full();
+        let rest: Vec<StoredRule> = current
+            .rules
+            .iter()
+            .filter(|r| r.entry.id != id)
+            .cloned()
+            .collect();
+        self.publish_rules(rest).await;
+        Ok(n > 0)
+    }
+
+    /// Makes a new rule set current (the next evaluation sees it) and
+    /// exports it to `$AILERON_DATA/server-rules.yaml`.
+    async fn publish_rules(&self, rules: Vec<StoredRule>) {
+        let generation = self.rules.load().generation + 1;
+        let text = server_rules::render(&rules.iter().map(|r| r.entry.clone()).collect::<Vec<_>>());
+        self.rules.store(Arc::new(RuleSet { generation, rules }));
+        let path = self.cfg.data_dir.join(server_rules::SERVER_RULES_FILE);
+        let res =
+            tokio::task::spawn_blocking(move || write_atomic(&path, text.as_bytes(), 0o644)).await;
+        if let Ok(Err(e)) = res {
+            eprintln!("aileron serve: cannot export the rules: {e}");
+        }
+    }
+
+    /// Writes the export once at start.
+    pub async fn export_rules(&self) {
+        let rules = self.rules.load_full();
+        self.publish_rules(rules.rules.clone()).await;
+    }
+
+    // ---- policies --------------------------------------------------------
+
+    fn load_options(&self, cwd: Option<&str>) -> LoadOptions {
+        let mut opts = LoadOptions::from_env(self.cfg.cwd.clone());
+        opts.home = self.cfg.home.clone();
+        opts.data_dir = self.cfg.data_dir.clone();
+        opts.user_settings = self.cfg.user_settings;
+        match cwd {
+            Some(c) => {
+                opts.cwd = PathBuf::from(c);
+                if aileron_config::find_project_file(&opts.cwd).is_none() {
+                    opts.policy_path = self.cfg.policy.clone();
+                }
+            }
+            None => opts.policy_path = self.cfg.policy.clone(),
+        }
+        opts
+    }
+
+    /// The policy in force for an action's working directory, with the
+    /// database rules as layer 7.
+    pub async fn policy_for(&self, cwd: Option<&str>) -> Result<Arc<Resolved>, String> {
+        let key = cwd.unwrap_or("").to_owned();
+        let rules = self.rules.load_full();
+        let cached = self
+            .policies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        let opts = self.load_options(cwd);
+        let mut base = None;
+        if let Some(c) = &cached {
+            let fresh_enough = c.checked_at.elapsed() < RECHECK;
+            if fresh_enough && c.generation == rules.generation {
+                return c.result.clone();
+            }
+            let unchanged = c.loaded_at.elapsed() < RELOAD
+                && c.base.is_some()
+                && stamps_of(&opts, c.base.as_ref().map(|b| &b.0)) == c.stamps;
+            if unchanged {
+                base = c.base.clone();
+            }
+        }
+        let base = match base {
+            Some(b) => Ok(b),
+            None => {
+                let o = opts.clone();
+                let loaded = tokio::task::spawn_blocking(move || aileron_config::load(&o, None))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                match loaded {
+                    Ok(l) => {
+                        let audit = aileron_config::audit_log_path(
+                            &l.policy,
+                            l.project_file.as_deref(),
+                            &opts,
+                        );
+                        Ok(Arc::new((l.policy, l.project_file, audit)))
+                    }
+                    Err(d) => Err(d),
+                }
+            }
+        };
+        let loaded_at = match (&cached, &base) {
+            (Some(c), Ok(b)) if c.base.as_ref().is_some_and(|cb| Arc::ptr_eq(cb, b)) => c.loaded_at,
+            _ => Instant::now(),
+        };
+        let (result, base) = match base {
+            Err(d) => (
+                Err(format!("the policy does not load: {}", headline(&d))),
+                None,
+            ),
+            Ok(b) => {
+                let combined = b.0.with_rules(rules.compiled());
+                let r = match combined {
+                    Ok(policy) => Ok(Arc::new(Resolved {
+                        policy,
+                        project_file: b.1.clone(),
+                        audit_path: b.2.clone(),
+                    })),
+                    Err(d) => Err(format!(
+                        "the policy does not load with the server's rules: {}",
+                        headline(&Diagnostics(d))
+                    )),
+                };
+                (r, Some(b))
+            }
+        };
+        let stamps = stamps_of(&opts, base.as_ref().map(|b| &b.0));
+        let entry = Arc::new(Cached {
+            generation: rules.generation,
+            result: result.clone(),
+            base,
+            stamps,
+            checked_at: Instant::now(),
+            loaded_at,
+        });
+        let mut map = self.policies.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_POLICIES {
+            map.clear();
+        }
+        map.insert(key, entry);
+        result
+    }
+
+    // ---- evaluation ------------------------------------------------------
+
+    fn session(&self, id: &str) -> Arc<Mutex<SessionState>> {
+        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_SESSIONS && !map.contains_key(id) {
+            map.clear();
+        }
+        map.entry(id.to_owned()).or_default().clone()
+    }
+
+    fn verdict_for(&self, policy: &Policy, action: &Action) -> Verdict {
+        let session = action.session.id.as_deref().map(|s| self.session(s));
+        let mut guard = session
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
+        let verdict = {
+            let state = match guard.as_mut() {
+                Some(st) => {
+                    let st = &mut **st;
+                    State {
+                        approvals: &st.approvals,
+                        history: st.history.make_contiguous(),
+                    }
+                }
+                None => State::default(),
+            };
+            evaluate_action(policy, action, &state)
+        };
+        if let Some(st) = guard.as_mut() {
+            st.history.push_back(action.clone());
+            if st.history.len() > HISTORY_LEN {
+                st.history.pop_front();
+            }
+        }
+        verdict
+    }
+
+    /// Fills what the client left out: id, timestamp, normalized fields.
+    pub fn prepare(&self, action: &mut Action) {
+        if action.id.is_empty() {
+            let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+            action.id = format!("{}-{n}", &auth::new_uuid()[..23]);
+        }
+        if action.timestamp.is_empty() {
+            action.timestamp = aileron_audit::now_rfc3339();
+        }
+        action.normalize();
+    }
+
+    /// Decides an action; an ask waits for a human (or the timeout).
+    pub async fn evaluate(&self, mut action: Action, caller: &Caller) -> EvalOutcome {
+        let started = Instant::now();
+        self.prepare(&mut action);
+        let resolved = self.policy_for(action.session.cwd.as_deref()).await;
+        let (verdict, audit_path, policy) = match &resolved {
+            Ok(r) => (
+                self.verdict_for(&r.policy, &action),
+                r.audit_path.clone(),
+                Some(r.clone()),
+            ),
+            Err(e) => (deny(e.clone()), self.cfg.data_dir.join("audit.jsonl"), None),
+        };
+        let mut out = EvalOutcome {
+            id: action.id.clone(),
+            decision: verdict.decision,
+            source: verdict.source,
+            rule: verdict.rule.clone(),
+            reason: verdict.reason.clone(),
+            approver: verdict.approver.clone(),
+            verdict: verdict.clone(),
+            outcome: None,
+            feedback: None,
+            reviewer: None,
+        };
+        if matches!(verdict.decision, Decision::Ask | Decision::Judge) {
+            let policy = policy.as_ref().map(|p| &p.policy);
+            self.ask_human(&action, &verdict, policy, &mut out).await;
+        }
+        let mut record = AuditRecord::new(
+            action.timestamp.clone(),
+            "server",
+            &action,
+            &verdict,
+            started.elapsed().as_micros() as u64,
+        );
+        record.outcome = out.outcome.clone();
+        if let Err(e) = self
+            .record(record, Some(&action), Some(caller), Some(audit_path))
+            .await
+        {
+            // A decision that cannot be recorded does not let the action run.
+            out.decision = Decision::Deny;
+            out.source = VerdictSource::Default;
+            out.reason = format!("the decision cannot be recorded: {e}");
+        }
+        out
+    }
+
+    async fn ask_human(
+        &self,
+        action: &Action,
+        verdict: &Verdict,
+        policy: Option<&Policy>,
+        out: &mut EvalOutcome,
+    ) {
+        let rule = verdict
+            .rule
+            .as_deref()
+            .and_then(|id| policy.and_then(|p| p.rule(id)));
+        let settings = policy.map(|p| &p.settings);
+        let timeout = rule
+            .and_then(|r| r.approver.as_ref()?.timeout)
+            .or(settings.and_then(|s| s.timeout))
+            .map_or(self.cfg.default_timeout, Duration::from_secs);
+        let on_timeout = rule
+            .and_then(|r| r.approver.as_ref()?.on_timeout)
+            .or(settings.and_then(|s| s.on_timeout))
+            .unwrap_or(Decision::Deny);
+        let reason = if verdict.decision == Decision::Judge {
+            format!(
+                "{} (an LLM judge is not available on the server: a human decides)",
+                verdict.reason
+            )
+        } else {
+            verdict.reason.clone()
+        };
+        let view = PendingView {
+            id: action.id.clone(),
+            action: self.masked_action(action),
+            session: action.session.id.clone(),
+            rule: verdict.rule.clone(),
+            reason,
+            approver: verdict.approver.clone(),
+            created_at: aileron_audit::now_rfc3339(),
+            timeout_secs: timeout.as_secs(),
+            on_timeout: on_timeout.as_str().to_owned(),
+            origin: "evaluate",
+        };
+        let Some(waiter) = self.queue.add(view) else {
+            out.decision = Decision::Deny;
+            out.source = VerdictSource::Default;
+            out.reason = format!("an action with id `{}` is already waiting", action.id);
+            out.outcome = Some("duplicate-denied".into());
+            return;
+        };
+        let res = waiter.wait(timeout).await;
+        out.reviewer = res.reviewer.clone();
+        out.source = VerdictSource::Human;
+        let by = res
+            .reviewer
+            .as_deref()
+            .map(|r| format!(" by {r}"))
+            .unwrap_or_default();
+        match res.answer {
+            AnswerKind::Once => {
+                out.decision = Decision::Allow;
+                out.reason = format!("approved once{by}");
+                out.outcome = Some("approved-once".into());
+            }
+            AnswerKind::Always => {
+                out.decision = Decision::Allow;
+                out.reason = format!("approved for this session{by}");
+                out.outcome = Some("approved-always-session".into());
+                if let (Some(session), Some(policy)) = (&action.session.id, policy) {
+                    let priority = rule.map_or(Decision::Ask.default_priority(), |r| r.priority);
+                    self.remember_always(session, action, priority);
+                    self.cascade_always(session, &action.id, policy);
+                }
+            }
+            AnswerKind::Reject | AnswerKind::Feedback => {
+                out.decision = Decision::Deny;
+                let feedback = res.answer == AnswerKind::Feedback;
+                out.reason = match (&res.reason, feedback) {
+                    (Some(r), _) => r.clone(),
+                    (None, _) => format!("rejected{by}"),
+                };
+                if feedback {
+                    out.feedback = res.reason.clone();
+                    out.outcome = Some("corrected".into());
+                } else {
+                    out.outcome = Some("rejected".into());
+                }
+                if let Some(session) = &action.session.id {
+                    self.cascade_reject(session, &action.id);
+                }
+            }
+            AnswerKind::Timeout => {
+                out.decision = if on_timeout == Decision::Allow {
+                    Decision::Allow
+                } else {
+                    Decision::Deny
+                };
+                out.source = VerdictSource::Default;
+                out.reason = format!("no answer within {}s", timeout.as_secs());
+                out.outcome = Some(format!("timeout-{}", out.decision.as_str()));
+            }
+        }
+    }
+
+    /// An "always" answer: allow this exact action for the rest of the
+    /// session (layer 8, at the priority of the rule that asked).
+    fn remember_always(&self, session: &str, action: &Action, priority: i64) {
+        let s = self.session(session);
+        let mut st = s.lock().unwrap_or_else(|p| p.into_inner());
+        let seq = st.approvals.len() as u32;
+        let type_is = Matcher::Field(FieldPath::Type, Cond::Equals(json!(action.kind)));
+        let (matcher, pattern) = match action.facet_str("shell", "command") {
+            Some(cmd) if action.kind == "shell.exec" => (
+                Matcher::All(vec![
+                    type_is,
+                    Matcher::Field(
+                        FieldPath::Facet(vec!["shell".into(), "command".into()]),
+                        Cond::Equals(json!(cmd)),
+                    ),
+                ]),
+                cmd.to_owned(),
+            ),
+            _ => (
+                Matcher::All(vec![
+                    type_is,
+                    Matcher::Field(FieldPath::Summary, Cond::Equals(json!(action.summary))),
+                ]),
+                action.summary.clone(),
+            ),
+        };
+        let id = format!("session:always[{seq}]");
+        st.approvals.push(Rule::session_approval(
+            &id, &pattern, matcher, priority, seq,
+        ));
+    }
+
+    /// After an "always": the session's other waiting actions that are now
+    /// allowed are approved too.
+    fn cascade_always(&self, session: &str, except: &str, policy: &Policy) {
+        for view in self.queue.session_entries(session, except) {
+            if view.origin != "evaluate" {
+                continue;
+            }
+            let Ok(action) = serde_json::from_value::<Action>(view.action.clone()) else {
+                continue;
+            };
+            let s = self.session(session);
+            let allowed = {
+                let mut st = s.lock().unwrap_or_else(|p| p.into_inner());
+                let st = &mut *st;
+                let state = State {
+                    approvals: &st.approvals,
+                    history: st.history.make_contiguous(),
+                };
+                evaluate_action(policy, &action, &state).decision == Decision::Allow
+            };
+            if allowed {
+                let _ = self.queue.resolve(
+                    &view.id,
+                    Resolution {
+                        answer: AnswerKind::Once,
+                        reason: Some("approved by an \"always\" answer in this session".into()),
+                        reviewer: None,
+                    },
+                );
+            }
+        }
+    }
+
+    /// After a "reject": every other waiting action of the session is rejected.
+    pub fn cascade_reject(&self, session: &str, except: &str) {
+        for view in self.queue.session_entries(session, except) {
+            let _ = self.queue.resolve(
+                &view.id,
+                Resolution {
+                    answer: AnswerKind::Reject,
+                    reason: Some("the user rejected an earlier request of this session".into()),
+                    reviewer: None,
+                },
+            );
+        }
+    }
+
+    pub fn masked_action(&self, action: &Action) -> Value {
+        let mut v = serde_json::to_value(action).unwrap_or(Value::Null);
+        self.masker.mask_value(&mut v);
+        v
+    }
+
+    // ---- the action log --------------------------------------------------
+
+    /// Stores a decision in the action log (and, with `audit_path`, appends
+    /// it to the JSONL audit log). Returns the row's sequence number.
+    pub async fn record(
+        &self,
+        record: AuditRecord,
+        action: Option<&Action>,
+        caller: Option<&Caller>,
+        audit_path: Option<PathBuf>,
+    ) -> Result<i64, String> {
+        let record = record.masked(&self.masker);
+        if let Some(path) = audit_path {
+            let rec = record.clone();
+            tokio::task::spawn_blocking(move || {
+                AuditLog::new(path.clone())
+                    .append(&rec)
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            })
+            .await
+            .map_err(|e| e.to_string())??;
+        }
+        let action_json = match action {
+            Some(a) => self.masked_action(a),
+            None => action_from_record(&record),
+        };
+        let ts_us = parse_time_us(&record.time).unwrap_or_else(now_us);
+        let row = ActionRow {
+            action_id: record.action.id.clone(),
+            time: record.time.clone(),
+            ts_us,
+            session: record.session.clone(),
+            agent: record.agent.clone(),
+            adapter: record.adapter.clone(),
+            kind: record.action.kind.clone(),
+            summary: record.action.summary.clone(),
+            decision: record.decision.clone(),
+            outcome: record.outcome.clone(),
+            source: record.source.clone(),
+            rule: record.rule.clone(),
+            reason: record.reason.clone(),
+            approver: record.approver.clone(),
+            latency_us: record.latency_us.min(i64::MAX as u64) as i64,
+            submitted_by: caller.map(|c| c.id.clone()),
+            record: record.to_json_line(),
+            action: Some(action_json.to_string()),
+        };
+        let (done, rx) = oneshot::channel();
+        self.writer
+            .send(WriteReq { row, done })
+            .await
+            .map_err(|_| "the action log writer has stopped".to_owned())?;
+        rx.await
+            .map_err(|_| "the action log writer has stopped".to_owned())?
+    }
+}
+
+/// One action against a policy: a shell line not yet analysed (no
+/// `shell.binary`) is decided by its most restrictive command.
+pub fn evaluate_action(policy: &Policy, action: &Action, state: &State<'_>) -> Verdict {
+    if action.kind == "shell.exec" && action.facet_str("shell", "binary").is_none() {
+        let line = action
+            .facet_str("shell", "line")
+            .or_else(|| action.facet_str("shell", "command"));
+        if let Some(line) = line {
+            let cwd = action.session.cwd.as_deref().unwrap_or("/");
+            let cx = LineContext {
+                cwd,
+                session: &action.session,
+                timestamp: &action.timestamp,
+                id: &action.id,
+            };
+            return policy.evaluate_line(line, &cx, state).verdict;
+        }
+    }
+    policy.evaluate(action, state)
+}
+
+/// The actions a rule is matched against for an action: a shell line not
+/// yet analysed stands for its simple commands.
+pub fn matchable_actions(action: Action, home: &str) -> Vec<Action> {
+    if action.kind == "shell.exec" && action.facet_str("shell", "binary").is_none() {
+        let line = action
+            .facet_str("shell", "line")
+            .or_else(|| action.facet_str("shell", "command"))
+            .map(str::to_owned);
+        if let Some(line) = line {
+            let cwd = action.session.cwd.clone().unwrap_or_else(|| "/".into());
+            let cx = LineContext {
+                cwd: &cwd,
+                session: &action.session,
+                timestamp: &action.timestamp,
+                id: &action.id,
+            };
+            let acts = aileron_engine::command_line::shell_actions(&line, &cx, home).actions;
+            if !acts.is_empty() {
+                return acts;
+            }
+        }
+    }
+    vec![action]
+}
+
+/// An Action rebuilt from an audit record (for previews of records that
+/// adapters sent).
+pub fn action_from_record(rec: &AuditRecord) -> Value {
+    let mut a = Action {
+        id: rec.action.id.clone(),
+        timestamp: rec.time.clone(),
+        kind: rec.action.kind.clone(),
+        summary: rec.action.summary.clone(),
+        facets: rec.action.facets.clone(),
+        ..Action::default()
+    };
+    a.session.id = rec.session.clone();
+    a.session.agent = rec.agent.clone();
+    a.session.cwd = rec.cwd.clone();
+    a.normalize();
+    serde_json::to_value(&a).unwrap_or(Value::Null)
+}
+
+/// An audit record for an action that has none yet (fields by hand).
+pub fn audit_action(action: &Action) -> AuditAction {
+    AuditAction::from_action(action)
+}
+
+fn headline(d: &Diagnostics) -> String {
+    let first = d.0.first().map(|d| d.headline()).unwrap_or_default();
+    if d.0.len() > 1 {
+        format!("{first} (and {} more)", d.0.len() - 1)
+    } else {
+        first
+    }
+}
+
+/// Modification stamps of the files a policy came from, and of the
+/// project file that would be found now.
+fn stamps_of(
+    opts: &LoadOptions,
+    policy: Option<&Policy>,
+) -> Vec<(PathBuf, Option<(SystemTime, u64)>)> {
+    let mut paths: Vec<PathBuf> = policy
+        .map(|p| {
+            p.sources
+                .iter()
+                .filter(|(n, _)| n.starts_with('/'))
+                .map(|(n, _)| PathBuf::from(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    if opts.policy_path.is_none()
+        && let Some(found) = aileron_config::find_project_file(&opts.cwd)
+    {
+        paths.push(found);
+    }
+    if opts.user_settings {
+        paths.push(opts.data_dir.join("settings.yaml"));
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let stamp = std::fs::metadata(&p)
+                .ok()
+                .and_then(|m| Some((m.modified().ok()?, m.len())));
+            (p, stamp)
+        })
+        .collect()
+}
+
+/// RFC 3339 to microseconds since the epoch.
+pub fn parse_time_us(s: &str) -> Option<i64> {
+    let ts: jiff::Timestamp = s.parse().ok()?;
+    Some(ts.as_microsecond())
+}
+
+/// Writes a file by renaming a complete temporary file over it.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
+        std::process::id()
+    ));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < WRITE_BATCH {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        let rows: Vec<ActionRow> = batch.iter().map(|r| r.row.clone()).collect();
+        match db.insert_actions(&rows).await {
+            Ok(seqs) => {
+                for (req, seq) in batch.into_iter().zip(seqs) {
+                    let _ = req.done.send(Ok(seq));
+                }
+            }
+            Err(e) => {
+                let msg = format!("database error: {e}");
+                for req in batch {
+                    let _ = req.done.send(Err(msg.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// Keeps the decision answer consistent for an adapter's enqueued ask.
+pub fn answer_json(res: &Resolution) -> Value {
+    let mut v = json!({"answer": res.answer.as_str()});
+    if res.answer == AnswerKind::Feedback {
+        v["feedback"] = json!(res.reason);
+    } else if let Some(r) = &res.reason {
+        v["reason"] = json!(r);
+    }
+    if let Some(r) = &res.reviewer {
+        v["reviewer"] = json!(r);
+    }
+    v
+}

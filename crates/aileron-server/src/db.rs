@@ -1,0 +1,414 @@
+//! Storage: SQLite (default) or PostgreSQL, behind one small API.
+//!
+//! Both backends run the same SQL (`$1` placeholders work in both); the
+//! [`on_db!`] macro expands a query once per backend so that each is
+//! compiled against its own driver, without sqlx's `Any`.
+
+use sqlx::Row;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use std::borrow::Cow;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A connection pool to either backend.
+#[derive(Clone, Debug)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+macro_rules! on_db {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            Db::Sqlite($pool) => $body,
+            Db::Postgres($pool) => $body,
+        }
+    };
+}
+
+pub type DbResult<T> = Result<T, sqlx::Error>;
+
+fn migrator(sql: &'static str) -> Migrator {
+    Migrator {
+        migrations: Cow::Owned(vec![Migration::new(
+            1,
+            Cow::Borrowed("init"),
+            MigrationType::Simple,
+            Cow::Borrowed(sql),
+            false,
+        )]),
+        ignore_missing: false,
+        locking: true,
+        no_tx: false,
+    }
+}
+
+/// The default database URL for a data directory.
+pub fn default_url(data_dir: &std::path::Path) -> String {
+    format!("sqlite://{}", data_dir.join("aileron.db").display())
+}
+
+impl Db {
+    /// Opens (creating a SQLite file if needed) and migrates.
+    pub async fn open(url: &str) -> DbResult<Db> {
+        let db = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(8)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect(url)
+                .await?;
+            migrator(include_str!("../migrations/postgres/0001_init.sql"))
+                .run(&pool)
+                .await?;
+            Db::Postgres(pool)
+        } else {
+            let opts = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                // In WAL mode a committed transaction is in the log file
+                // before the commit returns: a killed process loses nothing;
+                // only a power cut may lose the last commits.
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(4)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(opts)
+                .await?;
+            migrator(include_str!("../migrations/sqlite/0001_init.sql"))
+                .run(&pool)
+                .await?;
+            Db::Sqlite(pool)
+        };
+        Ok(db)
+    }
+
+    pub async fn close(&self) {
+        on_db!(self, p => p.close().await)
+    }
+
+    // ---- tokens ----------------------------------------------------------
+
+    pub async fn token_role(&self, hash: &str) -> DbResult<Option<String>> {
+        on_db!(self, p => {
+            let row = sqlx::query("SELECT role FROM tokens WHERE hash = $1")
+                .bind(hash)
+                .fetch_optional(p)
+                .await?;
+            row.map(|r| r.try_get::<String, _>("role")).transpose()
+        })
+    }
+
+    pub async fn insert_token(
+        &self,
+        hash: &str,
+        role: &str,
+        name: Option<&str>,
+        now: &str,
+    ) -> DbResult<()> {
+        on_db!(self, p => {
+            sqlx::query("INSERT INTO tokens (hash, role, name, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING")
+                .bind(hash)
+                .bind(role)
+                .bind(name)
+                .bind(now)
+                .execute(p)
+                .await?;
+        });
+        Ok(())
+    }
+
+    // ---- rules -----------------------------------------------------------
+
+    /// Every rule, in layer order (position).
+    pub async fn rules(&self) -> DbResult<Vec<RuleRow>> {
+        on_db!(self, p => {
+            let rows = sqlx::query(
+                "SELECT id, label, source, created_by, created_at, updated_at FROM approval_rules ORDER BY position, id",
+            )
+            .fetch_all(p)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(RuleRow {
+                        id: r.try_get("id")?,
+                        label: r.try_get("label")?,
+                        source: r.try_get("source")?,
+                        created_by: r.try_get("created_by")?,
+                        created_at: r.try_get("created_at")?,
+                        updated_at: r.try_get("updated_at")?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Inserts or updates rules (a rule keeps its position when updated),
+    /// in one transaction.
+    pub async fn upsert_rules(&self, rules: &[RuleWrite]) -> DbResult<()> {
+        on_db!(self, p => {
+            let mut tx = p.begin().await?;
+            for r in rules {
+                let next: i64 = sqlx::query("SELECT COALESCE(MAX(position), 0) + 1 AS n FROM approval_rules")
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .try_get("n")?;
+                sqlx::query(
+                    "INSERT INTO approval_rules (id, position, label, scope_plugin_id, scope_profile_id, scope_integration_id, \
+                     priority, enabled, decision, reason, source, created_by, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     ON CONFLICT (id) DO UPDATE SET label = excluded.label, scope_plugin_id = excluded.scope_plugin_id, \
+                     scope_profile_id = excluded.scope_profile_id, scope_integration_id = excluded.scope_integration_id, \
+                     priority = excluded.priority, enabled = excluded.enabled, decision = excluded.decision, \
+                     reason = excluded.reason, source = excluded.source, updated_at = excluded.updated_at",
+                )
+                .bind(&r.id)
+                .bind(next)
+                .bind(&r.label)
+                .bind(&r.scope_plugin)
+                .bind(&r.scope_profile)
+                .bind(&r.scope_integration)
+                .bind(r.priority)
+                .bind(i64::from(r.enabled))
+                .bind(&r.decision)
+                .bind(&r.reason)
+                .bind(&r.source)
+                .bind(&r.created_by)
+                .bind(&r.now)
+                .bind(&r.now)
+                .execute(&mut *tx)
+                .await?;
+            }
+            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'rules_version'")
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    pub async fn delete_rule(&self, id: &str) -> DbResult<u64> {
+        on_db!(self, p => {
+            let mut tx = p.begin().await?;
+            let n = sqlx::query("DELETE FROM approval_rules WHERE id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'rules_version'")
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(n)
+        })
+    }
+
+    /// Bumped by every change of the rules.
+    pub async fn rules_version(&self) -> DbResult<i64> {
+        on_db!(self, p => {
+            sqlx::query("SELECT value FROM meta WHERE key = 'rules_version'")
+                .fetch_one(p)
+                .await?
+                .try_get("value")
+        })
+    }
+
+    // ---- the action log --------------------------------------------------
+
+    /// Appends rows in one transaction; returns their sequence numbers.
+    pub async fn insert_actions(&self, rows: &[ActionRow]) -> DbResult<Vec<i64>> {
+        on_db!(self, p => {
+            let mut tx = p.begin().await?;
+            let mut seqs = Vec::with_capacity(rows.len());
+            for r in rows {
+                let seq: i64 = sqlx::query(
+                    "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, type, summary, decision, \
+                     outcome, source, rule, reason, approver, latency_us, submitted_by, record, action) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING seq",
+                )
+                .bind(&r.action_id)
+                .bind(&r.time)
+                .bind(r.ts_us)
+                .bind(&r.session)
+                .bind(&r.agent)
+                .bind(&r.adapter)
+                .bind(&r.kind)
+                .bind(&r.summary)
+                .bind(&r.decision)
+                .bind(&r.outcome)
+                .bind(&r.source)
+                .bind(&r.rule)
+                .bind(&r.reason)
+                .bind(&r.approver)
+                .bind(r.latency_us)
+                .bind(&r.submitted_by)
+                .bind(&r.record)
+                .bind(&r.action)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get("seq")?;
+                seqs.push(seq);
+            }
+            tx.commit().await?;
+            Ok(seqs)
+        })
+    }
+
+    /// The log, newest first, filtered.
+    pub async fn actions(&self, q: &ActionQuery) -> DbResult<Vec<StoredAction>> {
+        let mut sql =
+            String::from("SELECT seq, record, action, submitted_by FROM actions WHERE 1 = 1");
+        let mut n = 0;
+        let mut next = || {
+            n += 1;
+            format!("${n}")
+        };
+        let mut texts: Vec<&str> = Vec::new();
+        let mut ints: Vec<i64> = Vec::new();
+        // Text parameters first, then integers, so that binding order is simple.
+        if let Some(s) = &q.session {
+            sql += &format!(" AND session = {}", next());
+            texts.push(s);
+        }
+        if !q.decisions.is_empty() {
+            let marks: Vec<String> = q.decisions.iter().map(|_| next()).collect();
+            sql += &format!(" AND decision IN ({})", marks.join(", "));
+            texts.extend(q.decisions.iter().map(String::as_str));
+        }
+        if let Some(t) = &q.kind {
+            sql += &format!(" AND type = {}", next());
+            texts.push(t);
+        }
+        if let Some(t) = &q.submitted_by {
+            sql += &format!(" AND submitted_by = {}", next());
+            texts.push(t);
+        }
+        if let Some(s) = q.since_us {
+            sql += &format!(" AND ts_us >= {}", next());
+            ints.push(s);
+        }
+        if let Some(u) = q.until_us {
+            sql += &format!(" AND ts_us <= {}", next());
+            ints.push(u);
+        }
+        if let Some(c) = q.before_seq {
+            sql += &format!(" AND seq < {}", next());
+            ints.push(c);
+        }
+        sql += &format!(" ORDER BY seq DESC LIMIT {}", next());
+        ints.push(q.limit);
+        on_db!(self, p => {
+            let mut query = sqlx::query(&sql);
+            for t in &texts {
+                query = query.bind(*t);
+            }
+            for i in &ints {
+                query = query.bind(*i);
+            }
+            let rows = query.fetch_all(p).await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(StoredAction {
+                        seq: r.try_get("seq")?,
+                        record: r.try_get("record")?,
+                        action: r.try_get("action")?,
+                        submitted_by: r.try_get("submitted_by")?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Runs SQLite's integrity check (PostgreSQL: a trivial query).
+    pub async fn integrity_check(&self) -> DbResult<String> {
+        match self {
+            Db::Sqlite(p) => {
+                let row = sqlx::query("PRAGMA integrity_check").fetch_one(p).await?;
+                row.try_get::<String, _>(0)
+            }
+            Db::Postgres(p) => {
+                sqlx::query("SELECT 1").execute(p).await?;
+                Ok("ok".into())
+            }
+        }
+    }
+}
+
+/// A rule as stored.
+#[derive(Clone, Debug)]
+pub struct RuleRow {
+    pub id: String,
+    pub label: Option<String>,
+    /// The API form, JSON.
+    pub source: String,
+    pub created_by: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A rule to store.
+#[derive(Clone, Debug)]
+pub struct RuleWrite {
+    pub id: String,
+    pub label: Option<String>,
+    pub scope_plugin: Option<String>,
+    pub scope_profile: Option<String>,
+    pub scope_integration: Option<String>,
+    pub priority: i64,
+    pub enabled: bool,
+    pub decision: String,
+    pub reason: Option<String>,
+    pub source: String,
+    pub created_by: Option<String>,
+    pub now: String,
+}
+
+/// One row of the action log to write.
+#[derive(Clone, Debug)]
+pub struct ActionRow {
+    pub action_id: String,
+    pub time: String,
+    pub ts_us: i64,
+    pub session: Option<String>,
+    pub agent: Option<String>,
+    pub adapter: String,
+    pub kind: String,
+    pub summary: String,
+    pub decision: String,
+    pub outcome: Option<String>,
+    pub source: String,
+    pub rule: Option<String>,
+    pub reason: String,
+    pub approver: Option<String>,
+    pub latency_us: i64,
+    pub submitted_by: Option<String>,
+    pub record: String,
+    pub action: Option<String>,
+}
+
+/// Filters of the action log.
+#[derive(Clone, Debug, Default)]
+pub struct ActionQuery {
+    pub session: Option<String>,
+    pub decisions: Vec<String>,
+    pub kind: Option<String>,
+    pub submitted_by: Option<String>,
+    pub since_us: Option<i64>,
+    pub until_us: Option<i64>,
+    pub before_seq: Option<i64>,
+    pub limit: i64,
+}
+
+/// One row of the action log as read.
+#[derive(Clone, Debug)]
+pub struct StoredAction {
+    pub seq: i64,
+    pub record: String,
+    pub action: Option<String>,
+    pub submitted_by: Option<String>,
+}

@@ -1,0 +1,423 @@
+//! `aileron serve`: the rules of layer 7, the action log and the human
+//! approval queue, in SQLite (default, `$AILERON_DATA/aileron.db`) or
+//! PostgreSQL, behind an authenticated HTTP API and the dashboard.
+//!
+//! [`Server::start`] binds, migrates, creates the first tokens and serves
+//! until [`Server::shutdown`]; [`serve`] does the same until SIGINT/SIGTERM.
+//! The engine stays pure: this crate is the only one with an async runtime.
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod db;
+pub mod pending;
+pub mod rules;
+
+use crate::auth::Role;
+use crate::db::Db;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The default listen address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+pub const ADMIN_TOKEN_FILE: &str = "admin.token";
+pub const AGENT_TOKEN_FILE: &str = "agent.token";
+pub const SERVER_FILE: &str = "server.json";
+pub const APPROVERS_FILE: &str = "approvers.json";
+
+/// A webhook approver: who may call `/api/approvers/<id>/decision`, signed
+/// with `secret`.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct WebhookApprover {
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub secret: String,
+}
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// `sqlite://PATH` or `postgres://...`; default `$AILERON_DATA/aileron.db`.
+    pub database_url: Option<String>,
+    /// `$AILERON_DATA`: tokens, `server.json`, the rules export.
+    pub data_dir: PathBuf,
+    pub home: PathBuf,
+    /// Policy used for actions without a project file (`--policy`).
+    pub policy: Option<PathBuf>,
+    /// Working directory for actions that do not say theirs.
+    pub cwd: PathBuf,
+    /// Read `~/.aileron/settings.yaml` (layer 6) when loading policies.
+    pub user_settings: bool,
+    /// More `Host` values to accept (`name` or `name:port`), for a server
+    /// reached by name.
+    pub allowed_hosts: Vec<String>,
+    /// Webhook approvers (also read from `$AILERON_DATA/approvers.json`).
+    pub approvers: Vec<WebhookApprover>,
+    /// Wait for a human when neither the rule nor the settings say.
+    pub default_timeout: Duration,
+    /// Write `$AILERON_DATA/server.json` for local adapters.
+    pub write_server_file: bool,
+}
+
+impl Config {
+    /// Defaults from the environment: `$HOME`, `$AILERON_DATA`, the
+    /// current directory.
+    pub fn from_env() -> Config {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let opts = aileron_config::LoadOptions::from_env(cwd.clone());
+        Config {
+            listen: DEFAULT_LISTEN.parse().expect("a valid address"),
+            database_url: None,
+            data_dir: opts.data_dir,
+            home: opts.home,
+            policy: None,
+            cwd,
+            user_settings: true,
+            allowed_hosts: Vec::new(),
+            approvers: Vec::new(),
+            default_timeout: Duration::from_secs(60),
+            write_server_file: true,
+        }
+    }
+
+    pub fn database_url(&self) -> String {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| db::default_url(&self.data_dir))
+    }
+
+    /// Whether a request's `Host` (lower case) names this server.
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let port = self.listen.port();
+        let names = ["localhost", "127.0.0.1", "[::1]"];
+        let ip = match self.listen.ip() {
+            std::net::IpAddr::V4(v4) => v4.to_string(),
+            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        };
+        let with_port = |n: &str| host == format!("{n}:{port}") || (port == 80 && host == n);
+        names.iter().any(|n| with_port(n))
+            || (!self.listen.ip().is_unspecified() && with_port(&ip))
+            || self.allowed_hosts.iter().any(|a| {
+                let a = a.to_ascii_lowercase();
+                host == a || host == format!("{a}:{port}")
+            })
+    }
+}
+
+/// What went wrong starting the server.
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A running server.
+pub struct Server {
+    pub addr: SocketAddr,
+    /// `http://ADDR`.
+    pub url: String,
+    pub admin_token: String,
+    pub agent_token: String,
+    /// True when this start created the data directory's tokens.
+    pub first_start: bool,
+    pub app: Arc<app::App>,
+    shutdown: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    /// Opens the database (creating and migrating it), makes the first
+    /// tokens, binds and starts serving.
+    pub async fn start(mut cfg: Config) -> Result<Server, Error> {
+        create_private_dir(&cfg.data_dir)
+            .map_err(|e| Error(format!("{}: {e}", cfg.data_dir.display())))?;
+        cfg.approvers.extend(read_approvers(&cfg.data_dir)?);
+        let db = Db::open(&cfg.database_url())
+            .await
+            .map_err(|e| Error(format!("database {}: {e}", redact_url(&cfg.database_url()))))?;
+        let now = aileron_audit::now_rfc3339();
+        let (admin_token, first_admin) =
+            ensure_token(&db, &cfg.data_dir, ADMIN_TOKEN_FILE, Role::Admin, &now).await?;
+        let (agent_token, _) =
+            ensure_token(&db, &cfg.data_dir, AGENT_TOKEN_FILE, Role::Agent, &now).await?;
+        let listener = tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .map_err(|e| Error(format!("cannot listen on {}: {e}", cfg.listen)))?;
+        let addr = listener.local_addr().map_err(|e| Error(e.to_string()))?;
+        cfg.listen = addr;
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let app = app::App::new(cfg.clone(), db, rx.clone())
+            .await
+            .map_err(Error)?;
+        app.export_rules().await;
+        app.spawn_rules_watch();
+        let router = api::router(app.clone());
+        let mut stop = rx;
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await
+        });
+        let url = format!("http://{addr}");
+        if cfg.write_server_file {
+            let info = serde_json::json!({"url": url, "pid": std::process::id()});
+            app::write_atomic(
+                &cfg.data_dir.join(SERVER_FILE),
+                format!("{info}\n").as_bytes(),
+                0o600,
+            )
+            .map_err(|e| Error(format!("{SERVER_FILE}: {e}")))?;
+        }
+        Ok(Server {
+            addr,
+            url,
+            admin_token,
+            agent_token,
+            first_start: first_admin,
+            app,
+            shutdown: tx,
+            task,
+        })
+    }
+
+    /// The dashboard's login link; the token is in the fragment, which
+    /// browsers never send to the server.
+    pub fn login_link(&self) -> String {
+        format!("{}/#token={}", self.url, self.admin_token)
+    }
+
+    /// Stops accepting, answers the waiting approvals (denied), finishes
+    /// the requests in flight and removes `server.json`.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(true);
+        for p in self.app.queue.snapshot() {
+            let _ = self.app.queue.resolve(
+                &p.id,
+                pending::Resolution {
+                    answer: pending::AnswerKind::Reject,
+                    reason: Some("the server is shutting down".into()),
+                    reviewer: None,
+                },
+            );
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
+        if self.app.cfg.write_server_file {
+            let _ = std::fs::remove_file(self.app.cfg.data_dir.join(SERVER_FILE));
+        }
+        self.app.db.close().await;
+    }
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+pub async fn serve(cfg: Config) -> Result<(), Error> {
+    let server = Server::start(cfg).await?;
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "aileron serve: listening on {}", server.url);
+    let data = &server.app.cfg.data_dir;
+    if server.first_start || is_terminal(1) {
+        let _ = writeln!(out, "dashboard: {}", server.login_link());
+    } else {
+        let _ = writeln!(
+            out,
+            "dashboard: {}/#token=<the token in {}>",
+            server.url,
+            data.join(ADMIN_TOKEN_FILE).display()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "agent token: {}; rules export: {}",
+        data.join(AGENT_TOKEN_FILE).display(),
+        data.join(aileron_config::server_rules::SERVER_RULES_FILE)
+            .display()
+    );
+    let _ = out.flush();
+    wait_for_signal().await;
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let term = async {
+        match term.as_mut() {
+            Some(t) => {
+                t.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+}
+
+fn is_terminal(fd: i32) -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
+/// `postgres://user:pass@host/db` without the password.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.find(':') {
+                Some(c) => format!("{}{}:***{}", &url[..s + 3], &creds[..c], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+fn read_approvers(data_dir: &Path) -> Result<Vec<WebhookApprover>, Error> {
+    let path = data_dir.join(APPROVERS_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            serde_json::from_str(&text).map_err(|e| Error(format!("{}: {e}", path.display())))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// The token in `file` (created, mode 0600, when missing), registered in
+/// the database. Returns it and whether it was created.
+async fn ensure_token(
+    db: &Db,
+    dir: &Path,
+    file: &str,
+    role: Role,
+    now: &str,
+) -> Result<(String, bool), Error> {
+    let path = dir.join(file);
+    let err = |e: std::io::Error| Error(format!("{}: {e}", path.display()));
+    let (token, created) = match std::fs::read_to_string(&path) {
+        Ok(t) if !t.trim().is_empty() => (t.trim().to_owned(), false),
+        Ok(_) => return Err(Error(format!("{}: empty token file", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let t = auth::new_token();
+            write_secret(&path, &t).map_err(err)?;
+            (t, true)
+        }
+        Err(e) => return Err(err(e)),
+    };
+    db.insert_token(&auth::token_hash(&token), role.as_str(), Some(file), now)
+        .await
+        .map_err(|e| Error(format!("database: {e}")))?;
+    Ok((token, created))
+}
+
+fn write_secret(path: &Path, token: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    writeln!(f, "{token}")?;
+    f.sync_all()
+}
+
+/// Creates a token of `role` in the database; returns it (shown once).
+pub async fn create_token(db: &Db, role: Role, name: Option<&str>) -> Result<String, Error> {
+    let token = auth::new_token();
+    db.insert_token(
+        &auth::token_hash(&token),
+        role.as_str(),
+        name,
+        &aileron_audit::now_rfc3339(),
+    )
+    .await
+    .map_err(|e| Error(format!("database: {e}")))?;
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts() {
+        let mut c = Config::from_env();
+        c.listen = "127.0.0.1:4000".parse().unwrap();
+        assert!(c.host_allowed("127.0.0.1:4000"));
+        assert!(c.host_allowed("localhost:4000"));
+        assert!(!c.host_allowed("evil.example:4000"));
+        assert!(!c.host_allowed("localhost:4001"));
+        c.allowed_hosts.push("aileron.internal".into());
+        assert!(c.host_allowed("aileron.internal:4000"));
+        assert_eq!(
+            redact_url("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+    }
+
+    /// Every route of the router is described in openapi.json.
+    #[test]
+    fn openapi_names_every_route() {
+        let spec: serde_json::Value = serde_json::from_str(api::OPENAPI).unwrap();
+        let paths = spec["paths"].as_object().unwrap();
+        let src = include_str!("api.rs");
+        let mut n = 0;
+        for part in src.split(".route(\"").skip(1) {
+            let path = &part[..part.find('"').unwrap()];
+            if !path.starts_with("/api/") {
+                continue;
+            }
+            let oa = path.replace("{*path}", "{path}");
+            let end = [".route(", ".route_layer(", ".fallback("]
+                .iter()
+                .filter_map(|m| part.find(m))
+                .min()
+                .unwrap_or(part.len());
+            let methods = &part[..end];
+            let item = paths
+                .get(&oa)
+                .unwrap_or_else(|| panic!("{oa} is missing from openapi.json"));
+            for m in ["get", "post", "delete"] {
+                if methods.contains(&format!("{m}(")) {
+                    assert!(
+                        item.get(m).is_some(),
+                        "{m} {oa} is missing from openapi.json"
+                    );
+                }
+            }
+            n += 1;
+        }
+        assert!(n >= 12, "found {n} routes");
+        for p in paths.keys() {
+            let route = p.replace("{path}", "{*path}");
+            assert!(
+                src.contains(&format!(".route(\"{route}\"")),
+                "{p} is described but not routed"
+            );
+        }
+    }
+}

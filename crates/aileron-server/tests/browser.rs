@@ -1,0 +1,566 @@
+//! The dashboard in a real browser: headless Chromium, driven through
+//! Debian's chromedriver, against a real server on 127.0.0.1:0 with its
+//! own data directory.
+//!
+//! One scenario, in the order a person would meet the page: sign in
+//! (a pasted bad token, then the printed link), answer approvals that real
+//! clients are waiting on, read the action log, write a rule (a typo, its
+//! error, the preview, saving, deleting).
+//!
+//! Screenshots of the three views go to a temporary directory; with
+//! `AILERON_UPDATE_SCREENSHOTS=1` they replace `docs/dashboard-*.png`.
+
+#[path = "support/browser_support.rs"]
+mod browser_support;
+
+use aileron_server::{Config, Server};
+use browser_support::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use thirtyfour::prelude::*;
+
+const WIDTH: u32 = 1280;
+const HEIGHT: u32 = 860;
+
+const POLICY: &str = r#"version: 1
+default: allow
+allow:
+  - "git status"
+  - "cargo test *"
+ask:
+  - id: push-needs-review
+    command: "git push *"
+    description: pushing changes a shared branch
+    timeout: 120
+deny:
+  - id: no-force-push
+    command: "git push --force *"
+    description: force pushes rewrite history
+"#;
+
+struct Fixture {
+    server: Server,
+    project: PathBuf,
+    http: reqwest::Client,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+impl Fixture {
+    async fn start() -> Fixture {
+        let data = tempfile::tempdir().expect("data dir");
+        let home = tempfile::tempdir().expect("home dir");
+        let project = tempfile::tempdir().expect("project dir");
+        std::fs::write(project.path().join("aileron.yaml"), POLICY).expect("policy");
+        let mut cfg = Config::from_env();
+        cfg.listen = "127.0.0.1:0".parse().expect("addr");
+        cfg.database_url = None;
+        cfg.data_dir = data.path().join("aileron");
+        cfg.home = home.path().to_owned();
+        cfg.cwd = project.path().to_owned();
+        cfg.policy = None;
+        cfg.user_settings = false;
+        cfg.write_server_file = false;
+        cfg.default_timeout = Duration::from_secs(120);
+        let server = Server::start(cfg).await.expect("the server starts");
+        Fixture {
+            server,
+            project: project.path().to_owned(),
+            http: reqwest::Client::new(),
+            _dirs: vec![data, home, project],
+        }
+    }
+
+    fn shell(&self, session: &str, line: &str) -> Value {
+        json!({
+            "type": "shell.exec",
+            "summary": line,
+            "facets": {"shell": {"command": line}},
+            "session": {"id": session, "agent": "claude", "cwd": self.project.display().to_string()},
+        })
+    }
+
+    /// `POST /api/evaluate` as the agent's adapter would; an ask waits here.
+    async fn evaluate(&self, action: Value) -> Value {
+        evaluate(
+            self.http.clone(),
+            self.server.url.clone(),
+            self.server.agent_token.clone(),
+            action,
+        )
+        .await
+    }
+
+    async fn admin(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.server.url))
+            .bearer_auth(&self.server.admin_token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.expect("request");
+        let status = res.status();
+        let v: Value = res.json().await.expect("JSON answer");
+        assert!(status.is_success(), "{path}: {status} {v}");
+        v
+    }
+}
+
+async fn evaluate(http: reqwest::Client, url: String, token: String, action: Value) -> Value {
+    let res = http
+        .post(format!("{url}/api/evaluate"))
+        .bearer_auth(token)
+        .json(&action)
+        .send()
+        .await
+        .expect("evaluate");
+    assert!(res.status().is_success(), "evaluate: {}", res.status());
+    res.json().await.expect("JSON verdict")
+}
+
+fn screenshot_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("dashboard-{name}.png"))
+}
+
+/// The computed text colour of the first element matching `css`.
+async fn color_of(driver: &WebDriver, css: &str) -> String {
+    let v = wait_js(
+        driver,
+        &format!("an element {css}"),
+        "const e = document.querySelector(arguments[0]); return e ? getComputedStyle(e).color : null;",
+        vec![Value::from(css)],
+    )
+    .await;
+    v.as_str().unwrap_or_default().to_owned()
+}
+
+/// The `data-testid="pending-item"` card whose summary is `summary`, as a
+/// CSS-free handle: its index among the cards.
+async fn pending_card(driver: &WebDriver, summary: &str) -> WebElement {
+    wait_js(
+        driver,
+        &format!("a pending card for {summary:?}"),
+        "return [...document.querySelectorAll('[data-testid=pending-item]')]
+           .some(c => c.querySelector('[data-testid=pending-summary]').textContent === arguments[0]);",
+        vec![Value::from(summary)],
+    )
+    .await;
+    for card in driver.find_all(tid("pending-item")).await.expect("cards") {
+        let s = card
+            .find(tid("pending-summary"))
+            .await
+            .expect("summary")
+            .text()
+            .await
+            .expect("text");
+        if s == summary {
+            return card;
+        }
+    }
+    panic!("no pending card for {summary:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_end_to_end() {
+    if !browser_available() {
+        return;
+    }
+    let started = Instant::now();
+    let fx = Fixture::start().await;
+    let shots = tempfile::tempdir().expect("screenshot dir");
+
+    // Some history for the log and the preview, and two stored rules.
+    for line in ["git status", "cargo test --workspace", "rm -rf /"] {
+        fx.evaluate(fx.shell("s-setup", line)).await;
+    }
+    fx.evaluate(json!({
+        "type": "http.request",
+        "summary": "GET https://docs.rs/serde",
+        "facets": {"http": {"method": "GET", "url": "https://docs.rs/serde"}},
+        "session": {"id": "s-setup", "agent": "claude", "cwd": fx.project.display().to_string()},
+    }))
+    .await;
+    fx.admin(
+        reqwest::Method::POST,
+        "/api/rules",
+        Some(json!({
+            "id": "web-writes", "label": "requests that can change something",
+            "decision": "ask", "priority": 100, "approver": "dashboard", "timeout": 300,
+            "when": {"type": "http.request", "http.method": {"in": ["POST", "PUT", "PATCH", "DELETE"]}},
+        })),
+    )
+    .await;
+    fx.admin(
+        reqwest::Method::POST,
+        "/api/rules",
+        Some(json!({
+            "id": "mcp-judge", "decision": "judge", "enabled": false, "model": "gpt-4o-mini",
+            "prompt": "Is this tool call safe?", "scope": {"plugin": "github"},
+            "when": {"type": "mcp.call"},
+        })),
+    )
+    .await;
+
+    let browser = start_browser(WIDTH, HEIGHT).await;
+    let d = browser.driver().clone();
+
+    // ---- sign in: a bad token is refused, the printed link works --------
+    d.goto(format!("{}/", fx.server.url)).await.expect("open");
+    wait_shown(&d, "login-form").await;
+    fill(&d, "login-token", "ail_not-a-real-token").await;
+    d.find(tid("login-submit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let msg = wait_text(&d, "login-message", "401").await;
+    assert!(msg.contains("did not accept the token"), "{msg}");
+    assert!(
+        d.find(tid("login-form"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+
+    let link = fx.server.login_link();
+    assert!(link.contains("/#token="), "{link}");
+    d.goto(&link).await.expect("open the link");
+    wait_shown(&d, "view-pending").await;
+    let url = d.current_url().await.unwrap().to_string();
+    assert!(
+        !url.contains("token"),
+        "the token stays in the address bar: {url}"
+    );
+    assert!(url.ends_with("#/pending"), "{url}");
+    let stored = d
+        .execute("return sessionStorage.getItem('aileron.token')", vec![])
+        .await
+        .unwrap();
+    assert_eq!(stored.json().as_str(), Some(fx.server.admin_token.as_str()));
+    wait_js(
+        &d,
+        "the live stream",
+        "return document.querySelector('[data-testid=live-status]').dataset.state === 'live'",
+        vec![],
+    )
+    .await;
+    wait_shown(&d, "pending-empty").await;
+
+    // ---- approvals: two real clients wait; the page answers them --------
+    let push = "git push origin feature/login";
+    let push_main = "git push origin main";
+    let waiting_push = tokio::spawn(evaluate(
+        fx.http.clone(),
+        fx.server.url.clone(),
+        fx.server.agent_token.clone(),
+        fx.shell("s-1", push),
+    ));
+    let waiting_main = tokio::spawn(evaluate(
+        fx.http.clone(),
+        fx.server.url.clone(),
+        fx.server.agent_token.clone(),
+        fx.shell("s-2", push_main),
+    ));
+    let card = pending_card(&d, push).await;
+    pending_card(&d, push_main).await;
+    let count = wait_text(&d, "pending-count", "2").await;
+    assert_eq!(count.trim(), "2");
+    let card_text = card.text().await.unwrap();
+    assert!(card_text.contains("push-needs-review"), "{card_text}");
+    assert!(
+        card_text.contains("pushing changes a shared branch"),
+        "{card_text}"
+    );
+    assert!(!waiting_push.is_finished(), "the client waits for a person");
+    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "pending")).await;
+
+    // Allow once: the waiting call gets allow.
+    card.find(tid("pending-allow-once"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let verdict = tokio::time::timeout(STEP, waiting_push)
+        .await
+        .expect("the waiting call returns")
+        .expect("task");
+    assert_eq!(verdict["decision"], "allow", "{verdict}");
+    assert_eq!(verdict["outcome"], "approved-once", "{verdict}");
+    assert_eq!(verdict["source"], "human", "{verdict}");
+
+    // Reject with feedback: the agent gets the words.
+    let card = pending_card(&d, push_main).await;
+    card.find(tid("pending-feedback"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let text = card.find(tid("pending-feedback-text")).await.unwrap();
+    text.send_keys("open a pull request instead").await.unwrap();
+    card.find(tid("pending-feedback-send"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let verdict = tokio::time::timeout(STEP, waiting_main)
+        .await
+        .expect("the waiting call returns")
+        .expect("task");
+    assert_eq!(verdict["decision"], "deny", "{verdict}");
+    assert_eq!(verdict["outcome"], "corrected", "{verdict}");
+    assert_eq!(
+        verdict["feedback"], "open a pull request instead",
+        "{verdict}"
+    );
+    wait_shown(&d, "pending-empty").await;
+    wait_js(
+        &d,
+        "the pending count to clear",
+        "return document.querySelector('[data-testid=pending-count]').hidden",
+        vec![],
+    )
+    .await;
+
+    // ---- the action log, with decision colours ---------------------------
+    d.find(tid("tab-actions"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&d, "view-actions").await;
+    wait_text(&d, "actions-body", push).await;
+    let rows = wait_js(
+        &d,
+        "rows with decisions",
+        "const rows = [...document.querySelectorAll('[data-testid=action-row]')];
+         return rows.length >= 6 ? rows.map(r => [r.querySelector('.col-summary').innerText,
+           r.querySelector('[data-testid=action-decision]').dataset.decision,
+           r.querySelector('.outcome') ? r.querySelector('.outcome').innerText : '']) : null;",
+        vec![],
+    )
+    .await;
+    let rows: Vec<(String, String, String)> = serde_json::from_value(rows).expect("rows");
+    let find = |s: &str| {
+        rows.iter()
+            .find(|r| r.0 == s)
+            .unwrap_or_else(|| panic!("no row {s:?} in {rows:?}"))
+    };
+    assert_eq!(find("git status").1, "allow");
+    assert_eq!(find("rm -rf /").1, "deny");
+    assert_eq!(find(push).1, "ask");
+    assert_eq!(find(push).2, "approved-once");
+    assert_eq!(find(push_main).2, "corrected");
+    // Newest first.
+    assert_eq!(rows[0].0, push_main, "{rows:?}");
+    assert_eq!(
+        color_of(&d, "[data-testid=action-row][data-decision=allow] .badge").await,
+        "rgb(26, 127, 55)"
+    );
+    assert_eq!(
+        color_of(&d, "[data-testid=action-row][data-decision=deny] .badge").await,
+        "rgb(198, 40, 40)"
+    );
+    assert_eq!(
+        color_of(&d, "[data-testid=action-row][data-decision=ask] .badge").await,
+        "rgb(154, 103, 0)"
+    );
+    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "actions")).await;
+
+    // A filter: only denials.
+    d.execute(
+        "document.querySelector('[data-testid=filter-decision]').value = 'deny';",
+        vec![],
+    )
+    .await
+    .unwrap();
+    d.find(tid("filter-apply"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_js(
+        &d,
+        "only deny rows",
+        "const rows = [...document.querySelectorAll('[data-testid=action-row]')];
+         return rows.length > 0 && rows.every(r => r.dataset.decision === 'deny');",
+        vec![],
+    )
+    .await;
+    d.find(tid("filter-reset"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
+    // ---- rules: a typo, its error, the preview, save, delete -------------
+    d.find(tid("tab-rules"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&d, "view-rules").await;
+    wait_text(&d, "rules-body", "web-writes").await;
+    wait_text(&d, "rules-body", "mcp-judge").await;
+    d.find(tid("rule-new"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&d, "rule-editor").await;
+    fill(&d, "rule-id", "no-root-rm").await;
+    fill(&d, "rule-description", "never delete from the root").await;
+    fill(
+        &d,
+        "rule-when",
+        "type: shell.exec\nshell.command: {globb: \"rm -rf /*\"}",
+    )
+    .await;
+    let err = wait_text(&d, "rule-validation", "globb").await;
+    assert!(
+        err.contains("globb") && err.contains("glob"),
+        "the loader's message names the typo and the fix: {err}"
+    );
+    let headline = err.lines().next().unwrap_or_default();
+    let parts: Vec<&str> = headline.splitn(4, ':').collect();
+    assert!(
+        parts.len() == 4
+            && parts[1].parse::<u32>().is_ok()
+            && parts[2].parse::<u32>().is_ok()
+            && parts[3].starts_with(" error: "),
+        "FILE:LINE:COL: error: ... expected, got {headline:?}"
+    );
+    let state = d
+        .find(tid("rule-validation"))
+        .await
+        .unwrap()
+        .attr("data-state")
+        .await
+        .unwrap();
+    assert_eq!(state.as_deref(), Some("error"));
+
+    // A YAML mistake is caught in the page, with its line and column.
+    fill(
+        &d,
+        "rule-when",
+        "type: shell.exec\nshell.command: {glob: \"rm *\"",
+    )
+    .await;
+    let err = wait_text(&d, "rule-validation", "never closed").await;
+    assert!(err.starts_with("when:2:16: error:"), "{err}");
+
+    // Fixed: valid, and the preview counts what it would have matched.
+    fill(
+        &d,
+        "rule-when",
+        "type: shell.exec\nshell.command: {glob: \"rm -rf /*\"}",
+    )
+    .await;
+    wait_text(&d, "rule-validation", "The rule is valid").await;
+    let count = wait_text(&d, "rule-preview-count", "Would have matched").await;
+    assert!(
+        count.starts_with("Would have matched 1 of the last "),
+        "{count}"
+    );
+    wait_text(&d, "rule-preview-samples", "rm -rf /").await;
+    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "rules")).await;
+
+    d.find(tid("rule-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_js(
+        &d,
+        "the saved rule in the list",
+        "return !!document.querySelector('[data-testid=rule-row][data-rule-id=\"no-root-rm\"]')",
+        vec![],
+    )
+    .await;
+    assert!(
+        !d.find(tid("rule-editor"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    let stored = fx
+        .admin(reqwest::Method::GET, "/api/rules/no-root-rm", None)
+        .await;
+    assert_eq!(stored["decision"], "deny", "{stored}");
+    assert_eq!(
+        stored["when"],
+        json!({"type": "shell.exec", "shell.command": {"glob": "rm -rf /*"}})
+    );
+
+    // Delete, confirmed in the browser's dialog.
+    let row = d
+        .find(By::Css(
+            "[data-testid=rule-row][data-rule-id=\"mcp-judge\"]",
+        ))
+        .await
+        .unwrap();
+    row.find(tid("rule-delete"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    accept_confirm(&d).await;
+    wait_js(
+        &d,
+        "the deleted rule to go",
+        "return !document.querySelector('[data-testid=rule-row][data-rule-id=\"mcp-judge\"]')",
+        vec![],
+    )
+    .await;
+
+    // ---- 401 later on: back to the login form, with a clear message -----
+    d.execute(
+        "sessionStorage.setItem('aileron.token', 'ail_revoked'); location.reload();",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let msg = wait_text(&d, "login-message", "401").await;
+    assert!(msg.contains("paste"), "{msg}");
+
+    let logs: Vec<Value> = d
+        .execute(
+            "return performance.getEntriesByType('resource').filter(e => !e.name.startsWith(location.origin)).map(e => e.name)",
+            vec![],
+        )
+        .await
+        .map(|r| r.json().as_array().cloned().unwrap_or_default())
+        .unwrap_or_default();
+    assert!(
+        logs.is_empty(),
+        "the page loads nothing from elsewhere: {logs:?}"
+    );
+
+    browser.quit().await;
+
+    if std::env::var_os("AILERON_UPDATE_SCREENSHOTS").is_some() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+        for name in ["pending", "actions", "rules"] {
+            let from = screenshot_path(shots.path(), name);
+            std::fs::copy(&from, docs.join(format!("dashboard-{name}.png")))
+                .expect("copy the screenshot");
+        }
+    }
+    fx.server.shutdown().await;
+    eprintln!("dashboard end to end: {:?}", started.elapsed());
+}

@@ -1,0 +1,166 @@
+//! A real server on 127.0.0.1:0 with a SQLite file in a temporary directory.
+
+#![allow(dead_code)]
+
+use aileron_server::{Config, Server};
+use reqwest::{Client, Method, RequestBuilder, Response};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The longest a test waits for anything.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub data: PathBuf,
+    pub home: PathBuf,
+    pub proj: PathBuf,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let (data, home, proj) = (root.join("data"), root.join("home"), root.join("proj"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&proj).unwrap();
+        Env {
+            tmp,
+            root,
+            data,
+            home,
+            proj,
+        }
+    }
+
+    pub fn config(&self) -> Config {
+        let mut c = Config::from_env();
+        c.listen = "127.0.0.1:0".parse().unwrap();
+        c.database_url = None;
+        c.data_dir = self.data.clone();
+        c.home = self.home.clone();
+        c.cwd = self.proj.clone();
+        c.policy = None;
+        c.user_settings = false;
+        c.default_timeout = Duration::from_secs(10);
+        c
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    pub async fn start(&self) -> Api {
+        Api::new(Server::start(self.config()).await.expect("server starts"))
+    }
+}
+
+pub struct Api {
+    pub server: Server,
+    pub client: Client,
+}
+
+impl Api {
+    pub fn new(server: Server) -> Api {
+        Api {
+            server,
+            client: Client::builder().no_proxy().build().unwrap(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.server.url)
+    }
+
+    pub fn req(&self, method: Method, path: &str, token: Option<&str>) -> RequestBuilder {
+        let r = self.client.request(method, self.url(path));
+        match token {
+            Some(t) => r.bearer_auth(t),
+            None => r,
+        }
+    }
+
+    pub fn admin(&self) -> &str {
+        &self.server.admin_token
+    }
+
+    pub fn agent(&self) -> &str {
+        &self.server.agent_token
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        json_of(
+            self.req(Method::GET, path, Some(self.admin()))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: &Value) -> (u16, Value) {
+        json_of(
+            self.req(Method::POST, path, Some(token))
+                .json(body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn evaluate(&self, action: &Value) -> Value {
+        let (status, v) = self.post("/api/evaluate", self.agent(), action).await;
+        assert_eq!(status, 200, "{v}");
+        v
+    }
+
+    pub async fn put_rule(&self, rule: &Value) -> (u16, Value) {
+        self.post("/api/rules", &self.server.admin_token.clone(), rule)
+            .await
+    }
+
+    /// Polls the pending queue until `id` is there.
+    pub async fn wait_pending(&self, id: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let (_, v) = self.get("/api/pending-actions").await;
+            if let Some(p) = v["pending"]
+                .as_array()
+                .and_then(|a| a.iter().find(|p| p["id"] == id))
+            {
+                return p.clone();
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{id} never pending");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+pub async fn json_of(r: Response) -> (u16, Value) {
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap();
+    let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, v)
+}
+
+pub fn shell(id: &str, command: &str, cwd: &Path, session: &str) -> Value {
+    serde_json::json!({
+        "id": id, "type": "shell.exec",
+        "facets": {"shell": {"command": command}},
+        "session": {"id": session, "cwd": cwd.to_string_lossy()},
+    })
+}
+
+pub fn http(id: &str, method: &str, url: &str, session: &str) -> Value {
+    serde_json::json!({
+        "id": id, "type": "http.request",
+        "facets": {"http": {"method": method, "url": url}},
+        "session": {"id": session},
+    })
+}
