@@ -6,6 +6,7 @@
 use crate::amend;
 use crate::prompt::{AlwaysScope, Answer, Prompter, Question, suggest_prefix};
 use crate::protocol::{Request, Response};
+use crate::remote::Remote;
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
 use aileron_engine::action::FieldPath;
@@ -104,6 +105,8 @@ pub struct Decider {
     prompt_lock: Mutex<()>,
     prompter: Box<dyn Prompter>,
     masker: Masker,
+    /// A running `aileron serve`, when one is configured.
+    remote: Option<Remote>,
 }
 
 struct Outcome {
@@ -119,7 +122,9 @@ struct Outcome {
 impl Decider {
     pub fn new(cfg: Config, prompter: Box<dyn Prompter>) -> Decider {
         let masker = Masker::new(cfg.secrets.clone());
+        let remote = Remote::discover(&cfg.load.data_dir);
         Decider {
+            remote,
             cfg,
             states: Mutex::default(),
             prompt_lock: Mutex::new(()),
@@ -257,7 +262,12 @@ impl Decider {
             approver: outcome.verdict.approver.clone(),
             latency_us: started.elapsed().as_micros() as u64,
         };
-        if let Err(e) = AuditLog::new(audit_path.clone()).append(&record.masked(&self.masker)) {
+        let record = record.masked(&self.masker);
+        if let Some(remote) = &self.remote {
+            // The server's log is a copy; the local one below is the record.
+            let _ = remote.record(&record);
+        }
+        if let Err(e) = AuditLog::new(audit_path.clone()).append(&record) {
             // An action that cannot be recorded does not run.
             return Response::refused(
                 format!(
@@ -355,7 +365,8 @@ impl Decider {
                 }
                 Decision::Ask | Decision::Judge => {}
             }
-            if req.agent_asks {
+            let ask_in_ui = policy.settings.ask_mode.as_deref() == Some("ui");
+            if req.agent_asks && !ask_in_ui {
                 // The agent's own prompt asks its human (SPEC 10).
                 let message = Some(denied_message("approval needed", &verdict));
                 let mut o = Outcome::refused(message, verdict, action, Some("asked-agent"));
@@ -409,7 +420,20 @@ impl Decider {
                 timeout,
                 allow_on_timeout: on_timeout == Decision::Allow,
             };
-            match self.prompter.ask(&question) {
+            let answer = match (&self.remote, ask_in_ui) {
+                (Some(remote), true) => match remote.ask(&action, &question) {
+                    // The server is down: the terminal, or deny.
+                    Answer::Unavailable(why) => match self.prompter.ask(&question) {
+                        Answer::Unavailable(also) => {
+                            Answer::Unavailable(format!("{why}, and {also}"))
+                        }
+                        a => a,
+                    },
+                    a => a,
+                },
+                _ => self.prompter.ask(&question),
+            };
+            match answer {
                 Answer::Once => {
                     return Outcome::allowed(verdict, action, Some("approved-once"));
                 }

@@ -7,6 +7,7 @@ pub mod amend;
 pub mod decider;
 pub mod prompt;
 pub mod protocol;
+pub mod remote;
 pub mod server;
 
 pub use decider::{Config, Decider, SavedApproval, SavedSession};
