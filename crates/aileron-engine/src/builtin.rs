@@ -161,6 +161,10 @@ fn reads_directories_whole(action: &Action, binary: &str) -> bool {
     if ARCHIVERS.contains(&binary) {
         return true;
     }
+    // An agent's search tool (Grep, grep_search, ...) reads everything below its path.
+    if action.kind == "fs.read" && action.facet_str("fs", "op") == Some("search") {
+        return true;
+    }
     RECURSIVE_WHEN_ASKED.contains(&binary)
         && shell_list(action, "argv").skip(1).any(|a| {
             a == "--recursive"

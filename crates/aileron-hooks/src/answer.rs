@@ -36,6 +36,8 @@ pub fn agent_can_ask(agent: Agent, hook_event: &str) -> bool {
     match agent {
         // PermissionRequest: "no opinion" shows Claude Code's own dialog.
         Agent::ClaudeCode => matches!(hook_event, "PreToolUse" | "PermissionRequest"),
+        // Codex's PermissionRequest: "no opinion" leaves it to Codex's approval.
+        Agent::Codex if hook_event == "PermissionRequest" => true,
         Agent::Cursor => matches!(hook_event, "beforeShellExecution" | "beforeMCPExecution"),
         // Codex treats `ask` as a failed hook (the call runs); Gemini CLI
         // accepts it but does not block; Cline and opencode have no ask.
@@ -53,7 +55,8 @@ pub fn render(agent: Agent, hook_event: &str, outcome: &Outcome) -> Reply {
         o => o.clone(),
     };
     let (stdout, blocking) = match agent {
-        Agent::ClaudeCode if hook_event == "PermissionRequest" => match &outcome {
+        // Claude Code and Codex answer a permission request the same way.
+        Agent::ClaudeCode | Agent::Codex if hook_event == "PermissionRequest" => match &outcome {
             Outcome::Allow { .. } => (
                 json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
                     "decision": {"behavior": "allow"}}}),

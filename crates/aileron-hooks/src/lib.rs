@@ -23,7 +23,7 @@ pub use answer::{Outcome, Reply};
 
 use aileron_config::LoadOptions;
 use aileron_session::{Config, Decider, Request, Response, TtyPrompter};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the hook looks for things; [`Environment::from_env`] in real use.
 #[derive(Clone, Debug)]
@@ -52,17 +52,15 @@ impl Environment {
 pub fn run(agent: Agent, input: &[u8], env: &Environment) -> Reply {
     let waiting_since = unix_nanos();
     if input.len() > event::MAX_EVENT_BYTES {
-        return answer::failure(
-            agent,
-            &format!(
-                "aileron: denied: the hook event is larger than {} MiB",
-                event::MAX_EVENT_BYTES >> 20
-            ),
+        let reason = format!(
+            "the hook event is larger than {} MiB",
+            event::MAX_EVENT_BYTES >> 20
         );
+        return refuse_unread(agent, env, &reason);
     }
     let ev = match event::parse(agent, input) {
         Ok(ev) => ev,
-        Err(e) => return answer::failure(agent, &format!("aileron: denied: {e}")),
+        Err(e) => return refuse_unread(agent, env, &e),
     };
     let home = env.load.home.to_string_lossy().into_owned();
     let lowered = match lower::lower(&ev, &home) {
@@ -74,11 +72,14 @@ pub fn run(agent: Agent, input: &[u8], env: &Environment) -> Reply {
             return answer::render(agent, &ev.hook_event, &outcome);
         }
     };
+    let mut actions = lowered.actions;
+    also_through_symlinks(&mut actions);
     let req = Request {
         line: lowered.line,
         cwd: lowered.cwd,
+        shell_cwd: lowered.shell_cwd,
         argv: Vec::new(),
-        actions: lowered.actions,
+        actions,
         session: ev.session.clone(),
         agent: Some(agent.name().to_owned()),
         adapter: Some(format!("hook:{}", agent.name())),
@@ -138,6 +139,85 @@ fn standalone(agent: Agent, req: &Request, env: &Environment) -> Response {
     // Losing the saved state loses approvals and loop counts, not safety.
     let _ = file.save(&decider.export_session(&key));
     response
+}
+
+/// A deny for an event that could not be read, recorded in the data
+/// directory's audit log (there is no project to put it beside).
+fn refuse_unread(agent: Agent, env: &Environment, why: &str) -> Reply {
+    let reason = format!("aileron: denied: {why}");
+    let mut action = aileron_engine::Action {
+        kind: "tool.call".into(),
+        summary: format!("unreadable {} hook event", agent.name()),
+        ..Default::default()
+    };
+    action.facets.insert(
+        "tool".into(),
+        serde_json::json!({"name": "(unreadable event)"}),
+    );
+    let record = aileron_audit::AuditRecord {
+        time: aileron_audit::now_rfc3339(),
+        session: None,
+        agent: Some(agent.name().to_owned()),
+        adapter: format!("hook:{}", agent.name()),
+        cwd: None,
+        action: aileron_audit::AuditAction::from_action(&action),
+        decision: "deny".into(),
+        outcome: None,
+        source: "default".into(),
+        rule: None,
+        reason: why.to_owned(),
+        approver: None,
+        latency_us: 0,
+    };
+    let log = aileron_audit::AuditLog::new(env.load.data_dir.join("audit.jsonl"));
+    let _ = log.append(&record);
+    answer::failure(agent, &reason)
+}
+
+/// A file reached through a symbolic link is also decided as the file the
+/// link points to (a link named `notes.md` to `aileron.yaml`): the most
+/// restrictive of both answers.
+fn also_through_symlinks(actions: &mut Vec<aileron_engine::Action>) {
+    let mut extra = Vec::new();
+    for a in actions.iter() {
+        let Some(path) = a.facet_str("fs", "path") else {
+            continue;
+        };
+        if let Some(real) = resolve(Path::new(path))
+            && real != path
+        {
+            let mut b = a.clone();
+            b.summary.clear();
+            b.facets["fs"]["path"] = serde_json::Value::from(real);
+            b.normalize();
+            extra.push(b);
+        }
+    }
+    actions.extend(extra);
+}
+
+/// The path with every symbolic link in its existing part resolved.
+fn resolve(path: &Path) -> Option<String> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut real = match std::fs::canonicalize(existing) {
+        Ok(r) => r,
+        // A dangling link: where it points, from the link's directory.
+        Err(_) => {
+            let target = std::fs::read_link(existing).ok()?;
+            let dir = std::fs::canonicalize(existing.parent()?).ok()?;
+            let joined = dir.join(target);
+            PathBuf::from(aileron_engine::paths::normalize(&joined.to_string_lossy()))
+        }
+    };
+    for part in rest.iter().rev() {
+        real.push(part);
+    }
+    Some(real.to_string_lossy().into_owned())
 }
 
 fn outcome_of(r: &Response) -> Outcome {

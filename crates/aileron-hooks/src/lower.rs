@@ -15,8 +15,11 @@ pub struct Lowered {
     pub line: String,
     /// Empty for a shell call; otherwise one Action per file, URL or call.
     pub actions: Vec<Action>,
-    /// The directory the call runs in (a shell tool may name its own).
+    /// The agent's working directory: where the policy is found.
     pub cwd: String,
+    /// The directory a shell tool says its command runs in, when it says.
+    /// It places the command's paths, never which policy applies.
+    pub shell_cwd: Option<String>,
 }
 
 /// What a tool does, judged by its name (each agent names them its own way).
@@ -77,6 +80,7 @@ pub fn lower(ev: &ToolEvent, home: &str) -> Result<Lowered, String> {
         line: String::new(),
         actions: Vec::new(),
         cwd: ev.cwd.clone(),
+        shell_cwd: None,
     };
     // An MCP server named beside a plain tool name (Cursor, Gemini CLI).
     let announced = ev.mcp_server.is_some() && !ev.tool.starts_with("mcp__");
@@ -100,7 +104,7 @@ pub fn lower(ev: &ToolEvent, home: &str) -> Result<Lowered, String> {
                     "cwd",
                 ],
             ) {
-                out.cwd = abs(dir);
+                out.shell_cwd = Some(abs(dir));
             }
             return Ok(out);
         }
@@ -157,10 +161,9 @@ pub fn lower(ev: &ToolEvent, home: &str) -> Result<Lowered, String> {
                 summary: format!("web search: {query}"),
                 ..Action::default()
             };
-            a.facets.insert(
-                "http".into(),
-                json!({"method": "GET", "url": format!("search:{query}"), "query": query}),
-            );
+            // No URL: a search names no host, so host rules do not apply to it.
+            a.facets
+                .insert("http".into(), json!({"method": "GET", "query": query}));
             a.facets
                 .insert("tool".into(), json!({"name": ev.tool, "input": input}));
             out.actions.push(a);
@@ -323,7 +326,8 @@ fn urls_in(text: &str) -> Vec<String> {
 fn patch_files(text: &str) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
     for line in text.lines() {
-        let line = line.trim_end();
+        // Codex trims each hunk header before reading it.
+        let line = line.trim();
         for (marker, op) in [
             ("*** Add File: ", "create"),
             ("*** Update File: ", "write"),

@@ -213,7 +213,7 @@ impl Decider {
                     &opts,
                 );
                 let cx = LineContext {
-                    cwd: &req.cwd,
+                    cwd: req.shell_cwd.as_deref().unwrap_or(&req.cwd),
                     session: &session,
                     timestamp: &now,
                     id: &id,
@@ -304,7 +304,7 @@ impl Decider {
                 .rev()
                 .take(SAVED_HISTORY_LEN)
                 .rev()
-                .cloned()
+                .map(without_tool_input)
                 .collect(),
             last_reject: st.last_reject,
         })
@@ -340,11 +340,7 @@ impl Decider {
         cx: &LineContext<'_>,
         epoch: u64,
     ) -> Outcome {
-        let doom = if req.repeat {
-            None
-        } else {
-            self.doom_loop(policy, key, subject, cx)
-        };
+        let doom = self.doom_loop(policy, key, subject, cx, !req.repeat);
         let mut prompts = 0;
         let mut recorded = req.repeat;
         loop {
@@ -515,6 +511,7 @@ impl Decider {
         key: &str,
         subject: &Subject<'_>,
         cx: &LineContext<'_>,
+        record: bool,
     ) -> Option<(Verdict, Action)> {
         let (tool, input, repeated) = match subject {
             Subject::Line(line) => ("shell".to_owned(), (*line).to_owned(), line.to_string()),
@@ -533,10 +530,17 @@ impl Decider {
                 (tool, (*line).to_owned(), repeated)
             }
         };
+        // Kept as a digest: a session's saved state must not grow with the
+        // size of its calls (a 20 MB write).
+        let repeated = digest(&repeated);
         let looping = self.with_state(key, |st| {
-            st.recent.push_back(repeated.clone());
-            if st.recent.len() > DOOM_LOOP_THRESHOLD {
-                st.recent.pop_front();
+            // A repeat (a permission request for a call already counted) is
+            // checked against the count, not added to it.
+            if record {
+                st.recent.push_back(repeated.clone());
+                if st.recent.len() > DOOM_LOOP_THRESHOLD {
+                    st.recent.pop_front();
+                }
             }
             st.recent.len() == DOOM_LOOP_THRESHOLD && st.recent.iter().all(|l| *l == repeated)
         });
@@ -729,6 +733,24 @@ impl Outcome {
             answer,
         }
     }
+}
+
+/// A short fixed-size stand-in for a request, for the doom-loop count.
+fn digest(text: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    format!("{:016x}:{}", h.finish(), text.len())
+}
+
+/// An action as `rate` windows need it, without the tool's raw input
+/// (file contents), so that saved history stays small.
+fn without_tool_input(a: &Action) -> Action {
+    let mut a = a.clone();
+    if let Some(serde_json::Value::Object(tool)) = a.facets.get_mut("tool") {
+        tool.remove("input");
+    }
+    a
 }
 
 const REJECTED_EARLIER: &str =

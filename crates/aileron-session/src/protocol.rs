@@ -10,8 +10,12 @@ use serde::{Deserialize, Serialize};
 pub struct Request {
     /// The shell line; for a non-shell action, a one-line description.
     pub line: String,
-    /// Absolute working directory of the agent.
+    /// Absolute working directory of the agent: where the policy is found.
     pub cwd: String,
+    /// Where a shell line runs, when the tool names its own directory: it
+    /// places the line's paths, never which policy applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_cwd: Option<String>,
     /// The shim's arguments, for the audit trail.
     pub argv: Vec<String>,
     /// A non-shell tool call, lowered (one call may touch several files or
