@@ -109,18 +109,20 @@ pub(crate) fn regex_literal_prefix(src: &str) -> Option<String> {
 /// A compiled condition on one field.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cond {
-    Equals(Value),
+    Equals(#[serde(with = "crate::json_text::value")] Value),
     /// A bare list: element-for-element against a list, "one of" against a scalar.
-    List(Vec<Value>),
-    In(Vec<Value>),
+    List(#[serde(with = "crate::json_text::values")] Vec<Value>),
+    In(#[serde(with = "crate::json_text::values")] Vec<Value>),
     Pattern(Re),
     /// Lower-cased needle for strings; the original for list membership.
     Contains {
         lower: String,
+        #[serde(with = "crate::json_text::value")]
         value: Value,
     },
     NotContains {
         lower: String,
+        #[serde(with = "crate::json_text::value")]
         value: Value,
     },
     Glob(Glob),
