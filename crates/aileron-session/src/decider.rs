@@ -57,6 +57,10 @@ pub struct Decider {
     prompt_lock: Mutex<()>,
     prompter: Box<dyn Prompter>,
     masker: Masker,
+    /// The latest policy, freed only when the next one replaces it: the
+    /// shim execs with it still alive instead of spending longer freeing
+    /// every rule than deciding took.
+    last_policy: Mutex<Option<aileron_config::Loaded>>,
 }
 
 struct Outcome {
@@ -76,6 +80,7 @@ impl Decider {
             prompt_lock: Mutex::new(()),
             prompter,
             masker,
+            last_policy: Mutex::default(),
         }
     }
 
@@ -145,6 +150,12 @@ impl Decider {
                     &cx,
                     epoch,
                 );
+                let previous = self
+                    .last_policy
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .replace(loaded);
+                drop(previous); // outside the lock
                 (outcome, audit)
             }
         };
