@@ -1,12 +1,16 @@
-//! The compiled-policy cache: one JSON file per combination of inputs,
-//! valid only while every source file still has the content it was
-//! compiled from. Corrupt or stale entries are ignored, never trusted.
+//! The compiled-policy cache: one file per combination of inputs, valid
+//! only while every source file still has the content it was compiled
+//! from. Corrupt or stale entries are ignored, never trusted.
+//!
+//! An entry is the hash of its payload (8 bytes, little-endian) followed by
+//! the payload in postcard, a compact binary encoding: the shim reads one on
+//! every command, and JSON took several times longer to decode.
 
 use crate::{LoadOptions, path_str};
 use aileron_engine::{Policy, Source};
 use serde::{Deserialize, Serialize};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether a load used the cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,9 +34,29 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
+/// Which entry to look for, and the files already read to compute it.
+pub(crate) struct Probe {
+    pub key: String,
+    /// Path and content hash of each file read for the key (`None`: unreadable),
+    /// so that checking the entry does not read them again.
+    read: Vec<(PathBuf, Option<u64>)>,
+}
+
+impl Probe {
+    fn content_hash(&mut self, path: PathBuf) -> Option<u64> {
+        let hash = std::fs::read(&path).ok().map(|b| hash_bytes(&b));
+        self.read.push((path, hash));
+        hash
+    }
+}
+
 /// The inputs that decide which files are read: the project and user files'
 /// content, the language markers present, the environment and this binary.
-pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> String {
+pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
+    let mut probe = Probe {
+        key: String::new(),
+        read: Vec::new(),
+    };
     let mut h = DefaultHasher::new();
     env!("CARGO_PKG_VERSION").hash(&mut h);
     build_id().hash(&mut h);
@@ -41,7 +65,7 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> String {
     let project_dir = project_file.and_then(Path::parent).unwrap_or(&opts.cwd);
     if let Some(p) = project_file {
         path_str(p).hash(&mut h);
-        std::fs::read(p).ok().hash(&mut h);
+        probe.content_hash(p.to_path_buf()).hash(&mut h);
     }
     if opts.auto_profiles {
         for (marker, _) in aileron_engine::profiles::LANGUAGE_MARKERS {
@@ -49,11 +73,12 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> String {
         }
     }
     if opts.user_settings {
-        std::fs::read(opts.home.join(".aileron/settings.yaml"))
-            .ok()
+        probe
+            .content_hash(opts.home.join(".aileron/settings.yaml"))
             .hash(&mut h);
     }
-    format!("{:016x}", h.finish())
+    probe.key = format!("{:016x}", h.finish());
+    probe
 }
 
 /// The running executable's size and modification time: a rebuilt
@@ -74,14 +99,30 @@ impl HashInto for aileron_engine::Environment {
     }
 }
 
-pub(crate) fn read(dir: &Path, key: &str) -> Option<Policy> {
-    let bytes = std::fs::read(dir.join(format!("{key}.json"))).ok()?;
-    let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+fn entry_path(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{key}.bin"))
+}
+
+pub(crate) fn read(dir: &Path, probe: &Probe) -> Option<Policy> {
+    let bytes = std::fs::read(entry_path(dir, &probe.key)).ok()?;
+    let (sum, payload) = bytes.split_first_chunk::<8>()?;
+    if u64::from_le_bytes(*sum) != hash_bytes(payload) {
+        return None;
+    }
+    let entry: Entry = postcard::from_bytes(payload).ok()?;
     if entry.version != env!("CARGO_PKG_VERSION") {
         return None;
     }
     for (path, want) in &entry.files {
-        if hash_bytes(&std::fs::read(path).ok()?) != *want {
+        let known = probe
+            .read
+            .iter()
+            .find(|(p, _)| p.as_os_str() == path.as_str());
+        let have = match known {
+            Some((_, hash)) => *hash,
+            None => std::fs::read(path).ok().map(|b| hash_bytes(&b)),
+        };
+        if have != Some(*want) {
             return None;
         }
     }
@@ -100,16 +141,16 @@ pub(crate) fn write(dir: &Path, key: &str, sources: &[Source], policy: &Policy) 
         files,
         policy: policy.clone(),
     };
-    let Ok(json) = serde_json::to_vec(&entry) else {
+    let Ok(payload) = postcard::to_stdvec(&entry) else {
         return;
     };
+    let mut bytes = hash_bytes(&payload).to_le_bytes().to_vec();
+    bytes.extend_from_slice(&payload);
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, json).is_ok()
-        && std::fs::rename(&tmp, dir.join(format!("{key}.json"))).is_err()
-    {
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, entry_path(dir, key)).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }

@@ -85,8 +85,8 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
     };
     let (key, probe) = match cache_dir {
         Some(dir) => {
-            let key = cache::key(opts, project_file.as_deref());
-            match cache::read(dir, &key) {
+            let probe = cache::key(opts, project_file.as_deref());
+            match cache::read(dir, &probe) {
                 Some(policy) => {
                     return Ok(Loaded {
                         policy,
@@ -94,7 +94,7 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
                         cache: CacheOutcome::Hit,
                     });
                 }
-                None => (Some((dir, key)), CacheOutcome::Miss),
+                None => (Some((dir, probe.key)), CacheOutcome::Miss),
             }
         }
         None => (None, CacheOutcome::Disabled),

@@ -197,6 +197,22 @@ fn the_cache_is_used_until_a_source_changes() {
         Decision::Deny
     );
 
+    // One changed byte anywhere in an entry, and it is not used.
+    let entry = fs::read_dir(&cache)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let good = fs::read(&entry).unwrap();
+    for at in [0, 8, good.len() / 2, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x01;
+        fs::write(&entry, bad).unwrap();
+        assert_eq!(load(&opts, Some(&cache)).unwrap().cache, CacheOutcome::Miss);
+        fs::write(&entry, &good).unwrap();
+    }
+
     // A corrupt cache file is ignored, never trusted.
     for entry in fs::read_dir(&cache).unwrap() {
         fs::write(entry.unwrap().path(), "{not json").unwrap();

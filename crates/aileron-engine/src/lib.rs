@@ -27,6 +27,7 @@ pub mod diagnostic;
 pub mod document;
 pub mod evaluate;
 pub mod glob;
+mod json_text;
 pub mod paths;
 pub mod pattern;
 pub mod policy;

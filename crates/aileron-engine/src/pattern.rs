@@ -14,6 +14,7 @@ use crate::glob::Glob;
 use crate::yaml::{Node, Value as Y};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::OnceLock;
 
 /// Every operator, in the order error messages list them.
 pub const OPERATORS: &[&str] = &[
@@ -108,18 +109,20 @@ pub(crate) fn regex_literal_prefix(src: &str) -> Option<String> {
 /// A compiled condition on one field.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cond {
-    Equals(Value),
+    Equals(#[serde(with = "crate::json_text::value")] Value),
     /// A bare list: element-for-element against a list, "one of" against a scalar.
-    List(Vec<Value>),
-    In(Vec<Value>),
+    List(#[serde(with = "crate::json_text::values")] Vec<Value>),
+    In(#[serde(with = "crate::json_text::values")] Vec<Value>),
     Pattern(Re),
     /// Lower-cased needle for strings; the original for list membership.
     Contains {
         lower: String,
+        #[serde(with = "crate::json_text::value")]
         value: Value,
     },
     NotContains {
         lower: String,
+        #[serde(with = "crate::json_text::value")]
         value: Value,
     },
     Glob(Glob),
@@ -225,7 +228,7 @@ impl Matcher {
             fields().find_map(|(p, c)| match c {
                 Cond::Path(g) => g.directory().map(|d| IndexKey::Directory(p, d.to_owned())),
                 // An anchored regex's literal prefix, up to its last `/`.
-                Cond::Pattern(re) => regex_literal_prefix(re.0.as_str())
+                Cond::Pattern(re) => regex_literal_prefix(re.as_str())
                     .and_then(|pre| {
                         pre.rfind('/')
                             .filter(|&i| i > 0)
@@ -260,7 +263,7 @@ impl Matcher {
             Matcher::Field(FieldPath::Facet(p), Cond::Pattern(re))
                 if p.len() == 2 && p[0] == "shell" && p[1] == "command" =>
             {
-                let prefix = regex_literal_prefix(re.0.as_str())?;
+                let prefix = regex_literal_prefix(re.as_str())?;
                 let (word, _) = prefix.split_once(' ')?;
                 (!word.is_empty()).then(|| word.to_owned())
             }
@@ -310,7 +313,7 @@ impl Cond {
                     items.iter().any(|w| equals(v, w))
                 }
             }
-            Cond::Pattern(re) => as_str(v).is_some_and(|s| re.0.is_match(s)),
+            Cond::Pattern(re) => as_str(v).is_some_and(|s| re.is_match(s)),
             Cond::Contains { lower, value } => match as_str(v) {
                 Some(s) => contains_ci(s, lower),
                 None => is_list(v) && list_contains(v, value),
@@ -399,43 +402,89 @@ fn contains_ci(haystack: &str, needle: &str) -> bool {
     }
 }
 
-/// A regex that serializes as its source (for the compiled-policy cache).
+/// Largest compiled regex a policy may hold.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// A regex kept as its source and compiled on first use, so that a policy
+/// read from the cache pays only for the regexes an action reaches.
 #[derive(Clone, Debug)]
-pub struct Re(pub regex::Regex);
+pub struct Re {
+    src: String,
+    compiled: OnceLock<regex::Regex>,
+}
+
+impl Re {
+    /// Compiles `src` now: a policy never holds a regex that does not compile.
+    pub fn new(src: &str) -> Result<Re, regex::Error> {
+        let re = build_regex(src)?;
+        Ok(Re {
+            src: src.to_owned(),
+            compiled: OnceLock::from(re),
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.src
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        self.compiled
+            .get_or_init(|| build_regex(&self.src).unwrap_or_else(|e| invalid_cached(&self.src, e)))
+            .is_match(text)
+    }
+}
+
+fn build_regex(src: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(src)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+}
+
+/// A pattern that was valid when its policy was compiled no longer is: the
+/// cached policy was altered. Deciding without the rule could let through
+/// what it denies, so nothing is decided (the shim runs nothing).
+#[cold]
+fn invalid_cached(src: &str, e: impl std::fmt::Display) -> ! {
+    panic!("a compiled policy holds an invalid pattern `{src}` ({e}); delete the policy cache")
+}
 
 impl Serialize for Re {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.as_str())
+        s.serialize_str(&self.src)
     }
 }
 
+/// Not compiled here: it was when the policy was compiled.
 impl<'de> Deserialize<'de> for Re {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let src = String::deserialize(d)?;
-        regex::Regex::new(&src)
-            .map(Re)
-            .map_err(serde::de::Error::custom)
+        Ok(Re {
+            src: String::deserialize(d)?,
+            compiled: OnceLock::new(),
+        })
     }
 }
 
-/// A gitignore-style path glob, already made absolute.
+/// A gitignore-style path glob, already made absolute; compiled on first use.
 #[derive(Clone, Debug)]
 pub struct PathGlob {
     pattern: String,
-    matcher: globset::GlobMatcher,
+    matcher: OnceLock<globset::GlobMatcher>,
+}
+
+fn build_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
 }
 
 impl PathGlob {
     /// Compiles an absolute pattern: `**` crosses directories, `*` does not.
     pub fn new(absolute_pattern: &str) -> Result<PathGlob, String> {
-        let glob = globset::GlobBuilder::new(absolute_pattern)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| e.kind().to_string())?;
+        let glob = build_glob(absolute_pattern).map_err(|e| e.kind().to_string())?;
         Ok(PathGlob {
             pattern: absolute_pattern.to_owned(),
-            matcher: glob.compile_matcher(),
+            matcher: OnceLock::from(glob.compile_matcher()),
         })
     }
 
@@ -463,7 +512,12 @@ impl PathGlob {
     }
 
     pub fn is_match(&self, path: &str) -> bool {
-        self.matcher.is_match(path)
+        self.matcher
+            .get_or_init(|| match build_glob(&self.pattern) {
+                Ok(g) => g.compile_matcher(),
+                Err(e) => invalid_cached(&self.pattern, e),
+            })
+            .is_match(path)
     }
 
     /// `D` when the pattern is `D/**` with no wildcard in `D`.
@@ -479,36 +533,51 @@ impl Serialize for PathGlob {
     }
 }
 
+/// Not compiled here: it was when the policy was compiled.
 impl<'de> Deserialize<'de> for PathGlob {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        PathGlob::new(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+        Ok(PathGlob {
+            pattern: String::deserialize(d)?,
+            matcher: OnceLock::new(),
+        })
     }
 }
 
-/// Many absolute path globs matched at once (one automaton, not one per glob).
+/// Many absolute path globs matched at once (one automaton, not one per
+/// glob), built on first use: most actions write no path.
 #[derive(Clone, Debug)]
 pub struct PathSet {
     patterns: Vec<String>,
-    set: globset::GlobSet,
+    set: OnceLock<globset::GlobSet>,
 }
 
 impl PathSet {
+    /// Checks every pattern now; the automaton is built when first needed.
     pub fn new(patterns: Vec<String>) -> Result<PathSet, String> {
-        let mut b = globset::GlobSetBuilder::new();
         for p in &patterns {
-            let g = globset::GlobBuilder::new(p)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| format!("{p}: {}", e.kind()))?;
-            b.add(g);
+            build_glob(p).map_err(|e| format!("{p}: {}", e.kind()))?;
         }
-        let set = b.build().map_err(|e| e.to_string())?;
-        Ok(PathSet { patterns, set })
+        Ok(PathSet {
+            patterns,
+            set: OnceLock::new(),
+        })
+    }
+
+    fn build(patterns: &[String]) -> Result<globset::GlobSet, globset::Error> {
+        let mut b = globset::GlobSetBuilder::new();
+        for p in patterns {
+            b.add(build_glob(p)?);
+        }
+        b.build()
     }
 
     pub fn is_match(&self, path: &str) -> bool {
-        self.set.is_match(path)
+        self.set
+            .get_or_init(|| {
+                PathSet::build(&self.patterns)
+                    .unwrap_or_else(|e| invalid_cached(&self.patterns.join(", "), e))
+            })
+            .is_match(path)
     }
 }
 
@@ -518,9 +587,13 @@ impl Serialize for PathSet {
     }
 }
 
+/// Not compiled here: it was checked when the policy was compiled.
 impl<'de> Deserialize<'de> for PathSet {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        PathSet::new(Vec::<String>::deserialize(d)?).map_err(serde::de::Error::custom)
+        Ok(PathSet {
+            patterns: Vec::<String>::deserialize(d)?,
+            set: OnceLock::new(),
+        })
     }
 }
 
@@ -805,8 +878,8 @@ fn parse_operator(op: &str, pos: Pos, arg: &Node, cx: &mut Cx<'_>) -> Option<Con
             _ => want(cx, "a list"),
         },
         "pattern" => match arg.as_str() {
-            Some(src) => match regex::RegexBuilder::new(src).size_limit(1 << 20).build() {
-                Ok(re) => Some(Cond::Pattern(Re(re))),
+            Some(src) => match Re::new(src) {
+                Ok(re) => Some(Cond::Pattern(re)),
                 Err(e) => {
                     let detail = e.to_string();
                     let last = detail
@@ -953,6 +1026,26 @@ fn parse_time_window(node: &Node, cx: &mut Cx<'_>) -> Option<TimeWindow> {
 #[cfg(test)]
 mod tests {
     use super::regex_literal_prefix as prefix;
+    use super::{PathGlob, PathSet, Re};
+
+    #[test]
+    fn patterns_read_back_uncompiled_match_as_compiled() {
+        let re: Re = serde_json::from_str(r#""^git (push|pull)""#).unwrap();
+        assert!(re.compiled.get().is_none(), "compiled on first use only");
+        assert!(re.is_match("git push x") && !re.is_match("git status"));
+        let g: PathGlob = serde_json::from_str(r#""/srv/**/*.pem""#).unwrap();
+        assert!(g.is_match("/srv/a/b/k.pem") && !g.is_match("/srv/a/k.txt"));
+        let set: PathSet = serde_json::from_str(r#"["/a/*", "/b/**"]"#).unwrap();
+        assert!(set.set.get().is_none());
+        assert!(set.is_match("/a/x") && set.is_match("/b/x/y") && !set.is_match("/a/x/y"));
+        let again: PathSet = serde_json::from_str(&serde_json::to_string(&set).unwrap()).unwrap();
+        assert!(again.is_match("/b/z"));
+        assert!(
+            PathSet::new(vec!["/a/[".into()]).is_err(),
+            "checked when built"
+        );
+        assert!(Re::new("(").is_err());
+    }
 
     #[test]
     fn literal_prefixes_of_anchored_regexes() {

@@ -29,6 +29,7 @@ pub struct Policy {
     pub env: EnvPolicy,
     /// The policy sources in force, lowest layer first.
     pub sources: Vec<(String, Layer)>,
+    #[serde(with = "crate::json_text")]
     pub tests: Vec<TestCase>,
     pub environment: Environment,
 }

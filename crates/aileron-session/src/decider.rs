@@ -107,6 +107,10 @@ pub struct Decider {
     masker: Masker,
     /// A running `aileron serve`, when one is configured.
     remote: Option<Remote>,
+    /// The latest policy, freed only when the next one replaces it: the
+    /// shim execs with it still alive instead of spending longer freeing
+    /// every rule than deciding took.
+    last_policy: Mutex<Option<aileron_config::Loaded>>,
 }
 
 struct Outcome {
@@ -130,6 +134,7 @@ impl Decider {
             prompt_lock: Mutex::new(()),
             prompter,
             masker,
+            last_policy: Mutex::default(),
         }
     }
 
@@ -238,6 +243,12 @@ impl Decider {
                         epoch,
                     )
                 };
+                let previous = self
+                    .last_policy
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .replace(loaded);
+                drop(previous); // outside the lock
                 (outcome, audit)
             }
         };

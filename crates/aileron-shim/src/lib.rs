@@ -74,10 +74,15 @@ pub fn main() -> ExitCode {
         .and_then(|socket| {
             aileron_session::server::request(std::path::Path::new(&socket), &req).ok()
         });
+    // Kept alive until the exec, which frees it faster than dropping would.
+    let decider;
     let response = match session_answer {
         Some(r) => r,
         // Called directly, or the session is gone: decide here, fail closed.
-        None => standalone(cwd).decide(&req),
+        None => {
+            decider = standalone(cwd);
+            decider.decide(&req)
+        }
     };
     if !response.allow {
         return deny(response.message.as_deref().unwrap_or("aileron: denied"));
