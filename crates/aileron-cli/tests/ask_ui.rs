@@ -199,3 +199,31 @@ fn with_the_server_gone_and_no_terminal_the_ask_is_denied() {
     let out = no_tty(&mut p.shim(&["-c", "echo ok"])).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
 }
+
+#[test]
+fn a_rule_saved_through_the_api_is_seen_by_the_next_shim_command() {
+    let p = Project::new(POLICY);
+    let s = serve(&p);
+    // Layer 7 can add a deny (and cannot outrank a file's deny).
+    let v = call(
+        &s,
+        "POST",
+        "/api/rules",
+        r#"{"id":"no-echo-secrets","decision":"deny","command":"echo secret*","description":"no secrets on stdout"}"#,
+    );
+    assert_eq!(v["id"], "no-echo-secrets", "{v}");
+    let out = no_tty(&mut p.shim(&["-c", "echo secret-value"]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "aileron: denied: no secrets on stdout (rule no-echo-secrets)\n"
+    );
+    // Deleted: the next command runs again (`echo *` is allowed by the file).
+    call(&s, "DELETE", "/api/rules/no-echo-secrets", "");
+    let out = no_tty(&mut p.shim(&["-c", "echo secret-value"]))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "secret-value\n");
+}

@@ -106,6 +106,7 @@ fn options(project: &Path, home: &Path) -> LoadOptions {
         user_settings: true,
         auto_profiles: true,
         run_tests: false,
+        server_rules: false,
     }
 }
 

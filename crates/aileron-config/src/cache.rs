@@ -61,7 +61,13 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     env!("CARGO_PKG_VERSION").hash(&mut h);
     build_id().hash(&mut h);
     opts.environment().hash_into(&mut h);
-    (opts.user_settings, opts.auto_profiles, opts.run_tests).hash(&mut h);
+    (
+        opts.user_settings,
+        opts.auto_profiles,
+        opts.run_tests,
+        opts.server_rules,
+    )
+        .hash(&mut h);
     let project_dir = project_file.and_then(Path::parent).unwrap_or(&opts.cwd);
     if let Some(p) = project_file {
         path_str(p).hash(&mut h);
@@ -75,6 +81,11 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     if opts.user_settings {
         probe
             .content_hash(opts.home.join(".aileron/settings.yaml"))
+            .hash(&mut h);
+    }
+    if opts.server_rules {
+        probe
+            .content_hash(opts.data_dir.join(crate::server_rules::SERVER_RULES_FILE))
             .hash(&mut h);
     }
     probe.key = format!("{:016x}", h.finish());

@@ -35,6 +35,9 @@ pub struct LoadOptions {
     pub auto_profiles: bool,
     /// Run the policy's `tests:` and refuse a policy whose examples fail.
     pub run_tests: bool,
+    /// Add the rules `aileron serve` exports to `$AILERON_DATA/server-rules.yaml`
+    /// (layer 7), so that local adapters decide with the dashboard's rules too.
+    pub server_rules: bool,
 }
 
 impl LoadOptions {
@@ -55,6 +58,7 @@ impl LoadOptions {
             user_settings: true,
             auto_profiles: true,
             run_tests: false,
+            server_rules: true,
         }
     }
 
@@ -100,7 +104,14 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
         None => (None, CacheOutcome::Disabled),
     };
     let sources = gather_sources(opts, project_file.as_deref())?;
-    let policy = Policy::from_sources(&sources, &opts.environment()).map_err(Diagnostics)?;
+    let mut policy = Policy::from_sources(&sources, &opts.environment()).map_err(Diagnostics)?;
+    if opts.server_rules {
+        let file = opts.data_dir.join(server_rules::SERVER_RULES_FILE);
+        let rules = server_rules::load_rules(&file, &path_str(&opts.home))?;
+        if !rules.is_empty() {
+            policy = policy.with_rules(rules).map_err(Diagnostics)?;
+        }
+    }
     if opts.run_tests {
         let failures: Vec<Diagnostic> = policy
             .run_tests()

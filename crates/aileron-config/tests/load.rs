@@ -34,6 +34,7 @@ impl Fixture {
             user_settings: true,
             auto_profiles: true,
             run_tests: false,
+            server_rules: false,
         }
     }
 }

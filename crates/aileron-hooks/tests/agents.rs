@@ -114,6 +114,7 @@ impl Sandbox {
                 user_settings: false,
                 auto_profiles: false,
                 run_tests: false,
+                server_rules: false,
             },
             socket: None,
             tty: root.join("no-tty").to_string_lossy().into_owned(),

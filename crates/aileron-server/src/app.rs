@@ -361,6 +361,8 @@ impl App {
         opts.home = self.cfg.home.clone();
         opts.data_dir = self.cfg.data_dir.clone();
         opts.user_settings = self.cfg.user_settings;
+        // The server adds its database rules itself, fresh.
+        opts.server_rules = false;
         match cwd {
             Some(c) => {
                 opts.cwd = PathBuf::from(c);
