@@ -63,8 +63,37 @@ impl AuditAction {
             id: action.id.clone(),
             kind: action.kind.clone(),
             summary: action.summary.clone(),
-            facets: action.facets.clone(),
+            facets: action
+                .facets
+                .iter()
+                .map(|(k, v)| (k.clone(), clipped(v)))
+                .collect(),
         }
+    }
+}
+
+/// Longest string kept whole in a logged facet: a tool's input can be a
+/// whole file (a 20 MB write), which the log needs to name, not to hold.
+pub const MAX_LOGGED_STRING: usize = 16 * 1024;
+
+fn clipped(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.len() > MAX_LOGGED_STRING => {
+            let mut end = MAX_LOGGED_STRING;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            Value::String(format!(
+                "{}…[{} more bytes not logged]",
+                &s[..end],
+                s.len() - end
+            ))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(clipped).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), clipped(v))).collect())
+        }
+        other => other.clone(),
     }
 }
 
@@ -117,5 +146,34 @@ impl AuditRecord {
     pub fn to_json_line(&self) -> String {
         // A struct of strings, maps and integers always serializes.
         serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_strings_are_clipped_on_a_char_boundary_and_say_so() {
+        let mut a = Action {
+            kind: "fs.write".into(),
+            ..Action::default()
+        };
+        let content = "é".repeat(MAX_LOGGED_STRING); // two bytes each
+        a.facets.insert(
+            "tool".into(),
+            serde_json::json!({"name": "Write", "input": {"content": content, "file_path": "/p/x"}}),
+        );
+        let logged = AuditAction::from_action(&a);
+        let text = logged.facets["tool"]["input"]["content"].as_str().unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "{}…[{} more bytes not logged]",
+                "é".repeat(MAX_LOGGED_STRING / 2),
+                MAX_LOGGED_STRING
+            )
+        );
+        assert_eq!(logged.facets["tool"]["input"]["file_path"], "/p/x");
     }
 }
