@@ -42,9 +42,11 @@ impl Env {
         self.cmd(data).args(args).output().unwrap()
     }
 
+    /// Starts `aileron serve`; the caller waits for the child.
+    #[allow(clippy::zombie_processes)]
     fn serve(&self, data: &str) -> (Child, String) {
         let _ = std::fs::remove_file(self.root.join(data).join("server.json"));
-        let child = self
+        let mut child = self
             .cmd(data)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .stdout(Stdio::null())
@@ -61,14 +63,24 @@ impl Env {
                 let url = v["url"].as_str().unwrap().to_owned();
                 return (child, url.trim_start_matches("http://").to_owned());
             }
-            assert!(Instant::now() < deadline, "the server did not start");
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server did not start");
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
 
 /// A minimal HTTP/1.1 request; the status and the body.
-fn http(addr: &str, method: &str, path: &str, token: &str, body: &str) -> std::io::Result<(u16, String)> {
+fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: &str,
+) -> std::io::Result<(u16, String)> {
     let mut s = TcpStream::connect(addr)?;
     s.set_read_timeout(Some(WAIT))?;
     write!(
@@ -83,7 +95,10 @@ fn http(addr: &str, method: &str, path: &str, token: &str, body: &str) -> std::i
         .nth(1)
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("bad response: {resp:?}")))?;
-    let body = resp.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    let body = resp
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
     Ok((status, body))
 }
 
@@ -148,7 +163,12 @@ fn kill_9_in_the_middle_of_writes_leaves_a_consistent_database() {
             .unwrap();
         let stored: std::collections::HashSet<String> = rows
             .iter()
-            .map(|r| serde_json::from_str::<Value>(&r.record).unwrap()["action"]["id"].as_str().unwrap().to_owned())
+            .map(|r| {
+                serde_json::from_str::<Value>(&r.record).unwrap()["action"]["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
             .collect();
         for id in &acked {
             assert!(stored.contains(id), "acknowledged {id} is missing");
@@ -158,13 +178,23 @@ fn kill_9_in_the_middle_of_writes_leaves_a_consistent_database() {
     });
     // The server starts again on the same data, then stops cleanly on SIGTERM.
     let (child, addr) = env.serve("data");
-    let (s, body) = http(&addr, "GET", "/api/actions?session=kill&limit=1", &token, "").unwrap();
+    let (s, body) = http(
+        &addr,
+        "GET",
+        "/api/actions?session=kill&limit=1",
+        &token,
+        "",
+    )
+    .unwrap();
     assert_eq!(s, 200, "{body}");
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    assert!(!env.root.join("data/server.json").exists(), "removed on a clean shutdown");
+    assert!(
+        !env.root.join("data/server.json").exists(),
+        "removed on a clean shutdown"
+    );
 }
 
 const RULES: &str = r#"# rules to import
@@ -190,7 +220,12 @@ deny:
 "#;
 
 fn stdout(o: &Output) -> String {
-    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
@@ -209,7 +244,10 @@ fn rules_export_import_export_is_identical() {
     assert!(e1.contains("- id: no-prod-deletes"), "{e1}");
     assert!(e1.contains("decision: deny"), "{e1}");
     // The server's copy is the same text.
-    assert_eq!(std::fs::read_to_string(env.root.join("d1/server-rules.yaml")).unwrap(), e1);
+    assert_eq!(
+        std::fs::read_to_string(env.root.join("d1/server-rules.yaml")).unwrap(),
+        e1
+    );
     let f1 = write(&env.root, "e1.yaml", &e1);
     stdout(&env.run("d2", &["rules", "import", &f1]));
     let e2 = stdout(&env.run("d2", &["rules", "export"]));
@@ -225,7 +263,10 @@ fn rules_export_import_export_is_identical() {
     stdout(&env.run("d2", &["rules", "import", &f1]));
     assert_eq!(stdout(&env.run("d2", &["rules", "export"])), e1);
     let list = stdout(&env.run("d1", &["rules", "list"]));
-    assert!(list.contains("no-prod-deletes") && list.contains("(disabled)"), "{list}");
+    assert!(
+        list.contains("no-prod-deletes") && list.contains("(disabled)"),
+        "{list}"
+    );
 }
 
 #[test]
@@ -248,7 +289,10 @@ fn an_invalid_rules_file_is_refused_whole() {
 #[test]
 fn token_create_prints_a_token_the_server_accepts() {
     let env = Env::new();
-    let o = env.run("data", &["token", "create", "--role", "approver", "--name", "bob"]);
+    let o = env.run(
+        "data",
+        &["token", "create", "--role", "approver", "--name", "bob"],
+    );
     let token = stdout(&o).trim().to_owned();
     assert!(token.starts_with("ail_"), "{token}");
     let o = env.run("data", &["token", "create", "--role", "admin"]);

@@ -66,6 +66,13 @@
     return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ` +
       `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
   }
+  // A time of today as HH:MM:SS, another day's in full.
+  function fmtClock(v) {
+    const d = parseTime(v);
+    if (!d) return v ? String(v) : '';
+    if (d.toDateString() !== new Date().toDateString()) return fmtTime(v);
+    return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+  }
   function fmtDuration(ms) {
     if (ms < 0) ms = 0;
     const s = Math.round(ms / 1000);
@@ -827,7 +834,7 @@
     set('session', [p.session, p.agent].filter(Boolean).join(' · '));
     set('cwd', p.cwd);
     set('rule', p.rule);
-    set('age', fmtTime(p.created));
+    set('age', fmtClock(p.created));
     set('reason', p.reason);
     node.querySelector('[data-field="reason"]').hidden = !p.reason;
     const facets = node.querySelector('details.facets');
@@ -1017,11 +1024,15 @@
       const v = form.elements[name].value.trim();
       if (v) f[name] = v;
     }
+    // `10m`, `2h`, `1d`, a date, or a local date and time (sent as UTC).
     for (const name of ['since', 'until']) {
-      const v = form.elements[name].value;
-      if (v) {
-        const d = new Date(v);
-        if (!Number.isNaN(d.getTime())) f[name] = d.toISOString();
+      const v = form.elements[name].value.trim();
+      if (!v) continue;
+      if (/^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2})?$/.test(v)) {
+        const d = new Date(v.replace(' ', 'T'));
+        f[name] = Number.isNaN(d.getTime()) ? v : d.toISOString();
+      } else {
+        f[name] = v;
       }
     }
     return f;
@@ -1078,12 +1089,15 @@
     body.replaceChildren(
       ...rows.map((r) => {
         const verdict = el('td', { class: 'col-decision' }, decisionBadge(r.decision, 'action-decision'));
-        if (r.outcome) verdict.append(el('span', { class: 'outcome', text: r.outcome }));
+        if (r.outcome) {
+          const allowed = /^(approved|timeout-allow|allow)/.test(r.outcome);
+          verdict.append(el('span', { class: `outcome ${allowed ? 'outcome-allow' : 'outcome-deny'}`, text: `→ ${r.outcome}`, 'data-testid': 'action-outcome' }));
+        }
         const why = el('td', { class: 'col-why' });
         if (r.rule) why.append(el('code', { class: 'rule-id', text: r.rule }));
         if (r.source) why.append(el('span', { class: 'source', text: r.source }));
         if (r.reason) why.append(el('div', { class: 'reason', text: r.reason }));
-        if (r.approver) why.append(el('div', { class: 'muted small', text: `by ${r.approver}` }));
+        if (r.approver) why.append(el('div', { class: 'muted small', text: `approver: ${r.approver}` }));
         return el(
           'tr',
           { 'data-testid': 'action-row', 'data-decision': r.decision, class: `row-${r.decision}` },

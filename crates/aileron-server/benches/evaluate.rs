@@ -67,9 +67,18 @@ async fn run(requests: usize) {
             .unwrap();
         assert!(r.status().is_success());
     }
-    let commands = ["git status", "ls -la src", "git diff HEAD~1", "cargo test -p x", "curl https://x | sh"];
+    let commands = [
+        "git status",
+        "ls -la src",
+        "git diff HEAD~1",
+        "cargo test -p x",
+        "curl https://x | sh",
+    ];
     println!("POST /api/evaluate, {requests} requests per run, SQLite, loopback");
-    println!("{:>8} {:>10} {:>10} {:>10} {:>10}", "clients", "req/s", "p50", "p99", "max");
+    println!(
+        "{:>8} {:>10} {:>10} {:>10} {:>10}",
+        "clients", "req/s", "p50", "p99", "max"
+    );
     for clients in [1usize, 8, 32] {
         let per = requests / clients;
         let started = Instant::now();
@@ -86,7 +95,13 @@ async fn run(requests: usize) {
                         "facets": {"shell": {"command": commands[(c + i) % commands.len()]}},
                         "session": {"id": format!("bench-{c}"), "cwd": proj}});
                     let t = Instant::now();
-                    let r = client.post(&url).bearer_auth(&token).json(&body).send().await.unwrap();
+                    let r = client
+                        .post(&url)
+                        .bearer_auth(&token)
+                        .json(&body)
+                        .send()
+                        .await
+                        .unwrap();
                     assert!(r.status().is_success());
                     let v: serde_json::Value = r.json().await.unwrap();
                     assert!(v["decision"].is_string());

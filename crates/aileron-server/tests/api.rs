@@ -329,7 +329,7 @@ async fn invalid_rules_are_refused_with_the_loaders_message_and_never_stored() {
     let (s, v) = api
         .post(
             "/api/rules/preview",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"draft": {"decision": "deny", "when": {"x.y": {"nope": 1}}}}),
         )
         .await;
@@ -425,11 +425,7 @@ async fn a_policy_that_does_not_load_denies() {
     );
     // Garbage is a 400, not an allow.
     let (s, _) = api
-        .post(
-            "/api/evaluate",
-            &api.agent().to_owned(),
-            &json!({"no": "type"}),
-        )
+        .post("/api/evaluate", api.agent(), &json!({"no": "type"}))
         .await;
     assert_eq!(s, 400);
     api.server.shutdown().await;
@@ -478,7 +474,7 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
     let (s, v) = api
         .post(
             "/api/pending-actions/h1/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "once", "reviewer": "alice"}),
         )
         .await;
@@ -507,7 +503,7 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
     let (s, _) = api
         .post(
             "/api/pending-actions/h2/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "feedback", "reason": "use the sandbox URL"}),
         )
         .await;
@@ -525,7 +521,7 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
     api.wait_pending("h3").await;
     api.post(
         "/api/pending-actions/h3/decision",
-        &api.admin().to_owned(),
+        api.admin(),
         &json!({"decision": "always"}),
     )
     .await;
@@ -586,7 +582,7 @@ async fn an_unanswered_ask_times_out_to_on_timeout() {
     let (s, _) = api
         .post(
             "/api/pending-actions/t2/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "once"}),
         )
         .await;
@@ -594,7 +590,7 @@ async fn an_unanswered_ask_times_out_to_on_timeout() {
     let (s, _) = api
         .post(
             "/api/pending-actions/never/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "once"}),
         )
         .await;
@@ -611,10 +607,8 @@ async fn concurrent_decisions_on_one_pending_action_exactly_one_wins() {
         let a = api.clone();
         let body = json!({"action": {"id": id, "type": "tool.call", "facets": {"tool": {"name": "Bash", "input": {}}},
             "session": {"id": "s"}}, "rule": "r", "reason": "why", "timeout_secs": 15, "on_timeout": "deny"});
-        let waiting = tokio::spawn(async move {
-            a.post("/api/pending-actions", &a.agent().to_owned(), &body)
-                .await
-        });
+        let waiting =
+            tokio::spawn(async move { a.post("/api/pending-actions", a.agent(), &body).await });
         api.wait_pending(&id).await;
         let mut tasks = Vec::new();
         for i in 0..8 {
@@ -624,7 +618,7 @@ async fn concurrent_decisions_on_one_pending_action_exactly_one_wins() {
             tasks.push(tokio::spawn(async move {
                 a.post(
                     &format!("/api/pending-actions/{id}/decision"),
-                    &a.admin().to_owned(),
+                    a.admin(),
                     &json!({"decision": d}),
                 )
                 .await
@@ -740,7 +734,7 @@ async fn action_log_filters_paging_and_agent_visibility() {
     let (s, v) = api
         .post(
             "/api/rules/preview",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"draft": {"decision": "deny", "when": {"shell.binary": "rm"}}, "lookbackLimit": 100000}),
         )
         .await;
@@ -752,7 +746,7 @@ async fn action_log_filters_paging_and_agent_visibility() {
     let (_, v) = api
         .post(
             "/api/rules/preview",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"draft": {"decision": "deny", "when": {"fs.path": {"path": "/etc/*"}}}}),
         )
         .await;
@@ -822,10 +816,8 @@ async fn webhook_approvers_verify_signatures() {
     let a = api.clone();
     let body = json!({"action": {"id": "w1", "type": "tool.call", "facets": {"tool": {"name": "x"}}},
         "timeout_secs": 15});
-    let waiting = tokio::spawn(async move {
-        a.post("/api/pending-actions", &a.agent().to_owned(), &body)
-            .await
-    });
+    let waiting =
+        tokio::spawn(async move { a.post("/api/pending-actions", a.agent(), &body).await });
     api.wait_pending("w1").await;
     let sign = |secret: &str, body: &[u8]| {
         let mut m = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();

@@ -119,6 +119,18 @@ async fn evaluate(http: reqwest::Client, url: String, token: String, action: Val
     res.json().await.expect("JSON verdict")
 }
 
+/// A screenshot for the docs: toasts gone, no focus ring, from the top.
+async fn shoot(d: &WebDriver, path: &Path) {
+    d.execute(
+        "document.querySelectorAll('.toast').forEach(t => t.remove()); \
+         if (document.activeElement) document.activeElement.blur();",
+        vec![],
+    )
+    .await
+    .expect("tidy the page");
+    screenshot_page(d, WIDTH, 720, path).await;
+}
+
 fn screenshot_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("dashboard-{name}.png"))
 }
@@ -276,7 +288,7 @@ async fn dashboard_end_to_end() {
         "{card_text}"
     );
     assert!(!waiting_push.is_finished(), "the client waits for a person");
-    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "pending")).await;
+    shoot(&d, &screenshot_path(shots.path(), "pending")).await;
 
     // Allow once: the waiting call gets allow.
     card.find(tid("pending-allow-once"))
@@ -343,7 +355,7 @@ async fn dashboard_end_to_end() {
         "const rows = [...document.querySelectorAll('[data-testid=action-row]')];
          return rows.length >= 6 ? rows.map(r => [r.querySelector('.col-summary').innerText,
            r.querySelector('[data-testid=action-decision]').dataset.decision,
-           r.querySelector('.outcome') ? r.querySelector('.outcome').innerText : '']) : null;",
+           r.querySelector('.outcome') ? r.querySelector('.outcome').innerText.replace(/^→ /, '') : '']) : null;",
         vec![],
     )
     .await;
@@ -372,7 +384,7 @@ async fn dashboard_end_to_end() {
         color_of(&d, "[data-testid=action-row][data-decision=ask] .badge").await,
         "rgb(154, 103, 0)"
     );
-    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "actions")).await;
+    shoot(&d, &screenshot_path(shots.path(), "actions")).await;
 
     // A filter: only denials.
     d.execute(
@@ -474,7 +486,7 @@ async fn dashboard_end_to_end() {
         "{count}"
     );
     wait_text(&d, "rule-preview-samples", "rm -rf /").await;
-    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "rules")).await;
+    shoot(&d, &screenshot_path(shots.path(), "rules")).await;
 
     d.find(tid("rule-save"))
         .await

@@ -221,21 +221,29 @@ pub async fn fill(driver: &WebDriver, testid: &str, text: &str) {
     el.send_keys(text).await.expect("type");
 }
 
-/// A screenshot of the whole page (the window grows to the page's height
-/// for it), written to `path`.
-pub async fn screenshot_page(driver: &WebDriver, width: u32, path: &Path) {
-    let h = driver
-        .execute(
-            "return Math.ceil(Math.max(document.documentElement.scrollHeight, document.body.scrollHeight));",
-            vec![],
-        )
-        .await
-        .ok()
-        .and_then(|r| r.json().as_u64())
-        .unwrap_or(900)
-        .clamp(600, 4000) as u32;
+/// A screenshot of the whole page from its top (the window grows to the
+/// page's height, at least `min_height`), written to `path`.
+pub async fn screenshot_page(driver: &WebDriver, width: u32, min_height: u32, path: &Path) {
     let before = driver.get_window_rect().await.ok();
-    let _ = driver.set_window_rect(0, 0, width, h).await;
+    let measure = "window.scrollTo(0, 0); \
+                   const h = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight); \
+                   return [Math.ceil(h), window.outerHeight - window.innerHeight];";
+    let mut height = min_height;
+    for _ in 0..3 {
+        let _ = driver.set_window_rect(0, 0, width, height).await;
+        let v = driver
+            .execute(measure, vec![])
+            .await
+            .map(|r| r.json().clone())
+            .unwrap_or(Value::Null);
+        let page = v[0].as_u64().unwrap_or(0) as u32;
+        let chrome = v[1].as_u64().unwrap_or(0) as u32;
+        let want = (page + chrome).clamp(min_height, 4000);
+        if want == height {
+            break;
+        }
+        height = want;
+    }
     tokio::time::sleep(Duration::from_millis(150)).await;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).expect("screenshot dir");
