@@ -340,6 +340,47 @@ async fn dashboard_end_to_end() {
     )
     .await;
 
+    // Allow always: the session's other request for the same command is
+    // answered too, and its card goes away by itself (the stream says so).
+    let push_dev = "git push origin dev";
+    let waiting_dev: Vec<_> = (0..2)
+        .map(|_| {
+            tokio::spawn(evaluate(
+                fx.http.clone(),
+                fx.server.url.clone(),
+                fx.server.agent_token.clone(),
+                fx.shell("s-3", push_dev),
+            ))
+        })
+        .collect();
+    wait_js(
+        &d,
+        "two cards for the same command",
+        "return document.querySelectorAll('[data-testid=pending-item]').length === 2",
+        vec![],
+    )
+    .await;
+    pending_card(&d, push_dev)
+        .await
+        .find(tid("pending-allow-always"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let mut outcomes = Vec::new();
+    for w in waiting_dev {
+        let v = tokio::time::timeout(STEP, w)
+            .await
+            .expect("the waiting call returns")
+            .expect("task");
+        assert_eq!(v["decision"], "allow", "{v}");
+        outcomes.push(v["outcome"].as_str().unwrap_or_default().to_owned());
+    }
+    outcomes.sort();
+    assert_eq!(outcomes, ["approved-always-session", "approved-once"]);
+    wait_shown(&d, "pending-empty").await;
+
     // ---- the action log, with decision colours ---------------------------
     d.find(tid("tab-actions"))
         .await
@@ -353,7 +394,7 @@ async fn dashboard_end_to_end() {
         &d,
         "rows with decisions",
         "const rows = [...document.querySelectorAll('[data-testid=action-row]')];
-         return rows.length >= 6 ? rows.map(r => [r.querySelector('.col-summary').innerText,
+         return rows.length >= 8 ? rows.map(r => [r.querySelector('.col-summary').innerText,
            r.querySelector('[data-testid=action-decision]').dataset.decision,
            r.querySelector('.outcome') ? r.querySelector('.outcome').innerText.replace(/^→ /, '') : '']) : null;",
         vec![],
@@ -371,7 +412,7 @@ async fn dashboard_end_to_end() {
     assert_eq!(find(push).2, "approved-once");
     assert_eq!(find(push_main).2, "corrected");
     // Newest first.
-    assert_eq!(rows[0].0, push_main, "{rows:?}");
+    assert_eq!(rows[0].0, push_dev, "{rows:?}");
     assert_eq!(
         color_of(&d, "[data-testid=action-row][data-decision=allow] .badge").await,
         "rgb(26, 127, 55)"
@@ -424,6 +465,50 @@ async fn dashboard_end_to_end() {
     wait_shown(&d, "view-rules").await;
     wait_text(&d, "rules-body", "web-writes").await;
     wait_text(&d, "rules-body", "mcp-judge").await;
+
+    // Edit shows a stored rule's fields, its matcher as YAML.
+    d.find(By::Css(
+        "[data-testid=rule-row][data-rule-id=\"web-writes\"]",
+    ))
+    .await
+    .unwrap()
+    .find(tid("rule-edit"))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_shown(&d, "rule-editor").await;
+    let when = d
+        .find(tid("rule-when"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert_eq!(
+        when,
+        "type: http.request\nhttp.method: {in: [POST, PUT, PATCH, DELETE]}\n"
+    );
+    let decision = d.find(tid("rule-decision")).await.unwrap();
+    assert_eq!(
+        decision.prop("value").await.unwrap().as_deref(),
+        Some("ask")
+    );
+    let timeout = d.find(tid("rule-timeout")).await.unwrap();
+    assert!(
+        timeout.is_displayed().await.unwrap(),
+        "ask fields show for ask"
+    );
+    assert_eq!(timeout.prop("value").await.unwrap().as_deref(), Some("300"));
+    wait_text(&d, "rule-preview-count", "Would have matched 0 of").await;
+    d.find(tid("rule-cancel"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     d.find(tid("rule-new"))
         .await
         .unwrap()
