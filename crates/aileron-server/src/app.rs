@@ -470,11 +470,61 @@ impl App {
         map.entry(id.to_owned()).or_default().clone()
     }
 
-    fn verdict_for(&self, policy: &Policy, action: &Action) -> Verdict {
-        let session = action.session.id.as_deref().map(|s| self.session(s));
-        let mut guard = session
-            .as_ref()
-            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
+    /// A session's state; a session not seen since the start gets its
+    /// latest actions from the log, so `rate` windows survive a restart.
+    async fn session_state(&self, id: &str) -> Arc<Mutex<SessionState>> {
+        if let Some(s) = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+        {
+            return s.clone();
+        }
+        let rows = self
+            .db
+            .actions(&crate::db::ActionQuery {
+                session: Some(id.to_owned()),
+                limit: HISTORY_LEN as i64,
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_default();
+        let home = self.home();
+        let mut history = VecDeque::new();
+        for row in rows.iter().rev() {
+            if let Some(a) = row
+                .action
+                .as_deref()
+                .and_then(|a| serde_json::from_str::<Action>(a).ok())
+            {
+                history.extend(matchable_actions(a, &home));
+            }
+        }
+        while history.len() > HISTORY_LEN {
+            history.pop_front();
+        }
+        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_SESSIONS && !map.contains_key(id) {
+            map.clear();
+        }
+        map.entry(id.to_owned())
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(SessionState {
+                    approvals: Vec::new(),
+                    history,
+                }))
+            })
+            .clone()
+    }
+
+    fn verdict_for(
+        &self,
+        policy: &Policy,
+        action: &Action,
+        session: Option<&Arc<Mutex<SessionState>>>,
+    ) -> Verdict {
+        let mut guard = session.map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
         let verdict = {
             let state = match guard.as_mut() {
                 Some(st) => {
@@ -489,8 +539,9 @@ impl App {
             evaluate_action(policy, action, &state)
         };
         if let Some(st) = guard.as_mut() {
-            st.history.push_back(action.clone());
-            if st.history.len() > HISTORY_LEN {
+            st.history
+                .extend(matchable_actions(action.clone(), &self.home()));
+            while st.history.len() > HISTORY_LEN {
                 st.history.pop_front();
             }
         }
@@ -514,9 +565,13 @@ impl App {
         let started = Instant::now();
         self.prepare(&mut action);
         let resolved = self.policy_for(action.session.cwd.as_deref()).await;
+        let session = match &action.session.id {
+            Some(id) => Some(self.session_state(id).await),
+            None => None,
+        };
         let (verdict, audit_path, policy) = match &resolved {
             Ok(r) => (
-                self.verdict_for(&r.policy, &action),
+                self.verdict_for(&r.policy, &action, session.as_ref()),
                 r.audit_path.clone(),
                 Some(r.clone()),
             ),

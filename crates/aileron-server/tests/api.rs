@@ -934,3 +934,74 @@ async fn catalogs_and_openapi() {
 fn _assert_api_is_send(a: Api) -> impl Send {
     a
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_windows_count_the_sessions_history_even_across_a_restart() {
+    let env = Env::new();
+    env.write("proj/aileron.yaml", "version: 1\ndefault: allow\n");
+    let api = env.start().await;
+    let (s, v) = api
+        .put_rule(
+            &json!({"id": "too-many", "decision": "deny", "priority": 300,
+            "when": {"type": "http.request", "rate": {"more_than": 2, "seconds": 600}}}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let mut decisions = Vec::new();
+    for i in 0..4 {
+        let mut a = http(&format!("r{i}"), "GET", "https://x/", "rs");
+        a["session"]["cwd"] = json!(env.proj);
+        decisions.push(api.evaluate(&a).await["decision"].clone());
+    }
+    assert_eq!(decisions.last().unwrap(), "deny", "{decisions:?}");
+    assert_eq!(decisions[0], "allow");
+    // Another session is not counted.
+    let mut a = http("other", "GET", "https://x/", "rs2");
+    a["session"]["cwd"] = json!(env.proj);
+    assert_eq!(api.evaluate(&a).await["decision"], "allow");
+    api.server.shutdown().await;
+    let api = env.start().await;
+    let mut a = http("r9", "GET", "https://x/", "rs");
+    a["session"]["cwd"] = json!(env.proj);
+    let v = api.evaluate(&a).await;
+    assert_eq!(
+        v["decision"], "deny",
+        "the history came back from the log: {v}"
+    );
+    assert_eq!(v["rule"], "too-many");
+    api.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rules_written_by_another_process_are_picked_up() {
+    let env = Env::new();
+    let api = env.start().await;
+    // Another writer on the same database (as `aileron rules import` is).
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let db = aileron_server::db::Db::open(&env.config().database_url())
+        .await
+        .unwrap();
+    let other = aileron_server::app::App::new(env.config(), db, rx)
+        .await
+        .unwrap();
+    let entry = aileron_config::server_rules::RuleEntry::from_mapping(
+        json!({"id": "from-cli", "decision": "deny", "command": "make *"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    other.upsert_rules(vec![entry], None).await.unwrap();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (s, _) = api.get("/api/rules/from-cli").await;
+        if s == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never picked up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let v = api.evaluate(&shell("m1", "make all", &env.proj, "s")).await;
+    assert_eq!(v["rule"], "from-cli", "{v}");
+    other.db.close().await;
+    api.server.shutdown().await;
+}
