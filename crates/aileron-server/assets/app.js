@@ -795,6 +795,10 @@
     const label = feedbackForm.querySelector('label');
     textarea.id = `feedback-${p.id}`;
     label.htmlFor = textarea.id;
+    // Each card's buttons name what they answer, for screen readers.
+    const summary = node.querySelector('[data-testid="pending-summary"]');
+    summary.id = `pending-summary-${p.id}`;
+    for (const b of node.querySelectorAll('button')) b.setAttribute('aria-describedby', summary.id);
     for (const button of node.querySelectorAll('[data-answer]')) {
       button.addEventListener('click', () => {
         const answer = button.dataset.answer;

@@ -625,7 +625,14 @@ async fn dashboard_end_to_end() {
     )
     .await;
 
-    // ---- 401 later on: back to the login form, with a clear message -----
+    // ---- sign out, and a 401 later on: back to the login form ------------
+    d.find(tid("logout")).await.unwrap().click().await.unwrap();
+    wait_shown(&d, "login-form").await;
+    let kept = d
+        .execute("return sessionStorage.getItem('aileron.token')", vec![])
+        .await
+        .unwrap();
+    assert_eq!(kept.json(), &Value::Null, "signing out forgets the token");
     d.execute(
         "sessionStorage.setItem('aileron.token', 'ail_revoked'); location.reload();",
         vec![],

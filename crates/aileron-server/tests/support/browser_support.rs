@@ -3,6 +3,7 @@
 //!
 //! Without `/usr/bin/chromedriver` the tests fail when `CI` is set (CI
 //! installs it: see `.ci/run`) and are skipped with a notice otherwise.
+//! `AILERON_CHROMEDRIVER` and `AILERON_CHROMIUM` name other binaries.
 
 use serde_json::Value;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
@@ -14,12 +15,20 @@ use thirtyfour::prelude::*;
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 
+fn chromedriver() -> String {
+    std::env::var("AILERON_CHROMEDRIVER").unwrap_or_else(|_| CHROMEDRIVER.to_owned())
+}
+
+fn chromium() -> String {
+    std::env::var("AILERON_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned())
+}
+
 /// How long a step may take before the test fails.
 pub const STEP: Duration = Duration::from_secs(15);
 
 /// Whether the browser is here; panics under CI when it is not.
 pub fn browser_available() -> bool {
-    let missing: Vec<&str> = [CHROMEDRIVER, CHROMIUM]
+    let missing: Vec<String> = [chromedriver(), chromium()]
         .into_iter()
         .filter(|p| !Path::new(p).exists())
         .collect();
@@ -81,7 +90,7 @@ pub async fn start_browser(width: u32, height: u32) -> Browser {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("chromedriver.log");
     let port = free_port();
-    let chromedriver = Command::new(CHROMEDRIVER)
+    let chromedriver = Command::new(chromedriver())
         .arg(format!("--port={port}"))
         .arg(format!("--log-path={}", log.display()))
         .stdin(Stdio::null())
@@ -108,7 +117,7 @@ pub async fn start_browser(width: u32, height: u32) -> Browser {
     }
     let profile = browser._dir.path().join("profile");
     let mut caps = DesiredCapabilities::chrome();
-    caps.set_binary(CHROMIUM).expect("binary");
+    caps.set_binary(&chromium()).expect("binary");
     for arg in [
         "--headless=new",
         "--no-sandbox",
