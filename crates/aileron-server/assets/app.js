@@ -633,6 +633,7 @@
   }
 
   function signOut(message) {
+    const wasIn = state.token !== null || state.view !== 'login';
     state.token = null;
     try {
       sessionStorage.removeItem(TOKEN_KEY);
@@ -648,6 +649,9 @@
     byTestId('session-bar').hidden = true;
     showMessage(byTestId('login-message'), message || '');
     showView('login');
+    // A late answer must not wipe a token being typed.
+    if (!wasIn) return;
+    banner('');
     const input = byTestId('login-token');
     input.value = '';
     input.focus();
@@ -936,6 +940,18 @@
         });
         if (res.status === 401) {
           signOut('The server did not accept the token (401). It may have restarted with a new one: paste the token it printed.');
+          return;
+        }
+        if (res.status === 403) {
+          // An agent's token: it may not watch or decide approvals.
+          let msg = '';
+          try {
+            msg = errorText(await res.json(), '');
+          } catch {
+            /* no body */
+          }
+          banner(`Live approvals are not available with this token: ${msg || 'forbidden (403)'}.`);
+          setLive('off');
           return;
         }
         if (!res.ok || !res.body) throw new Error(`stream answered ${res.status}`);
@@ -1446,7 +1462,16 @@
   function wire() {
     byTestId('login-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
-      const token = byTestId('login-token').value.trim();
+      // A pasted link works as well as the bare token.
+      let token = byTestId('login-token').value.trim();
+      const m = /[#&?/]token=([^&\s]+)/.exec(token);
+      if (m) {
+        try {
+          token = decodeURIComponent(m[1]);
+        } catch {
+          token = m[1];
+        }
+      }
       if (token) signIn(token);
     });
     byTestId('logout').addEventListener('click', () => signOut('Signed out.'));

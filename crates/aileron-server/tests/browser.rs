@@ -633,6 +633,28 @@ async fn dashboard_end_to_end() {
         .await
         .unwrap();
     assert_eq!(kept.json(), &Value::Null, "signing out forgets the token");
+
+    // An agent's token (pasted as a whole link) may not see approvals.
+    let agent_link = format!("{}/#token={}", fx.server.url, fx.server.agent_token);
+    fill(&d, "login-token", &agent_link).await;
+    d.find(tid("login-submit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let banner = wait_text(&d, "banner", "approver token").await;
+    assert!(banner.contains("not available with this token"), "{banner}");
+    d.find(tid("logout")).await.unwrap().click().await.unwrap();
+    wait_shown(&d, "login-form").await;
+    assert!(
+        !d.find(tid("banner"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
     d.execute(
         "sessionStorage.setItem('aileron.token', 'ail_revoked'); location.reload();",
         vec![],
