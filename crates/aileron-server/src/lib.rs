@@ -132,7 +132,7 @@ pub struct Server {
     pub first_start: bool,
     pub app: Arc<app::App>,
     shutdown: tokio::sync::watch::Sender<bool>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    task: std::sync::Mutex<Option<tokio::task::JoinHandle<std::io::Result<()>>>>,
 }
 
 impl Server {
@@ -188,7 +188,7 @@ impl Server {
             first_start: first_admin,
             app,
             shutdown: tx,
-            task,
+            task: std::sync::Mutex::new(Some(task)),
         })
     }
 
@@ -200,7 +200,7 @@ impl Server {
 
     /// Stops accepting, answers the waiting approvals (denied), finishes
     /// the requests in flight and removes `server.json`.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(&self) {
         let _ = self.shutdown.send(true);
         for p in self.app.queue.snapshot() {
             let _ = self.app.queue.resolve(
@@ -212,7 +212,10 @@ impl Server {
                 },
             );
         }
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
+        let task = self.task.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+        }
         if self.app.cfg.write_server_file {
             let _ = std::fs::remove_file(self.app.cfg.data_dir.join(SERVER_FILE));
         }

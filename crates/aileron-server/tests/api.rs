@@ -1005,3 +1005,65 @@ async fn rules_written_by_another_process_are_picked_up() {
     other.db.close().await;
     api.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn always_and_reject_cascade_over_the_sessions_waiting_actions() {
+    let env = Env::new();
+    let api = std::sync::Arc::new(env.start().await);
+    api.put_rule(&json!({"id": "ask-del", "decision": "ask", "timeout": 15,
+        "when": {"type": "http.request", "http.method": "DELETE"}}))
+        .await;
+    let spawn = |id: &str, url: &str, session: &str| {
+        let a = api.clone();
+        let action = http(id, "DELETE", url, session);
+        tokio::spawn(async move { a.evaluate(&action).await })
+    };
+    // always: the same action waiting twice in the session; one answer approves both.
+    let first = spawn("x1", "https://x/1", "sa");
+    api.wait_pending("x1").await;
+    let second = spawn("x2", "https://x/1", "sa");
+    api.wait_pending("x2").await;
+    let other = spawn("x3", "https://x/2", "sa");
+    api.wait_pending("x3").await;
+    let (s, _) = api
+        .post(
+            "/api/pending-actions/x1/decision",
+            api.admin(),
+            &json!({"decision": "always"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(first.await.unwrap()["decision"], "allow");
+    let v = second.await.unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert!(!other.is_finished(), "a different action still waits");
+    // reject: every other waiting action of the session is rejected too.
+    let fourth = spawn("x4", "https://x/4", "sa");
+    api.wait_pending("x4").await;
+    let elsewhere = spawn("y1", "https://x/4", "sb");
+    api.wait_pending("y1").await;
+    let (s, _) = api
+        .post(
+            "/api/pending-actions/x3/decision",
+            api.admin(),
+            &json!({"decision": "reject"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(other.await.unwrap()["outcome"], "rejected");
+    let v = fourth.await.unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert!(
+        v["reason"].as_str().unwrap().contains("earlier request"),
+        "{v}"
+    );
+    assert!(!elsewhere.is_finished(), "another session is not touched");
+    // Shutdown answers what still waits: denied.
+    api.server.shutdown().await;
+    let v = elsewhere.await.unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert!(
+        v["reason"].as_str().unwrap().contains("shutting down"),
+        "{v}"
+    );
+}
