@@ -384,13 +384,15 @@ impl App {
             .unwrap_or_else(|p| p.into_inner())
             .get(&key)
             .cloned();
+        if let Some(c) = &cached
+            && c.checked_at.elapsed() < RECHECK
+            && c.generation == rules.generation
+        {
+            return c.result.clone();
+        }
         let opts = self.load_options(cwd);
         let mut base = None;
         if let Some(c) = &cached {
-            let fresh_enough = c.checked_at.elapsed() < RECHECK;
-            if fresh_enough && c.generation == rules.generation {
-                return c.result.clone();
-            }
             let unchanged = c.loaded_at.elapsed() < RELOAD
                 && c.base.is_some()
                 && stamps_of(&opts, c.base.as_ref().map(|b| &b.0)) == c.stamps;
