@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -48,7 +49,8 @@ pub fn browser_available() -> bool {
 }
 
 /// A running chromedriver and the browser session it drives. Dropping it
-/// kills chromedriver (and with it the browser) if `quit` was not called.
+/// (a failed test) kills chromedriver's process group, which holds the
+/// browser's processes too, so nothing outlives the test.
 pub struct Browser {
     pub driver: Option<WebDriver>,
     chromedriver: Child,
@@ -66,15 +68,27 @@ impl Browser {
         if let Some(d) = self.driver.take() {
             let _ = d.quit().await;
         }
-        let _ = self.chromedriver.kill();
+        self.kill_group();
+    }
+
+    fn kill_group(&mut self) {
+        if let Ok(Some(_)) = self.chromedriver.try_wait() {
+            // Reaped: its id may be reused, and the browser ended with its session.
+            return;
+        }
+        // chromedriver leads its own process group (see `start_browser`).
+        let group = -(self.chromedriver.id() as i32);
+        // SAFETY: kill(2) with a negative pid signals that process group only.
+        unsafe {
+            libc::kill(group, libc::SIGKILL);
+        }
         let _ = self.chromedriver.wait();
     }
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.chromedriver.kill();
-        let _ = self.chromedriver.wait();
+        self.kill_group();
     }
 }
 
@@ -96,6 +110,7 @@ pub async fn start_browser(width: u32, height: u32) -> Browser {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .expect("chromedriver starts");
     let mut browser = Browser {
