@@ -1131,7 +1131,9 @@
       }),
     );
     const s = state.actions;
-    byTestId('actions-empty').hidden = rows.length > 0;
+    const empty = byTestId('actions-empty');
+    empty.hidden = rows.length > 0;
+    empty.textContent = s.page > 0 ? 'No older actions.' : 'No actions match.';
     const from = s.page * PAGE_SIZE + 1;
     byTestId('page-info').textContent = rows.length ? `${from}–${from + rows.length - 1}` : '';
     byTestId('page-prev').disabled = s.page === 0;

@@ -455,6 +455,73 @@ async fn dashboard_end_to_end() {
         .await
         .unwrap();
 
+    // Paging, within one session: 55 decisions recorded by an adapter are
+    // 50 on the first page and 5 on the next.
+    for i in 0..55 {
+        let rec = json!({
+            "time": format!("2026-01-01T00:00:{:02}Z", i % 60),
+            "session": "s-bulk", "adapter": "hook:test",
+            "action": {"type": "tool.call", "summary": format!("tool call {i}")},
+            "decision": if i % 2 == 0 { "allow" } else { "deny" },
+            "source": "static", "reason": "bulk",
+        });
+        let res = fx
+            .http
+            .post(format!("{}/api/actions", fx.server.url))
+            .bearer_auth(&fx.server.agent_token)
+            .json(&rec)
+            .send()
+            .await
+            .expect("record");
+        assert!(res.status().is_success(), "{}", res.status());
+    }
+    fill(&d, "filter-session", "s-bulk").await;
+    d.find(tid("filter-apply"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let page = |n: usize, first: &'static str| {
+        let d = d.clone();
+        async move {
+            wait_js(
+                &d,
+                &format!("page with {n} rows starting at {first:?}"),
+                "const rows = [...document.querySelectorAll('[data-testid=action-row]')];
+                 return rows.length === arguments[0]
+                   && rows[0].querySelector('.col-summary').innerText === arguments[1];",
+                vec![Value::from(n), Value::from(first)],
+            )
+            .await;
+        }
+    };
+    page(50, "tool call 54").await;
+    wait_text(&d, "page-info", "1–50").await;
+    d.find(tid("page-next"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    page(5, "tool call 4").await;
+    wait_text(&d, "page-info", "51–55").await;
+    let next = d.find(tid("page-next")).await.unwrap();
+    assert!(!next.is_enabled().await.unwrap(), "no page after the last");
+    d.find(tid("page-prev"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    page(50, "tool call 54").await;
+    d.find(tid("filter-reset"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
     // ---- rules: a typo, its error, the preview, save, delete -------------
     d.find(tid("tab-rules"))
         .await
