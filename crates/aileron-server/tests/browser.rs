@@ -381,6 +381,44 @@ async fn dashboard_end_to_end() {
     assert_eq!(outcomes, ["approved-always-session", "approved-once"]);
     wait_shown(&d, "pending-empty").await;
 
+    // An adapter's own ask (POST /api/pending-actions), rejected.
+    let http = fx.http.clone();
+    let url = format!("{}/api/pending-actions", fx.server.url);
+    let token = fx.server.agent_token.clone();
+    let body = json!({
+        "action": {
+            "type": "mcp.call", "summary": "github.delete_repo aileron-dev/aileron",
+            "facets": {"mcp": {"server": "github", "tool": "delete_repo"}},
+            "session": {"id": "s-4", "agent": "codex"},
+        },
+        "rule": "mcp-writes", "reason": "MCP tools that change things", "timeout_secs": 60,
+    });
+    let waiting_mcp = tokio::spawn(async move {
+        let res = http
+            .post(url)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .expect("enqueue");
+        assert!(res.status().is_success(), "{}", res.status());
+        res.json::<Value>().await.expect("JSON answer")
+    });
+    pending_card(&d, "github.delete_repo aileron-dev/aileron")
+        .await
+        .find(tid("pending-reject"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let answer = tokio::time::timeout(STEP, waiting_mcp)
+        .await
+        .expect("the waiting call returns")
+        .expect("task");
+    assert_eq!(answer["answer"], "reject", "{answer}");
+    wait_shown(&d, "pending-empty").await;
+
     // ---- the action log, with decision colours ---------------------------
     d.find(tid("tab-actions"))
         .await
