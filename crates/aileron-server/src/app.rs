@@ -813,16 +813,15 @@ impl App {
         audit_path: Option<PathBuf>,
     ) -> Result<i64, String> {
         let record = record.masked(&self.masker);
-        if let Some(path) = audit_path {
+        // The JSONL line and the database row are written side by side.
+        let audit = audit_path.map(|path| {
             let rec = record.clone();
             tokio::task::spawn_blocking(move || {
                 AuditLog::new(path.clone())
                     .append(&rec)
                     .map_err(|e| format!("{}: {e}", path.display()))
             })
-            .await
-            .map_err(|e| e.to_string())??;
-        }
+        });
         let action_json = match action {
             Some(a) => self.masked_action(a),
             None => action_from_record(&record),
@@ -849,12 +848,23 @@ impl App {
             action: Some(action_json.to_string()),
         };
         let (done, rx) = oneshot::channel();
-        self.writer
-            .send(WriteReq { row, done })
-            .await
-            .map_err(|_| "the action log writer has stopped".to_owned())?;
-        rx.await
-            .map_err(|_| "the action log writer has stopped".to_owned())?
+        let stored = async {
+            self.writer
+                .send(WriteReq { row, done })
+                .await
+                .map_err(|_| "the action log writer has stopped".to_owned())?;
+            rx.await
+                .map_err(|_| "the action log writer has stopped".to_owned())?
+        };
+        let appended = async {
+            match audit {
+                Some(task) => task.await.map_err(|e| e.to_string())?,
+                None => Ok(()),
+            }
+        };
+        let (stored, appended) = tokio::join!(stored, appended);
+        appended?;
+        stored
     }
 }
 
