@@ -19,7 +19,7 @@ use arc_swap::ArcSwap;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{mpsc, oneshot};
@@ -89,7 +89,6 @@ pub struct App {
     tokens: Mutex<HashMap<String, Role>>,
     writer: mpsc::Sender<WriteReq>,
     masker: Masker,
-    next_id: AtomicU64,
     /// The database's `rules_version` the current rule set was read at.
     rules_seen: AtomicI64,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
@@ -151,7 +150,6 @@ impl App {
             tokens: Mutex::default(),
             writer: tx,
             masker: Masker::new(Vec::new()),
-            next_id: AtomicU64::new(0),
             rules_seen: AtomicI64::new(-1),
             shutdown,
         });
@@ -553,8 +551,7 @@ impl App {
     /// Fills what the client left out: id, timestamp, normalized fields.
     pub fn prepare(&self, action: &mut Action) {
         if action.id.is_empty() {
-            let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-            action.id = format!("{}-{n}", &auth::new_uuid()[..23]);
+            action.id = auth::new_uuid();
         }
         if action.timestamp.is_empty() {
             action.timestamp = aileron_audit::now_rfc3339();
