@@ -35,7 +35,11 @@
     return node;
   };
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  const first = (...vals) => vals.find((v) => v !== undefined && v !== null && v !== '');
+  // The first value that is set; else the last one given (the default).
+  const first = (...vals) => {
+    const v = vals.find((x) => x !== undefined && x !== null && x !== '');
+    return v === undefined ? vals[vals.length - 1] : v;
+  };
   const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
   function debounce(fn, ms) {
@@ -1142,6 +1146,9 @@
 
   // ----------------------------------------------------------------- rules
 
+  // Match keys of a long-form rule that the editor does not edit but keeps.
+  const KEPT_KEYS = ['command', 'binary', 'args_contain', 'working_dir', 'override'];
+
   function normRule(r) {
     const scope = isObj(r.scope)
       ? r.scope
@@ -1157,15 +1164,21 @@
     if (whenSrc !== undefined) whenText = whenSrc;
     else if (r.when !== undefined && r.when !== null) whenText = toYaml(r.when);
     else if (typeof r.source === 'string') whenText = r.source;
+    const kept = {};
+    for (const k of KEPT_KEYS) if (r[k] !== undefined && r[k] !== null) kept[k] = r[k];
+    const flowPairs = (m) => Object.entries(m).map(([k, x]) => `${yamlScalar(k)}: ${yamlFlow(x)}`).join(', ');
     let whenShort = whenText.replace(/\s+/g, ' ').trim();
-    if (isObj(r.when)) {
-      whenShort = Object.entries(r.when).map(([k, x]) => `${yamlScalar(k)}: ${yamlFlow(x)}`).join(', ');
-    }
+    if (isObj(r.when)) whenShort = flowPairs(r.when);
+    const keptShort = flowPairs(kept);
+    if (keptShort) whenShort = whenShort ? `${keptShort}; ${whenShort}` : keptShort;
     return {
       whenShort,
+      kept,
+      keptShort,
       raw: r,
       id: String(first(r.id, '')),
-      description: first(r.description, r.label, ''),
+      label: first(r.label, ''),
+      description: first(r.description, r.reason, ''),
       decision: decisionName(r.decision),
       priority: typeof r.priority === 'number' ? r.priority : null,
       enabled: !(r.enabled === false || r.enabled === 0),
@@ -1210,7 +1223,8 @@
         edit.addEventListener('click', () => openEditor(r));
         del.addEventListener('click', () => deleteRule(r));
         const name = el('td', { class: 'col-rule' }, el('code', { text: r.id, 'data-testid': 'rule-row-id' }));
-        if (r.description) name.append(el('div', { class: 'muted small', text: r.description }));
+        const about = first(r.label, r.description);
+        if (about) name.append(el('div', { class: 'muted small', text: about, title: r.description || undefined }));
         const when = r.whenShort;
         const tr = el(
           'tr',
@@ -1244,7 +1258,11 @@
     const f = form.elements;
     f.id.value = r.id;
     f.id.readOnly = !!rule;
+    f.label.value = r.label;
     f.description.value = r.description;
+    const extra = byTestId('rule-extra');
+    extra.textContent = r.keptShort ? `Also matches (kept as written): ${r.keptShort}` : '';
+    extra.hidden = !r.keptShort;
     f.decision.value = DECISIONS.includes(r.decision) ? r.decision : 'deny';
     f.priority.value = r.priority === null ? '' : r.priority;
     f.enabled.checked = r.enabled;
@@ -1292,8 +1310,11 @@
     const draft = { decision: d, enabled: f.enabled.checked };
     const id = f.id.value.trim();
     if (id) draft.id = id;
+    const label = f.label.value.trim();
+    if (label) draft.label = label;
     const desc = f.description.value.trim();
     if (desc) draft.description = desc;
+    if (state.editing) Object.assign(draft, state.editing.kept);
     const prio = f.priority.value.trim();
     if (prio !== '') draft.priority = Number(prio);
     const scope = {};
@@ -1314,7 +1335,8 @@
       draft.fail_closed = f.fail_closed.checked;
     }
     // Throws a YamlError (with LINE:COL in the text) when it cannot be read.
-    draft.when = readWhen(f.when.value);
+    const when = readWhen(f.when.value);
+    if (when !== null || !state.editing || Object.keys(state.editing.kept).length === 0) draft.when = when;
     return draft;
   }
 
@@ -1330,7 +1352,8 @@
       byTestId('rule-preview').hidden = true;
       return null;
     }
-    if (draft.when === null || (isObj(draft.when) && Object.keys(draft.when).length === 0)) {
+    const keptMatch = state.editing && Object.keys(state.editing.kept).some((k) => k !== 'override');
+    if (!keptMatch && (draft.when === null || draft.when === undefined || (isObj(draft.when) && Object.keys(draft.when).length === 0))) {
       setValidation('error', 'The rule needs a matcher: write what it matches, e.g. `type: shell.exec`.');
       byTestId('rule-preview').hidden = true;
       return null;

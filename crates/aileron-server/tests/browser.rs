@@ -213,6 +213,14 @@ async fn dashboard_end_to_end() {
         })),
     )
     .await;
+    // Imported from an aileron.yaml: a command glob, no `when`.
+    fx.admin(
+        reqwest::Method::POST,
+        "/api/rules",
+        Some(json!({"id": "no-force-with-lease", "decision": "deny",
+                    "command": "git push --force-with-lease *", "label": "no lease pushes"})),
+    )
+    .await;
 
     let browser = start_browser(WIDTH, HEIGHT).await;
     let d = browser.driver().clone();
@@ -608,12 +616,66 @@ async fn dashboard_end_to_end() {
     );
     assert_eq!(timeout.prop("value").await.unwrap().as_deref(), Some("300"));
     wait_text(&d, "rule-preview-count", "Would have matched 0 of").await;
+    let label = d.find(tid("rule-label")).await.unwrap();
+    assert_eq!(
+        label.prop("value").await.unwrap().as_deref(),
+        Some("requests that can change something")
+    );
     d.find(tid("rule-cancel"))
         .await
         .unwrap()
         .click()
         .await
         .unwrap();
+
+    // Editing a command rule keeps its `command` (shown, not editable).
+    d.find(By::Css(
+        "[data-testid=rule-row][data-rule-id=\"no-force-with-lease\"]",
+    ))
+    .await
+    .unwrap()
+    .find(tid("rule-edit"))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_text(
+        &d,
+        "rule-extra",
+        "command: \"git push --force-with-lease *\"",
+    )
+    .await;
+    fill(&d, "rule-description", "rewrites what others pushed").await;
+    wait_text(&d, "rule-validation", "The rule is valid").await;
+    d.find(tid("rule-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_js(
+        &d,
+        "the saved notice",
+        "return [...document.querySelectorAll('[data-testid=toast]')]
+           .some(t => t.textContent === 'Saved rule no-force-with-lease');",
+        vec![],
+    )
+    .await;
+    let stored = fx
+        .admin(reqwest::Method::GET, "/api/rules/no-force-with-lease", None)
+        .await;
+    assert_eq!(
+        stored["command"], "git push --force-with-lease *",
+        "{stored}"
+    );
+    assert_eq!(stored["label"], "no lease pushes", "{stored}");
+    assert_eq!(
+        stored["description"], "rewrites what others pushed",
+        "{stored}"
+    );
+    assert!(stored.get("when").is_none(), "{stored}");
+
     d.find(tid("rule-new"))
         .await
         .unwrap()
@@ -703,6 +765,14 @@ async fn dashboard_end_to_end() {
         .admin(reqwest::Method::GET, "/api/rules/no-root-rm", None)
         .await;
     assert_eq!(stored["decision"], "deny", "{stored}");
+    assert_eq!(
+        stored["description"], "never delete from the root",
+        "{stored}"
+    );
+    assert!(
+        stored.get("label").is_none(),
+        "no label was given: {stored}"
+    );
     assert_eq!(
         stored["when"],
         json!({"type": "shell.exec", "shell.command": {"glob": "rm -rf /*"}})
