@@ -740,6 +740,23 @@ async fn dashboard_end_to_end() {
     wait_text(&d, "rule-preview-samples", "rm -rf /").await;
     shoot(&d, &screenshot_path(shots.path(), "rules")).await;
 
+    // Every control has a label, every button is a <button> with a name.
+    let unlabelled = d
+        .execute(
+            "return [...document.querySelectorAll('input, select, textarea')]
+               .filter(c => c.labels.length === 0 && !c.getAttribute('aria-label'))
+               .map(c => c.outerHTML)
+               .concat([...document.querySelectorAll('button')]
+                 .filter(b => !b.textContent.trim() && !b.getAttribute('aria-label'))
+                 .map(b => b.outerHTML))
+               .concat([...document.querySelectorAll('[onclick], [role=button]')]
+                 .map(e => e.outerHTML));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(unlabelled.json(), &json!([]), "controls without a name");
+
     d.find(tid("rule-save"))
         .await
         .unwrap()
