@@ -1279,7 +1279,7 @@
     f.when.value = r.when;
     syncDecisionFields();
     setValidation('idle', '');
-    byTestId('rule-preview').hidden = true;
+    hidePreview();
     showMessage(byTestId('rule-save-error'), '');
     form.hidden = false;
     form.scrollIntoView({ block: 'nearest' });
@@ -1349,13 +1349,13 @@
       if (!(e instanceof YamlError)) throw e;
       setValidation('error', e.message);
       markWhenError(e.line, e.col);
-      byTestId('rule-preview').hidden = true;
+      hidePreview();
       return null;
     }
     const keptMatch = state.editing && Object.keys(state.editing.kept).some((k) => k !== 'override');
     if (!keptMatch && (draft.when === null || draft.when === undefined || (isObj(draft.when) && Object.keys(draft.when).length === 0))) {
       setValidation('error', 'The rule needs a matcher: write what it matches, e.g. `type: shell.exec`.');
-      byTestId('rule-preview').hidden = true;
+      hidePreview();
       return null;
     }
     return draft;
@@ -1370,6 +1370,12 @@
     for (let i = 0; i < Math.min(line - 1, lines.length); i++) pos += lines[i].length + 1;
     pos += Math.max(0, col - 1);
     t.setSelectionRange(pos, pos);
+  }
+
+  function hidePreview() {
+    byTestId('rule-preview').hidden = true;
+    byTestId('rule-preview-count').textContent = '';
+    byTestId('rule-preview-samples').replaceChildren();
   }
 
   function setValidation(kind, text) {
@@ -1391,7 +1397,7 @@
     } catch (e) {
       if (seq !== state.validateSeq || e.status === 401) return;
       setValidation('error', e.message);
-      byTestId('rule-preview').hidden = true;
+      hidePreview();
     }
   }
   const validateSoon = debounce(validateAndPreview, 400);

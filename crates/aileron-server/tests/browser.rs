@@ -795,6 +795,27 @@ async fn dashboard_end_to_end() {
         json!({"type": "shell.exec", "shell.command": {"glob": "rm -rf /*"}})
     );
 
+    // Block YAML with a list and a comment reads as it would in aileron.yaml.
+    d.find(tid("rule-new"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    fill(
+        &d,
+        "rule-when",
+        "# pushes, and any web request\nany:\n  - shell.command: {glob: \"git push *\"}\n  - type: http.request\n",
+    )
+    .await;
+    wait_text(&d, "rule-preview-count", "Would have matched 5 of").await;
+    d.find(tid("rule-cancel"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
     // Delete, confirmed in the browser's dialog.
     let row = d
         .find(By::Css(
