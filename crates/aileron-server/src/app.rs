@@ -218,6 +218,17 @@ impl App {
         Ok(())
     }
 
+    /// Our own write made `version`: no reload is needed for it, unless
+    /// another process wrote in between (then the watch reloads).
+    fn saw_own_write(&self, version: i64) {
+        let _ = self.rules_seen.compare_exchange(
+            version - 1,
+            version,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+    }
+
     /// Reloads the rules when another process (another server on the same
     /// PostgreSQL, `aileron rules import`) changed them; checks every second.
     pub fn spawn_rules_watch(self: &Arc<Self>) {
@@ -310,17 +321,20 @@ impl App {
             return Err(Invalid::diags(d));
         }
         let writes: Vec<_> = fresh.iter().map(|r| r.write(&now)).collect();
-        self.db
+        let version = self
+            .db
             .upsert_rules(&writes)
             .await
             .map_err(|e| Invalid::msg(format!("database error: {e}")))?;
+        self.saw_own_write(version);
         self.publish_rules(ordered).await;
         Ok(fresh)
     }
 
     pub async fn delete_rule(&self, id: &str) -> Result<bool, String> {
         let _guard = self.rules_lock.lock().await;
-        let n = self.db.delete_rule(id).await.map_err(|e| e.to_string())?;
+        let (n, version) = self.db.delete_rule(id).await.map_err(|e| e.to_string())?;
+        self.saw_own_write(version);
         let current = self.rules.load_full();
         let rest: Vec<StoredRule> = current
             .rules

@@ -149,8 +149,8 @@ impl Db {
     }
 
     /// Inserts or updates rules (a rule keeps its position when updated),
-    /// in one transaction.
-    pub async fn upsert_rules(&self, rules: &[RuleWrite]) -> DbResult<()> {
+    /// in one transaction. Returns the new `rules_version`.
+    pub async fn upsert_rules(&self, rules: &[RuleWrite]) -> DbResult<i64> {
         on_db!(self, p => {
             let mut tx = p.begin().await?;
             for r in rules {
@@ -181,15 +181,19 @@ impl Db {
                 .execute(&mut *tx)
                 .await?;
             }
-            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'rules_version'")
-                .execute(&mut *tx)
-                .await?;
+            let version: i64 = sqlx::query(
+                "UPDATE meta SET value = value + 1 WHERE key = 'rules_version' RETURNING value",
+            )
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("value")?;
             tx.commit().await?;
-        });
-        Ok(())
+            Ok(version)
+        })
     }
 
-    pub async fn delete_rule(&self, id: &str) -> DbResult<u64> {
+    /// Deletes a rule; returns the rows deleted and the new `rules_version`.
+    pub async fn delete_rule(&self, id: &str) -> DbResult<(u64, i64)> {
         on_db!(self, p => {
             let mut tx = p.begin().await?;
             let n = sqlx::query("DELETE FROM approval_rules WHERE id = $1")
@@ -197,11 +201,14 @@ impl Db {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'rules_version'")
-                .execute(&mut *tx)
-                .await?;
+            let version: i64 = sqlx::query(
+                "UPDATE meta SET value = value + 1 WHERE key = 'rules_version' RETURNING value",
+            )
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("value")?;
             tx.commit().await?;
-            Ok(n)
+            Ok((n, version))
         })
     }
 
