@@ -382,14 +382,18 @@ mod tests {
         );
     }
 
-    /// Every route of the router is described in openapi.json.
+    /// Every route of the router is described in openapi.json, and every
+    /// description is routed.
     #[test]
     fn openapi_names_every_route() {
         let spec: serde_json::Value = serde_json::from_str(api::OPENAPI).unwrap();
         let paths = spec["paths"].as_object().unwrap();
         let src = include_str!("api.rs");
-        let mut n = 0;
-        for part in src.split(".route(\"").skip(1) {
+        let mut routed = std::collections::HashSet::new();
+        for part in src.split(".route(").skip(1) {
+            let Some(part) = part.trim_start().strip_prefix('"') else {
+                continue;
+            };
             let path = &part[..part.find('"').unwrap()];
             if !path.starts_with("/api/") {
                 continue;
@@ -412,15 +416,11 @@ mod tests {
                     );
                 }
             }
-            n += 1;
+            routed.insert(oa);
         }
-        assert!(n >= 12, "found {n} routes");
+        assert!(routed.len() >= 12, "found {} routes", routed.len());
         for p in paths.keys() {
-            let route = p.replace("{path}", "{*path}");
-            assert!(
-                src.contains(&format!(".route(\"{route}\"")),
-                "{p} is described but not routed"
-            );
+            assert!(routed.contains(p), "{p} is described but not routed");
         }
     }
 }
