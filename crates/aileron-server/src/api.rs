@@ -7,7 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 use crate::app::{self, App};
-use crate::auth::{Caller, Role, constant_time_eq, hex};
+use crate::auth::{Caller, Role, constant_time_eq};
 use crate::db::ActionQuery;
 use crate::pending::{AnswerKind, PendingView, Resolution, ResolveError};
 use crate::rules::{Invalid, entry_from_body};
@@ -24,11 +24,9 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::StreamExt;
-use hmac::{Hmac, Mac};
 use rust_embed::RustEmbed;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sha2::Sha256;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -392,7 +390,7 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
         on_timeout,
         origin: "adapter",
     };
-    let Some(waiter) = app.queue.add(view) else {
+    let Some(waiter) = app.enqueue(view) else {
         return error(
             StatusCode::CONFLICT,
             &format!("an action with id `{}` is already waiting", action.id),
@@ -787,10 +785,8 @@ async fn webhook(
     let Some(sig) = sig else {
         return unauthorized("missing X-Aileron-Signature: sha256=<hex>");
     };
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(approver.secret.as_bytes())
-        .expect("HMAC takes any key");
-    mac.update(&body);
-    let want = hex(&mac.finalize().into_bytes());
+    let want = crate::notify::signature(&approver.secret, &body);
+    let want = want.trim_start_matches("sha256=");
     if !constant_time_eq(want.as_bytes(), sig.to_ascii_lowercase().as_bytes()) {
         return unauthorized("bad signature");
     }

@@ -86,6 +86,7 @@ pub struct App {
     policies: Mutex<HashMap<String, Arc<Cached>>>,
     sessions: Mutex<HashMap<String, Arc<Mutex<SessionState>>>>,
     pub queue: Arc<Queue>,
+    http: crate::notify::HttpClient,
     tokens: Mutex<HashMap<String, Role>>,
     writer: mpsc::Sender<WriteReq>,
     masker: Masker,
@@ -147,6 +148,7 @@ impl App {
             policies: Mutex::default(),
             sessions: Mutex::default(),
             queue: Arc::new(Queue::default()),
+            http: crate::notify::client(),
             tokens: Mutex::default(),
             writer: tx,
             masker: Masker::new(Vec::new()),
@@ -666,7 +668,7 @@ impl App {
             on_timeout: on_timeout.as_str().to_owned(),
             origin: "evaluate",
         };
-        let Some(waiter) = self.queue.add(view) else {
+        let Some(waiter) = self.enqueue(view) else {
             out.decision = Decision::Deny;
             out.source = VerdictSource::Default;
             out.reason = format!("an action with id `{}` is already waiting", action.id);
@@ -810,6 +812,21 @@ impl App {
         let mut v = serde_json::to_value(action).unwrap_or(Value::Null);
         self.masker.mask_value(&mut v);
         v
+    }
+
+    /// Queues `view` and tells its webhook approver, if it has one.
+    pub fn enqueue(&self, view: PendingView) -> Option<crate::pending::Waiter> {
+        let approver = view
+            .approver
+            .as_deref()
+            .and_then(|a| self.cfg.approvers.iter().find(|w| w.id == a));
+        let notify = approver.map(|a| (a, view.clone()));
+        let waiter = self.queue.add(view)?;
+        if let Some((a, v)) = notify {
+            let url = format!("http://{}", self.cfg.listen);
+            crate::notify::pending(&self.http, a, &v, &url);
+        }
+        Some(waiter)
     }
 
     // ---- the action log --------------------------------------------------

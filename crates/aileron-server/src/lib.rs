@@ -10,6 +10,7 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod db;
+pub mod notify;
 pub mod pending;
 pub mod rules;
 
@@ -29,13 +30,17 @@ pub const SERVER_FILE: &str = "server.json";
 pub const APPROVERS_FILE: &str = "approvers.json";
 
 /// A webhook approver: who may call `/api/approvers/<id>/decision`, signed
-/// with `secret`.
+/// with `secret`; with `url`, each action waiting for it is posted there
+/// (signed the same way).
 #[derive(Clone, Debug, serde::Deserialize)]
 pub struct WebhookApprover {
     pub id: String,
     #[serde(default)]
     pub name: Option<String>,
     pub secret: String,
+    /// `http://...` to notify of pending actions (a chat bridge, ...).
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// How the server runs.

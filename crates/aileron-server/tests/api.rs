@@ -1067,3 +1067,105 @@ async fn always_and_reject_cascade_over_the_sessions_waiting_actions() {
         "{v}"
     );
 }
+
+/// Reads one HTTP/1.1 request (head and body) and answers 200.
+async fn accept_one(listener: &tokio::net::TcpListener) -> (String, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut s, _) = tokio::time::timeout(WAIT, listener.accept())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(WAIT, s.read(&mut chunk))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "closed early");
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if buf.len() >= end + 4 + len {
+                let body = buf[end + 4..end + 4 + len].to_vec();
+                s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await
+                    .unwrap();
+                return (head, body);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webhook_approver_is_notified_and_answers_through_its_callback() {
+    use hmac::{Hmac, Mac};
+    let env = Env::new();
+    let chat = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    std::fs::create_dir_all(&env.data).unwrap();
+    std::fs::write(
+        env.data.join("approvers.json"),
+        json!([{"id": "chat", "secret": "k3y", "url": format!("http://{}/hook", chat.local_addr().unwrap())}]).to_string(),
+    )
+    .unwrap();
+    let api = std::sync::Arc::new(env.start().await);
+    api.put_rule(
+        &json!({"id": "ask-chat", "decision": "ask", "approver": "chat", "timeout": 15,
+        "when": {"type": "mcp.call", "mcp.tool": "delete_repo"}}),
+    )
+    .await;
+    let a = api.clone();
+    let waiting = tokio::spawn(async move {
+        a.evaluate(&json!({"id": "n1", "type": "mcp.call", "facets": {"mcp": {"server": "github", "tool": "delete_repo", "arguments": {}}}}))
+            .await
+    });
+    let (head, body) = accept_one(&chat).await;
+    assert!(head.starts_with("post /hook "), "{head}");
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(b"k3y").unwrap();
+    mac.update(&body);
+    let want: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        head.contains(&format!("x-aileron-signature: sha256={want}")),
+        "{head}"
+    );
+    let note: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(note["pending"]["id"], "n1");
+    assert_eq!(note["pending"]["approver"], "chat");
+    let callback = note["callback"].as_str().unwrap().to_owned();
+    assert_eq!(
+        callback,
+        format!("{}/api/approvers/chat/decision", api.server.url)
+    );
+    // The chat service answers.
+    let answer = br#"{"id": "n1", "decision": "once", "reviewer": "carol"}"#;
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(b"k3y").unwrap();
+    mac.update(answer);
+    let sig: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let r = api
+        .client
+        .post(&callback)
+        .header("x-aileron-signature", format!("sha256={sig}"))
+        .body(answer.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v = waiting.await.unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(v["reviewer"], "carol");
+    api.server.shutdown().await;
+}
