@@ -194,7 +194,25 @@ fn caller(req_caller: Option<axum::Extension<Caller>>) -> Caller {
     })
 }
 
-async fn not_found() -> Response {
+/// Unknown paths: under `/api`, a request without a valid token learns
+/// nothing more than elsewhere (401).
+async fn not_found(State(app): State<AppState>, req: Request) -> Response {
+    if req.uri().path().starts_with("/api") {
+        let token = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        let known = match token {
+            Some(t) => matches!(app.caller(t).await, Ok(Some(_))),
+            None => false,
+        };
+        if !known {
+            return unauthorized("a valid bearer token is required");
+        }
+    }
     error(StatusCode::NOT_FOUND, "no such endpoint")
 }
 

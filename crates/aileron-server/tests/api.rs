@@ -63,6 +63,19 @@ async fn every_endpoint_refuses_missing_bad_and_underprivileged_tokens() {
             .unwrap();
         assert_eq!(r.status(), 403, "{m} {path} with an agent token");
     }
+    // Unknown /api paths: 401 without a valid token, 404 with one.
+    let r = api
+        .req(Method::GET, "/api/nope", None)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = api
+        .req(Method::GET, "/api/nope", Some(api.agent()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
     // The agent endpoints accept the agent token (whatever the body says).
     let r = api
         .req(Method::GET, "/api/openapi.json", Some(api.agent()))
