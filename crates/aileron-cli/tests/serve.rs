@@ -42,9 +42,11 @@ impl Env {
         self.cmd(data).args(args).output().unwrap()
     }
 
+    /// Starts `aileron serve`; the caller waits for the child.
+    #[allow(clippy::zombie_processes)]
     fn serve(&self, data: &str) -> (Child, String) {
         let _ = std::fs::remove_file(self.root.join(data).join("server.json"));
-        let child = self
+        let mut child = self
             .cmd(data)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .stdout(Stdio::null())
@@ -61,7 +63,11 @@ impl Env {
                 let url = v["url"].as_str().unwrap().to_owned();
                 return (child, url.trim_start_matches("http://").to_owned());
             }
-            assert!(Instant::now() < deadline, "the server did not start");
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server did not start");
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -35,7 +35,11 @@
     return node;
   };
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  const first = (...vals) => vals.find((v) => v !== undefined && v !== null && v !== '');
+  // The first value that is set; else the last one given (the default).
+  const first = (...vals) => {
+    const v = vals.find((x) => x !== undefined && x !== null && x !== '');
+    return v === undefined ? vals[vals.length - 1] : v;
+  };
   const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
   function debounce(fn, ms) {
@@ -65,6 +69,13 @@
     if (!d) return v ? String(v) : '';
     return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ` +
       `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+  }
+  // A time of today as HH:MM:SS, another day's in full.
+  function fmtClock(v) {
+    const d = parseTime(v);
+    if (!d) return v ? String(v) : '';
+    if (d.toDateString() !== new Date().toDateString()) return fmtTime(v);
+    return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
   }
   function fmtDuration(ms) {
     if (ms < 0) ms = 0;
@@ -626,6 +637,7 @@
   }
 
   function signOut(message) {
+    const wasIn = state.token !== null || state.view !== 'login';
     state.token = null;
     try {
       sessionStorage.removeItem(TOKEN_KEY);
@@ -641,6 +653,9 @@
     byTestId('session-bar').hidden = true;
     showMessage(byTestId('login-message'), message || '');
     showView('login');
+    // A late answer must not wipe a token being typed.
+    if (!wasIn) return;
+    banner('');
     const input = byTestId('login-token');
     input.value = '';
     input.focus();
@@ -788,6 +803,10 @@
     const label = feedbackForm.querySelector('label');
     textarea.id = `feedback-${p.id}`;
     label.htmlFor = textarea.id;
+    // Each card's buttons name what they answer, for screen readers.
+    const summary = node.querySelector('[data-testid="pending-summary"]');
+    summary.id = `pending-summary-${p.id}`;
+    for (const b of node.querySelectorAll('button')) b.setAttribute('aria-describedby', summary.id);
     for (const button of node.querySelectorAll('[data-answer]')) {
       button.addEventListener('click', () => {
         const answer = button.dataset.answer;
@@ -827,7 +846,7 @@
     set('session', [p.session, p.agent].filter(Boolean).join(' · '));
     set('cwd', p.cwd);
     set('rule', p.rule);
-    set('age', fmtTime(p.created));
+    set('age', fmtClock(p.created));
     set('reason', p.reason);
     node.querySelector('[data-field="reason"]').hidden = !p.reason;
     const facets = node.querySelector('details.facets');
@@ -927,6 +946,18 @@
           signOut('The server did not accept the token (401). It may have restarted with a new one: paste the token it printed.');
           return;
         }
+        if (res.status === 403) {
+          // An agent's token: it may not watch or decide approvals.
+          let msg = '';
+          try {
+            msg = errorText(await res.json(), '');
+          } catch {
+            /* no body */
+          }
+          banner(`Live approvals are not available with this token: ${msg || 'forbidden (403)'}.`);
+          setLive('off');
+          return;
+        }
         if (!res.ok || !res.body) throw new Error(`stream answered ${res.status}`);
         setLive('live');
         delay = 1000;
@@ -1017,11 +1048,15 @@
       const v = form.elements[name].value.trim();
       if (v) f[name] = v;
     }
+    // `10m`, `2h`, `1d`, a date, or a local date and time (sent as UTC).
     for (const name of ['since', 'until']) {
-      const v = form.elements[name].value;
-      if (v) {
-        const d = new Date(v);
-        if (!Number.isNaN(d.getTime())) f[name] = d.toISOString();
+      const v = form.elements[name].value.trim();
+      if (!v) continue;
+      if (/^\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2})?$/.test(v)) {
+        const d = new Date(v.replace(' ', 'T'));
+        f[name] = Number.isNaN(d.getTime()) ? v : d.toISOString();
+      } else {
+        f[name] = v;
       }
     }
     return f;
@@ -1078,12 +1113,15 @@
     body.replaceChildren(
       ...rows.map((r) => {
         const verdict = el('td', { class: 'col-decision' }, decisionBadge(r.decision, 'action-decision'));
-        if (r.outcome) verdict.append(el('span', { class: 'outcome', text: r.outcome }));
+        if (r.outcome) {
+          const allowed = /^(approved|timeout-allow|allow)/.test(r.outcome);
+          verdict.append(el('span', { class: `outcome ${allowed ? 'outcome-allow' : 'outcome-deny'}`, text: `→ ${r.outcome}`, 'data-testid': 'action-outcome' }));
+        }
         const why = el('td', { class: 'col-why' });
         if (r.rule) why.append(el('code', { class: 'rule-id', text: r.rule }));
         if (r.source) why.append(el('span', { class: 'source', text: r.source }));
         if (r.reason) why.append(el('div', { class: 'reason', text: r.reason }));
-        if (r.approver) why.append(el('div', { class: 'muted small', text: `by ${r.approver}` }));
+        if (r.approver) why.append(el('div', { class: 'muted small', text: `approver: ${r.approver}` }));
         return el(
           'tr',
           { 'data-testid': 'action-row', 'data-decision': r.decision, class: `row-${r.decision}` },
@@ -1097,7 +1135,9 @@
       }),
     );
     const s = state.actions;
-    byTestId('actions-empty').hidden = rows.length > 0;
+    const empty = byTestId('actions-empty');
+    empty.hidden = rows.length > 0;
+    empty.textContent = s.page > 0 ? 'No older actions.' : 'No actions match.';
     const from = s.page * PAGE_SIZE + 1;
     byTestId('page-info').textContent = rows.length ? `${from}–${from + rows.length - 1}` : '';
     byTestId('page-prev').disabled = s.page === 0;
@@ -1105,6 +1145,9 @@
   }
 
   // ----------------------------------------------------------------- rules
+
+  // Match keys of a long-form rule that the editor does not edit but keeps.
+  const KEPT_KEYS = ['command', 'binary', 'args_contain', 'working_dir', 'override'];
 
   function normRule(r) {
     const scope = isObj(r.scope)
@@ -1121,15 +1164,21 @@
     if (whenSrc !== undefined) whenText = whenSrc;
     else if (r.when !== undefined && r.when !== null) whenText = toYaml(r.when);
     else if (typeof r.source === 'string') whenText = r.source;
+    const kept = {};
+    for (const k of KEPT_KEYS) if (r[k] !== undefined && r[k] !== null) kept[k] = r[k];
+    const flowPairs = (m) => Object.entries(m).map(([k, x]) => `${yamlScalar(k)}: ${yamlFlow(x)}`).join(', ');
     let whenShort = whenText.replace(/\s+/g, ' ').trim();
-    if (isObj(r.when)) {
-      whenShort = Object.entries(r.when).map(([k, x]) => `${yamlScalar(k)}: ${yamlFlow(x)}`).join(', ');
-    }
+    if (isObj(r.when)) whenShort = flowPairs(r.when);
+    const keptShort = flowPairs(kept);
+    if (keptShort) whenShort = whenShort ? `${keptShort}; ${whenShort}` : keptShort;
     return {
       whenShort,
+      kept,
+      keptShort,
       raw: r,
       id: String(first(r.id, '')),
-      description: first(r.description, r.label, ''),
+      label: first(r.label, ''),
+      description: first(r.description, r.reason, ''),
       decision: decisionName(r.decision),
       priority: typeof r.priority === 'number' ? r.priority : null,
       enabled: !(r.enabled === false || r.enabled === 0),
@@ -1174,7 +1223,8 @@
         edit.addEventListener('click', () => openEditor(r));
         del.addEventListener('click', () => deleteRule(r));
         const name = el('td', { class: 'col-rule' }, el('code', { text: r.id, 'data-testid': 'rule-row-id' }));
-        if (r.description) name.append(el('div', { class: 'muted small', text: r.description }));
+        const about = first(r.label, r.description);
+        if (about) name.append(el('div', { class: 'muted small', text: about, title: r.description || undefined }));
         const when = r.whenShort;
         const tr = el(
           'tr',
@@ -1208,7 +1258,11 @@
     const f = form.elements;
     f.id.value = r.id;
     f.id.readOnly = !!rule;
+    f.label.value = r.label;
     f.description.value = r.description;
+    const extra = byTestId('rule-extra');
+    extra.textContent = r.keptShort ? `Also matches (kept as written): ${r.keptShort}` : '';
+    extra.hidden = !r.keptShort;
     f.decision.value = DECISIONS.includes(r.decision) ? r.decision : 'deny';
     f.priority.value = r.priority === null ? '' : r.priority;
     f.enabled.checked = r.enabled;
@@ -1225,7 +1279,7 @@
     f.when.value = r.when;
     syncDecisionFields();
     setValidation('idle', '');
-    byTestId('rule-preview').hidden = true;
+    hidePreview();
     showMessage(byTestId('rule-save-error'), '');
     form.hidden = false;
     form.scrollIntoView({ block: 'nearest' });
@@ -1256,8 +1310,11 @@
     const draft = { decision: d, enabled: f.enabled.checked };
     const id = f.id.value.trim();
     if (id) draft.id = id;
+    const label = f.label.value.trim();
+    if (label) draft.label = label;
     const desc = f.description.value.trim();
     if (desc) draft.description = desc;
+    if (state.editing) Object.assign(draft, state.editing.kept);
     const prio = f.priority.value.trim();
     if (prio !== '') draft.priority = Number(prio);
     const scope = {};
@@ -1278,7 +1335,8 @@
       draft.fail_closed = f.fail_closed.checked;
     }
     // Throws a YamlError (with LINE:COL in the text) when it cannot be read.
-    draft.when = readWhen(f.when.value);
+    const when = readWhen(f.when.value);
+    if (when !== null || !state.editing || Object.keys(state.editing.kept).length === 0) draft.when = when;
     return draft;
   }
 
@@ -1291,12 +1349,13 @@
       if (!(e instanceof YamlError)) throw e;
       setValidation('error', e.message);
       markWhenError(e.line, e.col);
-      byTestId('rule-preview').hidden = true;
+      hidePreview();
       return null;
     }
-    if (draft.when === null || (isObj(draft.when) && Object.keys(draft.when).length === 0)) {
+    const keptMatch = state.editing && Object.keys(state.editing.kept).some((k) => k !== 'override');
+    if (!keptMatch && (draft.when === null || draft.when === undefined || (isObj(draft.when) && Object.keys(draft.when).length === 0))) {
       setValidation('error', 'The rule needs a matcher: write what it matches, e.g. `type: shell.exec`.');
-      byTestId('rule-preview').hidden = true;
+      hidePreview();
       return null;
     }
     return draft;
@@ -1311,6 +1370,12 @@
     for (let i = 0; i < Math.min(line - 1, lines.length); i++) pos += lines[i].length + 1;
     pos += Math.max(0, col - 1);
     t.setSelectionRange(pos, pos);
+  }
+
+  function hidePreview() {
+    byTestId('rule-preview').hidden = true;
+    byTestId('rule-preview-count').textContent = '';
+    byTestId('rule-preview-samples').replaceChildren();
   }
 
   function setValidation(kind, text) {
@@ -1332,7 +1397,7 @@
     } catch (e) {
       if (seq !== state.validateSeq || e.status === 401) return;
       setValidation('error', e.message);
-      byTestId('rule-preview').hidden = true;
+      hidePreview();
     }
   }
   const validateSoon = debounce(validateAndPreview, 400);
@@ -1428,7 +1493,16 @@
   function wire() {
     byTestId('login-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
-      const token = byTestId('login-token').value.trim();
+      // A pasted link works as well as the bare token.
+      let token = byTestId('login-token').value.trim();
+      const m = /[#&?/]token=([^&\s]+)/.exec(token);
+      if (m) {
+        try {
+          token = decodeURIComponent(m[1]);
+        } catch {
+          token = m[1];
+        }
+      }
       if (token) signIn(token);
     });
     byTestId('logout').addEventListener('click', () => signOut('Signed out.'));

@@ -19,7 +19,7 @@ use arc_swap::ArcSwap;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{mpsc, oneshot};
@@ -86,10 +86,10 @@ pub struct App {
     policies: Mutex<HashMap<String, Arc<Cached>>>,
     sessions: Mutex<HashMap<String, Arc<Mutex<SessionState>>>>,
     pub queue: Arc<Queue>,
+    http: crate::notify::HttpClient,
     tokens: Mutex<HashMap<String, Role>>,
     writer: mpsc::Sender<WriteReq>,
     masker: Masker,
-    next_id: AtomicU64,
     /// The database's `rules_version` the current rule set was read at.
     rules_seen: AtomicI64,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
@@ -148,10 +148,10 @@ impl App {
             policies: Mutex::default(),
             sessions: Mutex::default(),
             queue: Arc::new(Queue::default()),
+            http: crate::notify::client(),
             tokens: Mutex::default(),
             writer: tx,
             masker: Masker::new(Vec::new()),
-            next_id: AtomicU64::new(0),
             rules_seen: AtomicI64::new(-1),
             shutdown,
         });
@@ -218,6 +218,17 @@ impl App {
         self.rules.store(Arc::new(RuleSet { generation, rules }));
         self.rules_seen.store(version, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Our own write made `version`: no reload is needed for it, unless
+    /// another process wrote in between (then the watch reloads).
+    fn saw_own_write(&self, version: i64) {
+        let _ = self.rules_seen.compare_exchange(
+            version - 1,
+            version,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
     }
 
     /// Reloads the rules when another process (another server on the same
@@ -312,17 +323,20 @@ impl App {
             return Err(Invalid::diags(d));
         }
         let writes: Vec<_> = fresh.iter().map(|r| r.write(&now)).collect();
-        self.db
+        let version = self
+            .db
             .upsert_rules(&writes)
             .await
             .map_err(|e| Invalid::msg(format!("database error: {e}")))?;
+        self.saw_own_write(version);
         self.publish_rules(ordered).await;
         Ok(fresh)
     }
 
     pub async fn delete_rule(&self, id: &str) -> Result<bool, String> {
         let _guard = self.rules_lock.lock().await;
-        let n = self.db.delete_rule(id).await.map_err(|e| e.to_string())?;
+        let (n, version) = self.db.delete_rule(id).await.map_err(|e| e.to_string())?;
+        self.saw_own_write(version);
         let current = self.rules.load_full();
         let rest: Vec<StoredRule> = current
             .rules
@@ -386,13 +400,15 @@ impl App {
             .unwrap_or_else(|p| p.into_inner())
             .get(&key)
             .cloned();
+        if let Some(c) = &cached
+            && c.checked_at.elapsed() < RECHECK
+            && c.generation == rules.generation
+        {
+            return c.result.clone();
+        }
         let opts = self.load_options(cwd);
         let mut base = None;
         if let Some(c) = &cached {
-            let fresh_enough = c.checked_at.elapsed() < RECHECK;
-            if fresh_enough && c.generation == rules.generation {
-                return c.result.clone();
-            }
             let unchanged = c.loaded_at.elapsed() < RELOAD
                 && c.base.is_some()
                 && stamps_of(&opts, c.base.as_ref().map(|b| &b.0)) == c.stamps;
@@ -472,11 +488,61 @@ impl App {
         map.entry(id.to_owned()).or_default().clone()
     }
 
-    fn verdict_for(&self, policy: &Policy, action: &Action) -> Verdict {
-        let session = action.session.id.as_deref().map(|s| self.session(s));
-        let mut guard = session
-            .as_ref()
-            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
+    /// A session's state; a session not seen since the start gets its
+    /// latest actions from the log, so `rate` windows survive a restart.
+    async fn session_state(&self, id: &str) -> Arc<Mutex<SessionState>> {
+        if let Some(s) = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+        {
+            return s.clone();
+        }
+        let rows = self
+            .db
+            .actions(&crate::db::ActionQuery {
+                session: Some(id.to_owned()),
+                limit: HISTORY_LEN as i64,
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_default();
+        let home = self.home();
+        let mut history = VecDeque::new();
+        for row in rows.iter().rev() {
+            if let Some(a) = row
+                .action
+                .as_deref()
+                .and_then(|a| serde_json::from_str::<Action>(a).ok())
+            {
+                history.extend(matchable_actions(a, &home));
+            }
+        }
+        while history.len() > HISTORY_LEN {
+            history.pop_front();
+        }
+        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_SESSIONS && !map.contains_key(id) {
+            map.clear();
+        }
+        map.entry(id.to_owned())
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(SessionState {
+                    approvals: Vec::new(),
+                    history,
+                }))
+            })
+            .clone()
+    }
+
+    fn verdict_for(
+        &self,
+        policy: &Policy,
+        action: &Action,
+        session: Option<&Arc<Mutex<SessionState>>>,
+    ) -> Verdict {
+        let mut guard = session.map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
         let verdict = {
             let state = match guard.as_mut() {
                 Some(st) => {
@@ -491,8 +557,9 @@ impl App {
             evaluate_action(policy, action, &state)
         };
         if let Some(st) = guard.as_mut() {
-            st.history.push_back(action.clone());
-            if st.history.len() > HISTORY_LEN {
+            st.history
+                .extend(matchable_actions(action.clone(), &self.home()));
+            while st.history.len() > HISTORY_LEN {
                 st.history.pop_front();
             }
         }
@@ -502,8 +569,7 @@ impl App {
     /// Fills what the client left out: id, timestamp, normalized fields.
     pub fn prepare(&self, action: &mut Action) {
         if action.id.is_empty() {
-            let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-            action.id = format!("{}-{n}", &auth::new_uuid()[..23]);
+            action.id = auth::new_uuid();
         }
         if action.timestamp.is_empty() {
             action.timestamp = aileron_audit::now_rfc3339();
@@ -516,9 +582,13 @@ impl App {
         let started = Instant::now();
         self.prepare(&mut action);
         let resolved = self.policy_for(action.session.cwd.as_deref()).await;
+        let session = match &action.session.id {
+            Some(id) => Some(self.session_state(id).await),
+            None => None,
+        };
         let (verdict, audit_path, policy) = match &resolved {
             Ok(r) => (
-                self.verdict_for(&r.policy, &action),
+                self.verdict_for(&r.policy, &action, session.as_ref()),
                 r.audit_path.clone(),
                 Some(r.clone()),
             ),
@@ -600,7 +670,7 @@ impl App {
             on_timeout: on_timeout.as_str().to_owned(),
             origin: "evaluate",
         };
-        let Some(waiter) = self.queue.add(view) else {
+        let Some(waiter) = self.enqueue(view) else {
             out.decision = Decision::Deny;
             out.source = VerdictSource::Default;
             out.reason = format!("an action with id `{}` is already waiting", action.id);
@@ -746,6 +816,21 @@ impl App {
         v
     }
 
+    /// Queues `view` and tells its webhook approver, if it has one.
+    pub fn enqueue(&self, view: PendingView) -> Option<crate::pending::Waiter> {
+        let approver = view
+            .approver
+            .as_deref()
+            .and_then(|a| self.cfg.approvers.iter().find(|w| w.id == a));
+        let notify = approver.map(|a| (a, view.clone()));
+        let waiter = self.queue.add(view)?;
+        if let Some((a, v)) = notify {
+            let url = format!("http://{}", self.cfg.listen);
+            crate::notify::pending(&self.http, a, &v, &url);
+        }
+        Some(waiter)
+    }
+
     // ---- the action log --------------------------------------------------
 
     /// Stores a decision in the action log (and, with `audit_path`, appends
@@ -758,16 +843,15 @@ impl App {
         audit_path: Option<PathBuf>,
     ) -> Result<i64, String> {
         let record = record.masked(&self.masker);
-        if let Some(path) = audit_path {
+        // The JSONL line and the database row are written side by side.
+        let audit = audit_path.map(|path| {
             let rec = record.clone();
             tokio::task::spawn_blocking(move || {
                 AuditLog::new(path.clone())
                     .append(&rec)
                     .map_err(|e| format!("{}: {e}", path.display()))
             })
-            .await
-            .map_err(|e| e.to_string())??;
-        }
+        });
         let action_json = match action {
             Some(a) => self.masked_action(a),
             None => action_from_record(&record),
@@ -794,12 +878,23 @@ impl App {
             action: Some(action_json.to_string()),
         };
         let (done, rx) = oneshot::channel();
-        self.writer
-            .send(WriteReq { row, done })
-            .await
-            .map_err(|_| "the action log writer has stopped".to_owned())?;
-        rx.await
-            .map_err(|_| "the action log writer has stopped".to_owned())?
+        let stored = async {
+            self.writer
+                .send(WriteReq { row, done })
+                .await
+                .map_err(|_| "the action log writer has stopped".to_owned())?;
+            rx.await
+                .map_err(|_| "the action log writer has stopped".to_owned())?
+        };
+        let appended = async {
+            match audit {
+                Some(task) => task.await.map_err(|e| e.to_string())?,
+                None => Ok(()),
+            }
+        };
+        let (stored, appended) = tokio::join!(stored, appended);
+        appended?;
+        stored
     }
 }
 

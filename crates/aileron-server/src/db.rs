@@ -149,26 +149,23 @@ impl Db {
     }
 
     /// Inserts or updates rules (a rule keeps its position when updated),
-    /// in one transaction.
-    pub async fn upsert_rules(&self, rules: &[RuleWrite]) -> DbResult<()> {
+    /// in one transaction. Returns the new `rules_version`.
+    pub async fn upsert_rules(&self, rules: &[RuleWrite]) -> DbResult<i64> {
         on_db!(self, p => {
             let mut tx = p.begin().await?;
             for r in rules {
-                let next: i64 = sqlx::query("SELECT COALESCE(MAX(position), 0) + 1 AS n FROM approval_rules")
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .try_get("n")?;
+                // One statement (the position computed inside it), so that the
+                // transaction writes from its first statement: no lock upgrade.
                 sqlx::query(
                     "INSERT INTO approval_rules (id, position, label, scope_plugin_id, scope_profile_id, scope_integration_id, \
                      priority, enabled, decision, reason, source, created_by, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     VALUES ($1, (SELECT COALESCE(MAX(position), 0) + 1 FROM approval_rules), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
                      ON CONFLICT (id) DO UPDATE SET label = excluded.label, scope_plugin_id = excluded.scope_plugin_id, \
                      scope_profile_id = excluded.scope_profile_id, scope_integration_id = excluded.scope_integration_id, \
                      priority = excluded.priority, enabled = excluded.enabled, decision = excluded.decision, \
                      reason = excluded.reason, source = excluded.source, updated_at = excluded.updated_at",
                 )
                 .bind(&r.id)
-                .bind(next)
                 .bind(&r.label)
                 .bind(&r.scope_plugin)
                 .bind(&r.scope_profile)
@@ -184,15 +181,19 @@ impl Db {
                 .execute(&mut *tx)
                 .await?;
             }
-            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'rules_version'")
-                .execute(&mut *tx)
-                .await?;
+            let version: i64 = sqlx::query(
+                "UPDATE meta SET value = value + 1 WHERE key = 'rules_version' RETURNING value",
+            )
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("value")?;
             tx.commit().await?;
-        });
-        Ok(())
+            Ok(version)
+        })
     }
 
-    pub async fn delete_rule(&self, id: &str) -> DbResult<u64> {
+    /// Deletes a rule; returns the rows deleted and the new `rules_version`.
+    pub async fn delete_rule(&self, id: &str) -> DbResult<(u64, i64)> {
         on_db!(self, p => {
             let mut tx = p.begin().await?;
             let n = sqlx::query("DELETE FROM approval_rules WHERE id = $1")
@@ -200,11 +201,14 @@ impl Db {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            sqlx::query("UPDATE meta SET value = value + 1 WHERE key = 'rules_version'")
-                .execute(&mut *tx)
-                .await?;
+            let version: i64 = sqlx::query(
+                "UPDATE meta SET value = value + 1 WHERE key = 'rules_version' RETURNING value",
+            )
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("value")?;
             tx.commit().await?;
-            Ok(n)
+            Ok((n, version))
         })
     }
 

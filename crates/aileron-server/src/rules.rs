@@ -109,10 +109,8 @@ pub fn entry_from_body(body: Value, new_id: impl FnOnce() -> String) -> Result<R
     for k in READ_ONLY {
         m.remove(*k);
     }
-    if let Some(r) = m.remove("reason") {
-        if !r.is_null() {
-            m.entry("description").or_insert(r);
-        }
+    if let Some(r) = m.remove("reason").filter(|r| !r.is_null()) {
+        m.entry("description").or_insert(r);
     }
     let mut scope = match m.remove("scope") {
         Some(Value::Object(s)) => Some(s),

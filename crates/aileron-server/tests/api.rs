@@ -63,6 +63,19 @@ async fn every_endpoint_refuses_missing_bad_and_underprivileged_tokens() {
             .unwrap();
         assert_eq!(r.status(), 403, "{m} {path} with an agent token");
     }
+    // Unknown /api paths: 401 without a valid token, 404 with one.
+    let r = api
+        .req(Method::GET, "/api/nope", None)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = api
+        .req(Method::GET, "/api/nope", Some(api.agent()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
     // The agent endpoints accept the agent token (whatever the body says).
     let r = api
         .req(Method::GET, "/api/openapi.json", Some(api.agent()))
@@ -329,7 +342,7 @@ async fn invalid_rules_are_refused_with_the_loaders_message_and_never_stored() {
     let (s, v) = api
         .post(
             "/api/rules/preview",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"draft": {"decision": "deny", "when": {"x.y": {"nope": 1}}}}),
         )
         .await;
@@ -425,11 +438,7 @@ async fn a_policy_that_does_not_load_denies() {
     );
     // Garbage is a 400, not an allow.
     let (s, _) = api
-        .post(
-            "/api/evaluate",
-            &api.agent().to_owned(),
-            &json!({"no": "type"}),
-        )
+        .post("/api/evaluate", api.agent(), &json!({"no": "type"}))
         .await;
     assert_eq!(s, 400);
     api.server.shutdown().await;
@@ -478,7 +487,7 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
     let (s, v) = api
         .post(
             "/api/pending-actions/h1/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "once", "reviewer": "alice"}),
         )
         .await;
@@ -507,7 +516,7 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
     let (s, _) = api
         .post(
             "/api/pending-actions/h2/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "feedback", "reason": "use the sandbox URL"}),
         )
         .await;
@@ -525,7 +534,7 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
     api.wait_pending("h3").await;
     api.post(
         "/api/pending-actions/h3/decision",
-        &api.admin().to_owned(),
+        api.admin(),
         &json!({"decision": "always"}),
     )
     .await;
@@ -586,7 +595,7 @@ async fn an_unanswered_ask_times_out_to_on_timeout() {
     let (s, _) = api
         .post(
             "/api/pending-actions/t2/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "once"}),
         )
         .await;
@@ -594,7 +603,7 @@ async fn an_unanswered_ask_times_out_to_on_timeout() {
     let (s, _) = api
         .post(
             "/api/pending-actions/never/decision",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"decision": "once"}),
         )
         .await;
@@ -611,10 +620,8 @@ async fn concurrent_decisions_on_one_pending_action_exactly_one_wins() {
         let a = api.clone();
         let body = json!({"action": {"id": id, "type": "tool.call", "facets": {"tool": {"name": "Bash", "input": {}}},
             "session": {"id": "s"}}, "rule": "r", "reason": "why", "timeout_secs": 15, "on_timeout": "deny"});
-        let waiting = tokio::spawn(async move {
-            a.post("/api/pending-actions", &a.agent().to_owned(), &body)
-                .await
-        });
+        let waiting =
+            tokio::spawn(async move { a.post("/api/pending-actions", a.agent(), &body).await });
         api.wait_pending(&id).await;
         let mut tasks = Vec::new();
         for i in 0..8 {
@@ -624,7 +631,7 @@ async fn concurrent_decisions_on_one_pending_action_exactly_one_wins() {
             tasks.push(tokio::spawn(async move {
                 a.post(
                     &format!("/api/pending-actions/{id}/decision"),
-                    &a.admin().to_owned(),
+                    a.admin(),
                     &json!({"decision": d}),
                 )
                 .await
@@ -740,7 +747,7 @@ async fn action_log_filters_paging_and_agent_visibility() {
     let (s, v) = api
         .post(
             "/api/rules/preview",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"draft": {"decision": "deny", "when": {"shell.binary": "rm"}}, "lookbackLimit": 100000}),
         )
         .await;
@@ -752,7 +759,7 @@ async fn action_log_filters_paging_and_agent_visibility() {
     let (_, v) = api
         .post(
             "/api/rules/preview",
-            &api.admin().to_owned(),
+            api.admin(),
             &json!({"draft": {"decision": "deny", "when": {"fs.path": {"path": "/etc/*"}}}}),
         )
         .await;
@@ -822,10 +829,8 @@ async fn webhook_approvers_verify_signatures() {
     let a = api.clone();
     let body = json!({"action": {"id": "w1", "type": "tool.call", "facets": {"tool": {"name": "x"}}},
         "timeout_secs": 15});
-    let waiting = tokio::spawn(async move {
-        a.post("/api/pending-actions", &a.agent().to_owned(), &body)
-            .await
-    });
+    let waiting =
+        tokio::spawn(async move { a.post("/api/pending-actions", a.agent(), &body).await });
     api.wait_pending("w1").await;
     let sign = |secret: &str, body: &[u8]| {
         let mut m = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
@@ -941,4 +946,239 @@ async fn catalogs_and_openapi() {
 #[allow(dead_code)]
 fn _assert_api_is_send(a: Api) -> impl Send {
     a
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_windows_count_the_sessions_history_even_across_a_restart() {
+    let env = Env::new();
+    env.write("proj/aileron.yaml", "version: 1\ndefault: allow\n");
+    let api = env.start().await;
+    let (s, v) = api
+        .put_rule(
+            &json!({"id": "too-many", "decision": "deny", "priority": 300,
+            "when": {"type": "http.request", "rate": {"more_than": 2, "seconds": 600}}}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let mut decisions = Vec::new();
+    for i in 0..4 {
+        let mut a = http(&format!("r{i}"), "GET", "https://x/", "rs");
+        a["session"]["cwd"] = json!(env.proj);
+        decisions.push(api.evaluate(&a).await["decision"].clone());
+    }
+    assert_eq!(decisions.last().unwrap(), "deny", "{decisions:?}");
+    assert_eq!(decisions[0], "allow");
+    // Another session is not counted.
+    let mut a = http("other", "GET", "https://x/", "rs2");
+    a["session"]["cwd"] = json!(env.proj);
+    assert_eq!(api.evaluate(&a).await["decision"], "allow");
+    api.server.shutdown().await;
+    let api = env.start().await;
+    let mut a = http("r9", "GET", "https://x/", "rs");
+    a["session"]["cwd"] = json!(env.proj);
+    let v = api.evaluate(&a).await;
+    assert_eq!(
+        v["decision"], "deny",
+        "the history came back from the log: {v}"
+    );
+    assert_eq!(v["rule"], "too-many");
+    api.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rules_written_by_another_process_are_picked_up() {
+    let env = Env::new();
+    let api = env.start().await;
+    // Another writer on the same database (as `aileron rules import` is).
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let db = aileron_server::db::Db::open(&env.config().database_url())
+        .await
+        .unwrap();
+    let other = aileron_server::app::App::new(env.config(), db, rx)
+        .await
+        .unwrap();
+    let entry = aileron_config::server_rules::RuleEntry::from_mapping(
+        json!({"id": "from-cli", "decision": "deny", "command": "make *"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    other.upsert_rules(vec![entry], None).await.unwrap();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (s, _) = api.get("/api/rules/from-cli").await;
+        if s == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never picked up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let v = api.evaluate(&shell("m1", "make all", &env.proj, "s")).await;
+    assert_eq!(v["rule"], "from-cli", "{v}");
+    other.db.close().await;
+    api.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn always_and_reject_cascade_over_the_sessions_waiting_actions() {
+    let env = Env::new();
+    let api = std::sync::Arc::new(env.start().await);
+    api.put_rule(&json!({"id": "ask-del", "decision": "ask", "timeout": 15,
+        "when": {"type": "http.request", "http.method": "DELETE"}}))
+        .await;
+    let spawn = |id: &str, url: &str, session: &str| {
+        let a = api.clone();
+        let action = http(id, "DELETE", url, session);
+        tokio::spawn(async move { a.evaluate(&action).await })
+    };
+    // always: the same action waiting twice in the session; one answer approves both.
+    let first = spawn("x1", "https://x/1", "sa");
+    api.wait_pending("x1").await;
+    let second = spawn("x2", "https://x/1", "sa");
+    api.wait_pending("x2").await;
+    let other = spawn("x3", "https://x/2", "sa");
+    api.wait_pending("x3").await;
+    let (s, _) = api
+        .post(
+            "/api/pending-actions/x1/decision",
+            api.admin(),
+            &json!({"decision": "always"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(first.await.unwrap()["decision"], "allow");
+    let v = second.await.unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert!(!other.is_finished(), "a different action still waits");
+    // reject: every other waiting action of the session is rejected too.
+    let fourth = spawn("x4", "https://x/4", "sa");
+    api.wait_pending("x4").await;
+    let elsewhere = spawn("y1", "https://x/4", "sb");
+    api.wait_pending("y1").await;
+    let (s, _) = api
+        .post(
+            "/api/pending-actions/x3/decision",
+            api.admin(),
+            &json!({"decision": "reject"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(other.await.unwrap()["outcome"], "rejected");
+    let v = fourth.await.unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert!(
+        v["reason"].as_str().unwrap().contains("earlier request"),
+        "{v}"
+    );
+    assert!(!elsewhere.is_finished(), "another session is not touched");
+    // Shutdown answers what still waits: denied.
+    api.server.shutdown().await;
+    let v = elsewhere.await.unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert!(
+        v["reason"].as_str().unwrap().contains("shutting down"),
+        "{v}"
+    );
+}
+
+/// Reads one HTTP/1.1 request (head and body) and answers 200.
+async fn accept_one(listener: &tokio::net::TcpListener) -> (String, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut s, _) = tokio::time::timeout(WAIT, listener.accept())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(WAIT, s.read(&mut chunk))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "closed early");
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if buf.len() >= end + 4 + len {
+                let body = buf[end + 4..end + 4 + len].to_vec();
+                s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await
+                    .unwrap();
+                return (head, body);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webhook_approver_is_notified_and_answers_through_its_callback() {
+    use hmac::{Hmac, Mac};
+    let env = Env::new();
+    let chat = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    std::fs::create_dir_all(&env.data).unwrap();
+    std::fs::write(
+        env.data.join("approvers.json"),
+        json!([{"id": "chat", "secret": "k3y", "url": format!("http://{}/hook", chat.local_addr().unwrap())}]).to_string(),
+    )
+    .unwrap();
+    let api = std::sync::Arc::new(env.start().await);
+    api.put_rule(
+        &json!({"id": "ask-chat", "decision": "ask", "approver": "chat", "timeout": 15,
+        "when": {"type": "mcp.call", "mcp.tool": "delete_repo"}}),
+    )
+    .await;
+    let a = api.clone();
+    let waiting = tokio::spawn(async move {
+        a.evaluate(&json!({"id": "n1", "type": "mcp.call", "facets": {"mcp": {"server": "github", "tool": "delete_repo", "arguments": {}}}}))
+            .await
+    });
+    let (head, body) = accept_one(&chat).await;
+    assert!(head.starts_with("post /hook "), "{head}");
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(b"k3y").unwrap();
+    mac.update(&body);
+    let want: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        head.contains(&format!("x-aileron-signature: sha256={want}")),
+        "{head}"
+    );
+    let note: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(note["pending"]["id"], "n1");
+    assert_eq!(note["pending"]["approver"], "chat");
+    let callback = note["callback"].as_str().unwrap().to_owned();
+    assert_eq!(
+        callback,
+        format!("{}/api/approvers/chat/decision", api.server.url)
+    );
+    // The chat service answers.
+    let answer = br#"{"id": "n1", "decision": "once", "reviewer": "carol"}"#;
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(b"k3y").unwrap();
+    mac.update(answer);
+    let sig: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let r = api
+        .client
+        .post(&callback)
+        .header("x-aileron-signature", format!("sha256={sig}"))
+        .body(answer.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v = waiting.await.unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(v["reviewer"], "carol");
+    api.server.shutdown().await;
 }

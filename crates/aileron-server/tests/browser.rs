@@ -119,6 +119,18 @@ async fn evaluate(http: reqwest::Client, url: String, token: String, action: Val
     res.json().await.expect("JSON verdict")
 }
 
+/// A screenshot for the docs: toasts gone, no focus ring, from the top.
+async fn shoot(d: &WebDriver, path: &Path) {
+    d.execute(
+        "document.querySelectorAll('.toast').forEach(t => t.remove()); \
+         if (document.activeElement) document.activeElement.blur();",
+        vec![],
+    )
+    .await
+    .expect("tidy the page");
+    screenshot_page(d, WIDTH, 720, path).await;
+}
+
 fn screenshot_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("dashboard-{name}.png"))
 }
@@ -201,6 +213,14 @@ async fn dashboard_end_to_end() {
         })),
     )
     .await;
+    // Imported from an aileron.yaml: a command glob, no `when`.
+    fx.admin(
+        reqwest::Method::POST,
+        "/api/rules",
+        Some(json!({"id": "no-force-with-lease", "decision": "deny",
+                    "command": "git push --force-with-lease *", "label": "no lease pushes"})),
+    )
+    .await;
 
     let browser = start_browser(WIDTH, HEIGHT).await;
     let d = browser.driver().clone();
@@ -276,7 +296,7 @@ async fn dashboard_end_to_end() {
         "{card_text}"
     );
     assert!(!waiting_push.is_finished(), "the client waits for a person");
-    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "pending")).await;
+    shoot(&d, &screenshot_path(shots.path(), "pending")).await;
 
     // Allow once: the waiting call gets allow.
     card.find(tid("pending-allow-once"))
@@ -328,6 +348,85 @@ async fn dashboard_end_to_end() {
     )
     .await;
 
+    // Allow always: the session's other request for the same command is
+    // answered too, and its card goes away by itself (the stream says so).
+    let push_dev = "git push origin dev";
+    let waiting_dev: Vec<_> = (0..2)
+        .map(|_| {
+            tokio::spawn(evaluate(
+                fx.http.clone(),
+                fx.server.url.clone(),
+                fx.server.agent_token.clone(),
+                fx.shell("s-3", push_dev),
+            ))
+        })
+        .collect();
+    wait_js(
+        &d,
+        "two cards for the same command",
+        "return document.querySelectorAll('[data-testid=pending-item]').length === 2",
+        vec![],
+    )
+    .await;
+    pending_card(&d, push_dev)
+        .await
+        .find(tid("pending-allow-always"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let mut outcomes = Vec::new();
+    for w in waiting_dev {
+        let v = tokio::time::timeout(STEP, w)
+            .await
+            .expect("the waiting call returns")
+            .expect("task");
+        assert_eq!(v["decision"], "allow", "{v}");
+        outcomes.push(v["outcome"].as_str().unwrap_or_default().to_owned());
+    }
+    outcomes.sort();
+    assert_eq!(outcomes, ["approved-always-session", "approved-once"]);
+    wait_shown(&d, "pending-empty").await;
+
+    // An adapter's own ask (POST /api/pending-actions), rejected.
+    let http = fx.http.clone();
+    let url = format!("{}/api/pending-actions", fx.server.url);
+    let token = fx.server.agent_token.clone();
+    let body = json!({
+        "action": {
+            "type": "mcp.call", "summary": "github.delete_repo aileron-dev/aileron",
+            "facets": {"mcp": {"server": "github", "tool": "delete_repo"}},
+            "session": {"id": "s-4", "agent": "codex"},
+        },
+        "rule": "mcp-writes", "reason": "MCP tools that change things", "timeout_secs": 60,
+    });
+    let waiting_mcp = tokio::spawn(async move {
+        let res = http
+            .post(url)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .expect("enqueue");
+        assert!(res.status().is_success(), "{}", res.status());
+        res.json::<Value>().await.expect("JSON answer")
+    });
+    pending_card(&d, "github.delete_repo aileron-dev/aileron")
+        .await
+        .find(tid("pending-reject"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let answer = tokio::time::timeout(STEP, waiting_mcp)
+        .await
+        .expect("the waiting call returns")
+        .expect("task");
+    assert_eq!(answer["answer"], "reject", "{answer}");
+    wait_shown(&d, "pending-empty").await;
+
     // ---- the action log, with decision colours ---------------------------
     d.find(tid("tab-actions"))
         .await
@@ -341,9 +440,9 @@ async fn dashboard_end_to_end() {
         &d,
         "rows with decisions",
         "const rows = [...document.querySelectorAll('[data-testid=action-row]')];
-         return rows.length >= 6 ? rows.map(r => [r.querySelector('.col-summary').innerText,
+         return rows.length >= 8 ? rows.map(r => [r.querySelector('.col-summary').innerText,
            r.querySelector('[data-testid=action-decision]').dataset.decision,
-           r.querySelector('.outcome') ? r.querySelector('.outcome').innerText : '']) : null;",
+           r.querySelector('.outcome') ? r.querySelector('.outcome').innerText.replace(/^→ /, '') : '']) : null;",
         vec![],
     )
     .await;
@@ -359,7 +458,7 @@ async fn dashboard_end_to_end() {
     assert_eq!(find(push).2, "approved-once");
     assert_eq!(find(push_main).2, "corrected");
     // Newest first.
-    assert_eq!(rows[0].0, push_main, "{rows:?}");
+    assert_eq!(rows[0].0, push_dev, "{rows:?}");
     assert_eq!(
         color_of(&d, "[data-testid=action-row][data-decision=allow] .badge").await,
         "rgb(26, 127, 55)"
@@ -372,7 +471,7 @@ async fn dashboard_end_to_end() {
         color_of(&d, "[data-testid=action-row][data-decision=ask] .badge").await,
         "rgb(154, 103, 0)"
     );
-    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "actions")).await;
+    shoot(&d, &screenshot_path(shots.path(), "actions")).await;
 
     // A filter: only denials.
     d.execute(
@@ -402,6 +501,73 @@ async fn dashboard_end_to_end() {
         .await
         .unwrap();
 
+    // Paging, within one session: 55 decisions recorded by an adapter are
+    // 50 on the first page and 5 on the next.
+    for i in 0..55 {
+        let rec = json!({
+            "time": format!("2026-01-01T00:00:{:02}Z", i % 60),
+            "session": "s-bulk", "adapter": "hook:test",
+            "action": {"type": "tool.call", "summary": format!("tool call {i}")},
+            "decision": if i % 2 == 0 { "allow" } else { "deny" },
+            "source": "static", "reason": "bulk",
+        });
+        let res = fx
+            .http
+            .post(format!("{}/api/actions", fx.server.url))
+            .bearer_auth(&fx.server.agent_token)
+            .json(&rec)
+            .send()
+            .await
+            .expect("record");
+        assert!(res.status().is_success(), "{}", res.status());
+    }
+    fill(&d, "filter-session", "s-bulk").await;
+    d.find(tid("filter-apply"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let page = |n: usize, first: &'static str| {
+        let d = d.clone();
+        async move {
+            wait_js(
+                &d,
+                &format!("page with {n} rows starting at {first:?}"),
+                "const rows = [...document.querySelectorAll('[data-testid=action-row]')];
+                 return rows.length === arguments[0]
+                   && rows[0].querySelector('.col-summary').innerText === arguments[1];",
+                vec![Value::from(n), Value::from(first)],
+            )
+            .await;
+        }
+    };
+    page(50, "tool call 54").await;
+    wait_text(&d, "page-info", "1–50").await;
+    d.find(tid("page-next"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    page(5, "tool call 4").await;
+    wait_text(&d, "page-info", "51–55").await;
+    let next = d.find(tid("page-next")).await.unwrap();
+    assert!(!next.is_enabled().await.unwrap(), "no page after the last");
+    d.find(tid("page-prev"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    page(50, "tool call 54").await;
+    d.find(tid("filter-reset"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
     // ---- rules: a typo, its error, the preview, save, delete -------------
     d.find(tid("tab-rules"))
         .await
@@ -412,6 +578,104 @@ async fn dashboard_end_to_end() {
     wait_shown(&d, "view-rules").await;
     wait_text(&d, "rules-body", "web-writes").await;
     wait_text(&d, "rules-body", "mcp-judge").await;
+
+    // Edit shows a stored rule's fields, its matcher as YAML.
+    d.find(By::Css(
+        "[data-testid=rule-row][data-rule-id=\"web-writes\"]",
+    ))
+    .await
+    .unwrap()
+    .find(tid("rule-edit"))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_shown(&d, "rule-editor").await;
+    let when = d
+        .find(tid("rule-when"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert_eq!(
+        when,
+        "type: http.request\nhttp.method: {in: [POST, PUT, PATCH, DELETE]}\n"
+    );
+    let decision = d.find(tid("rule-decision")).await.unwrap();
+    assert_eq!(
+        decision.prop("value").await.unwrap().as_deref(),
+        Some("ask")
+    );
+    let timeout = d.find(tid("rule-timeout")).await.unwrap();
+    assert!(
+        timeout.is_displayed().await.unwrap(),
+        "ask fields show for ask"
+    );
+    assert_eq!(timeout.prop("value").await.unwrap().as_deref(), Some("300"));
+    wait_text(&d, "rule-preview-count", "Would have matched 0 of").await;
+    let label = d.find(tid("rule-label")).await.unwrap();
+    assert_eq!(
+        label.prop("value").await.unwrap().as_deref(),
+        Some("requests that can change something")
+    );
+    d.find(tid("rule-cancel"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
+    // Editing a command rule keeps its `command` (shown, not editable).
+    d.find(By::Css(
+        "[data-testid=rule-row][data-rule-id=\"no-force-with-lease\"]",
+    ))
+    .await
+    .unwrap()
+    .find(tid("rule-edit"))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_text(
+        &d,
+        "rule-extra",
+        "command: \"git push --force-with-lease *\"",
+    )
+    .await;
+    fill(&d, "rule-description", "rewrites what others pushed").await;
+    wait_text(&d, "rule-validation", "The rule is valid").await;
+    d.find(tid("rule-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_js(
+        &d,
+        "the saved notice",
+        "return [...document.querySelectorAll('[data-testid=toast]')]
+           .some(t => t.textContent === 'Saved rule no-force-with-lease');",
+        vec![],
+    )
+    .await;
+    let stored = fx
+        .admin(reqwest::Method::GET, "/api/rules/no-force-with-lease", None)
+        .await;
+    assert_eq!(
+        stored["command"], "git push --force-with-lease *",
+        "{stored}"
+    );
+    assert_eq!(stored["label"], "no lease pushes", "{stored}");
+    assert_eq!(
+        stored["description"], "rewrites what others pushed",
+        "{stored}"
+    );
+    assert!(stored.get("when").is_none(), "{stored}");
+
     d.find(tid("rule-new"))
         .await
         .unwrap()
@@ -474,7 +738,24 @@ async fn dashboard_end_to_end() {
         "{count}"
     );
     wait_text(&d, "rule-preview-samples", "rm -rf /").await;
-    screenshot_page(&d, WIDTH, &screenshot_path(shots.path(), "rules")).await;
+    shoot(&d, &screenshot_path(shots.path(), "rules")).await;
+
+    // Every control has a label, every button is a <button> with a name.
+    let unlabelled = d
+        .execute(
+            "return [...document.querySelectorAll('input, select, textarea')]
+               .filter(c => c.labels.length === 0 && !c.getAttribute('aria-label'))
+               .map(c => c.outerHTML)
+               .concat([...document.querySelectorAll('button')]
+                 .filter(b => !b.textContent.trim() && !b.getAttribute('aria-label'))
+                 .map(b => b.outerHTML))
+               .concat([...document.querySelectorAll('[onclick], [role=button]')]
+                 .map(e => e.outerHTML));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(unlabelled.json(), &json!([]), "controls without a name");
 
     d.find(tid("rule-save"))
         .await
@@ -502,9 +783,38 @@ async fn dashboard_end_to_end() {
         .await;
     assert_eq!(stored["decision"], "deny", "{stored}");
     assert_eq!(
+        stored["description"], "never delete from the root",
+        "{stored}"
+    );
+    assert!(
+        stored.get("label").is_none(),
+        "no label was given: {stored}"
+    );
+    assert_eq!(
         stored["when"],
         json!({"type": "shell.exec", "shell.command": {"glob": "rm -rf /*"}})
     );
+
+    // Block YAML with a list and a comment reads as it would in aileron.yaml.
+    d.find(tid("rule-new"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    fill(
+        &d,
+        "rule-when",
+        "# pushes, and any web request\nany:\n  - shell.command: {glob: \"git push *\"}\n  - type: http.request\n",
+    )
+    .await;
+    wait_text(&d, "rule-preview-count", "Would have matched 5 of").await;
+    d.find(tid("rule-cancel"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 
     // Delete, confirmed in the browser's dialog.
     let row = d
@@ -528,7 +838,36 @@ async fn dashboard_end_to_end() {
     )
     .await;
 
-    // ---- 401 later on: back to the login form, with a clear message -----
+    // ---- sign out, and a 401 later on: back to the login form ------------
+    d.find(tid("logout")).await.unwrap().click().await.unwrap();
+    wait_shown(&d, "login-form").await;
+    let kept = d
+        .execute("return sessionStorage.getItem('aileron.token')", vec![])
+        .await
+        .unwrap();
+    assert_eq!(kept.json(), &Value::Null, "signing out forgets the token");
+
+    // An agent's token (pasted as a whole link) may not see approvals.
+    let agent_link = format!("{}/#token={}", fx.server.url, fx.server.agent_token);
+    fill(&d, "login-token", &agent_link).await;
+    d.find(tid("login-submit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let banner = wait_text(&d, "banner", "approver token").await;
+    assert!(banner.contains("not available with this token"), "{banner}");
+    d.find(tid("logout")).await.unwrap().click().await.unwrap();
+    wait_shown(&d, "login-form").await;
+    assert!(
+        !d.find(tid("banner"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
     d.execute(
         "sessionStorage.setItem('aileron.token', 'ail_revoked'); location.reload();",
         vec![],

@@ -3,9 +3,11 @@
 //!
 //! Without `/usr/bin/chromedriver` the tests fail when `CI` is set (CI
 //! installs it: see `.ci/run`) and are skipped with a notice otherwise.
+//! `AILERON_CHROMEDRIVER` and `AILERON_CHROMIUM` name other binaries.
 
 use serde_json::Value;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,12 +16,20 @@ use thirtyfour::prelude::*;
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 
+fn chromedriver() -> String {
+    std::env::var("AILERON_CHROMEDRIVER").unwrap_or_else(|_| CHROMEDRIVER.to_owned())
+}
+
+fn chromium() -> String {
+    std::env::var("AILERON_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned())
+}
+
 /// How long a step may take before the test fails.
 pub const STEP: Duration = Duration::from_secs(15);
 
 /// Whether the browser is here; panics under CI when it is not.
 pub fn browser_available() -> bool {
-    let missing: Vec<&str> = [CHROMEDRIVER, CHROMIUM]
+    let missing: Vec<String> = [chromedriver(), chromium()]
         .into_iter()
         .filter(|p| !Path::new(p).exists())
         .collect();
@@ -39,7 +49,8 @@ pub fn browser_available() -> bool {
 }
 
 /// A running chromedriver and the browser session it drives. Dropping it
-/// kills chromedriver (and with it the browser) if `quit` was not called.
+/// (a failed test) kills chromedriver's process group, which holds the
+/// browser's processes too, so nothing outlives the test.
 pub struct Browser {
     pub driver: Option<WebDriver>,
     chromedriver: Child,
@@ -57,15 +68,27 @@ impl Browser {
         if let Some(d) = self.driver.take() {
             let _ = d.quit().await;
         }
-        let _ = self.chromedriver.kill();
+        self.kill_group();
+    }
+
+    fn kill_group(&mut self) {
+        if let Ok(Some(_)) = self.chromedriver.try_wait() {
+            // Reaped: its id may be reused, and the browser ended with its session.
+            return;
+        }
+        // chromedriver leads its own process group (see `start_browser`).
+        let group = -(self.chromedriver.id() as i32);
+        // SAFETY: kill(2) with a negative pid signals that process group only.
+        unsafe {
+            libc::kill(group, libc::SIGKILL);
+        }
         let _ = self.chromedriver.wait();
     }
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.chromedriver.kill();
-        let _ = self.chromedriver.wait();
+        self.kill_group();
     }
 }
 
@@ -81,12 +104,13 @@ pub async fn start_browser(width: u32, height: u32) -> Browser {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("chromedriver.log");
     let port = free_port();
-    let chromedriver = Command::new(CHROMEDRIVER)
+    let chromedriver = Command::new(chromedriver())
         .arg(format!("--port={port}"))
         .arg(format!("--log-path={}", log.display()))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .expect("chromedriver starts");
     let mut browser = Browser {
@@ -108,7 +132,7 @@ pub async fn start_browser(width: u32, height: u32) -> Browser {
     }
     let profile = browser._dir.path().join("profile");
     let mut caps = DesiredCapabilities::chrome();
-    caps.set_binary(CHROMIUM).expect("binary");
+    caps.set_binary(&chromium()).expect("binary");
     for arg in [
         "--headless=new",
         "--no-sandbox",
@@ -221,21 +245,29 @@ pub async fn fill(driver: &WebDriver, testid: &str, text: &str) {
     el.send_keys(text).await.expect("type");
 }
 
-/// A screenshot of the whole page (the window grows to the page's height
-/// for it), written to `path`.
-pub async fn screenshot_page(driver: &WebDriver, width: u32, path: &Path) {
-    let h = driver
-        .execute(
-            "return Math.ceil(Math.max(document.documentElement.scrollHeight, document.body.scrollHeight));",
-            vec![],
-        )
-        .await
-        .ok()
-        .and_then(|r| r.json().as_u64())
-        .unwrap_or(900)
-        .clamp(600, 4000) as u32;
+/// A screenshot of the whole page from its top (the window grows to the
+/// page's height, at least `min_height`), written to `path`.
+pub async fn screenshot_page(driver: &WebDriver, width: u32, min_height: u32, path: &Path) {
     let before = driver.get_window_rect().await.ok();
-    let _ = driver.set_window_rect(0, 0, width, h).await;
+    let measure = "window.scrollTo(0, 0); \
+                   const h = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight); \
+                   return [Math.ceil(h), window.outerHeight - window.innerHeight];";
+    let mut height = min_height;
+    for _ in 0..3 {
+        let _ = driver.set_window_rect(0, 0, width, height).await;
+        let v = driver
+            .execute(measure, vec![])
+            .await
+            .map(|r| r.json().clone())
+            .unwrap_or(Value::Null);
+        let page = v[0].as_u64().unwrap_or(0) as u32;
+        let chrome = v[1].as_u64().unwrap_or(0) as u32;
+        let want = (page + chrome).clamp(min_height, 4000);
+        if want == height {
+            break;
+        }
+        height = want;
+    }
     tokio::time::sleep(Duration::from_millis(150)).await;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).expect("screenshot dir");

@@ -121,7 +121,7 @@ impl Api {
     }
 
     pub async fn put_rule(&self, rule: &Value) -> (u16, Value) {
-        self.post("/api/rules", &self.server.admin_token.clone(), rule)
+        self.post("/api/rules", &self.server.admin_token, rule)
             .await
     }
 
