@@ -87,7 +87,11 @@ fn bench(c: &mut Criterion) {
     g.bench_function("aileron hook claude-code (Bash, Read)", |b| {
         b.iter(|| {
             n += 1;
-            let event = if n % 2 == 0 { &bash_event } else { &read_event };
+            let event = if n.is_multiple_of(2) {
+                &bash_event
+            } else {
+                &read_event
+            };
             hook(&aileron, &dir, &home, event.as_bytes())
         })
     });

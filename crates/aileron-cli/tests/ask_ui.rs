@@ -36,18 +36,22 @@ fn serve(p: &Project) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .expect("aileron serve starts");
+    // Dropped (killed and waited for) on every path, a failed start included.
+    let mut server = Server {
+        child,
+        url: String::new(),
+        admin: String::new(),
+    };
     let deadline = Instant::now() + WAIT;
     loop {
         if let Ok(text) = std::fs::read_to_string(data.join("server.json"))
             && let Ok(v) = serde_json::from_str::<Value>(&text)
-            && v["pid"] == child.id()
+            && v["pid"] == server.child.id()
         {
             let admin = std::fs::read_to_string(data.join("admin.token")).unwrap();
-            return Server {
-                child,
-                url: v["url"].as_str().unwrap().to_owned(),
-                admin: admin.trim().to_owned(),
-            };
+            server.url = v["url"].as_str().unwrap().to_owned();
+            server.admin = admin.trim().to_owned();
+            return server;
         }
         assert!(Instant::now() < deadline, "the server did not start");
         std::thread::sleep(Duration::from_millis(50));
