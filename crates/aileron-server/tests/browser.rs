@@ -4,8 +4,14 @@
 //!
 //! One scenario, in the order a person would meet the page: sign in
 //! (a pasted bad token, then the printed link), answer approvals that real
-//! clients are waiting on, read the action log, write a rule (a typo, its
-//! error, the preview, saving, deleting).
+//! clients are waiting on — API calls, and real `aileron-sh` commands of a
+//! project with `ask_mode: ui` that found the server through its
+//! `server.json` — read the action log, write a rule (a typo, its error,
+//! the preview, saving, deleting).
+//!
+//! The shim is `target/<profile>/aileron-sh`, brought up to date with
+//! `cargo build -p aileron-cli --bin aileron-sh` before the browser starts
+//! (usually nothing to do after `cargo test --workspace`).
 //!
 //! Screenshots of the three views go to a temporary directory; with
 //! `AILERON_UPDATE_SCREENSHOTS=1` they replace `docs/dashboard-*.png`.
@@ -16,7 +22,9 @@ mod browser_support;
 use aileron_server::{Config, Server};
 use browser_support::*;
 use serde_json::{Value, json};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 use thirtyfour::prelude::*;
 
@@ -39,8 +47,18 @@ deny:
     description: force pushes rewrite history
 "#;
 
+/// The project the shim runs in: its asks wait in the dashboard.
+const SHIM_POLICY: &str = r#"version: 1
+settings:
+  ask_mode: ui
+  timeout: 30
+ask: ["touch *"]
+"#;
+
 struct Fixture {
     server: Server,
+    /// `$AILERON_DATA`: the tokens and `server.json`, as `aileron serve` leaves them.
+    data: PathBuf,
     project: PathBuf,
     http: reqwest::Client,
     _dirs: Vec<tempfile::TempDir>,
@@ -60,11 +78,13 @@ impl Fixture {
         cfg.cwd = project.path().to_owned();
         cfg.policy = None;
         cfg.user_settings = false;
-        cfg.write_server_file = false;
+        // What the shim reads to find the server.
+        cfg.write_server_file = true;
         cfg.default_timeout = Duration::from_secs(120);
         let server = Server::start(cfg).await.expect("the server starts");
         Fixture {
             server,
+            data: data.path().join("aileron"),
             project: project.path().to_owned(),
             http: reqwest::Client::new(),
             _dirs: vec![data, home, project],
@@ -117,6 +137,184 @@ async fn evaluate(http: reqwest::Client, url: String, token: String, action: Val
         .expect("evaluate");
     assert!(res.status().is_success(), "evaluate: {}", res.status());
     res.json().await.expect("JSON verdict")
+}
+
+/// `aileron-sh` beside this test's directory (`target/<profile>/deps/`),
+/// built first by the cargo that runs the test (usually a no-op: `cargo
+/// test --workspace` builds it for aileron-cli's own tests).
+fn shim_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test runs from target/<profile>/deps");
+    let target_dir = profile_dir.parent().expect("target/<profile>");
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("a profile directory");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .current_dir(&workspace)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "aileron-cli",
+            "--bin",
+            "aileron-sh",
+        ])
+        .arg("--target-dir")
+        .arg(target_dir);
+    match profile {
+        "debug" => {}
+        "release" => {
+            cargo.arg("--release");
+        }
+        other => {
+            cargo.args(["--profile", other]);
+        }
+    }
+    let bin = profile_dir.join("aileron-sh");
+    let out = cargo.stdin(Stdio::null()).stdout(Stdio::null()).output();
+    match out {
+        Ok(o) if o.status.success() && bin.exists() => bin,
+        Ok(o) => panic!(
+            "could not build {} ({}): run `cargo build -p aileron-cli` (or `cargo test --workspace`) first\n{}",
+            bin.display(),
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => panic!(
+            "could not run {} to build aileron-sh ({e}): run `cargo build -p aileron-cli` first",
+            env!("CARGO")
+        ),
+    }
+}
+
+/// A project of its own for the shim (`SHIM_POLICY`), and its `$HOME`.
+struct ShimProject {
+    bin: PathBuf,
+    dir: PathBuf,
+    home: PathBuf,
+    root: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl ShimProject {
+    fn new(bin: PathBuf) -> ShimProject {
+        let tmp = tempfile::tempdir().expect("shim dir");
+        // Canonical, so the command line is the path the shim reports.
+        let root = std::fs::canonicalize(tmp.path()).expect("canonical temp dir");
+        let dir = root.join("proj");
+        let home = root.join("home");
+        for d in [&dir, &home] {
+            std::fs::create_dir_all(d).expect("create dir");
+        }
+        std::fs::write(dir.join("aileron.yaml"), SHIM_POLICY).expect("shim policy");
+        ShimProject {
+            bin,
+            dir,
+            home,
+            root,
+            _tmp: tmp,
+        }
+    }
+
+    /// `aileron-sh -c LINE` in the project, as an agent would run it: a
+    /// clean environment that names only the server's data directory, stdin
+    /// closed, and no controlling terminal (a new session), so the only
+    /// place its ask can go is the server.
+    fn spawn(&self, name: &str, line: &str, data: &Path) -> ShimRun {
+        let stdout = self.root.join(format!("{name}.stdout"));
+        let stderr = self.root.join(format!("{name}.stderr"));
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(["-c", line])
+            .current_dir(&self.dir)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/bin:/bin")
+            .env("LC_ALL", "C")
+            .env("AILERON_DATA", data)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).expect("stdout file"))
+            .stderr(std::fs::File::create(&stderr).expect("stderr file"));
+        // SAFETY: setsid(2) is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} starts: {e}", self.bin.display()));
+        ShimRun {
+            child,
+            exited: None,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+/// A running shim command. Dropped before it exits (a failed step), its
+/// session's process group is killed, so nothing outlives the test.
+struct ShimRun {
+    child: Child,
+    exited: Option<ExitStatus>,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+struct ShimOutput {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl ShimRun {
+    fn running(&mut self) -> bool {
+        if self.exited.is_none() {
+            self.exited = self.child.try_wait().expect("wait for the shim");
+        }
+        self.exited.is_none()
+    }
+
+    /// Waits up to [`STEP`] for the command to end.
+    async fn finish(&mut self) -> ShimOutput {
+        let deadline = Instant::now() + STEP;
+        while self.running() {
+            assert!(
+                Instant::now() < deadline,
+                "the shim command did not end within {STEP:?} of the answer"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        ShimOutput {
+            status: self.exited.expect("exited"),
+            stdout: read(&self.stdout),
+            stderr: read(&self.stderr),
+        }
+    }
+}
+
+impl Drop for ShimRun {
+    fn drop(&mut self) {
+        if self.exited.is_some() || !matches!(self.child.try_wait(), Ok(None)) {
+            return; // reaped: its id may be reused
+        }
+        // It leads its own session and process group (setsid in `spawn`).
+        // SAFETY: kill(2) with a negative pid signals that process group only.
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
 }
 
 /// A screenshot for the docs: toasts gone, no focus ring, from the top.
@@ -179,6 +377,8 @@ async fn dashboard_end_to_end() {
         return;
     }
     let started = Instant::now();
+    let shim = ShimProject::new(shim_binary());
+    let built = started.elapsed();
     let fx = Fixture::start().await;
     let shots = tempfile::tempdir().expect("screenshot dir");
 
@@ -427,6 +627,60 @@ async fn dashboard_end_to_end() {
     assert_eq!(answer["answer"], "reject", "{answer}");
     wait_shown(&d, "pending-empty").await;
 
+    // A real shim command waits in the queue: allowed once, it runs.
+    let server_file: Value = serde_json::from_str(
+        &std::fs::read_to_string(fx.data.join("server.json")).expect("server.json"),
+    )
+    .expect("server.json is JSON");
+    assert_eq!(server_file["url"], fx.server.url.as_str(), "{server_file}");
+    let made = shim.dir.join("made-by-shim");
+    let touch_made = format!("touch {}", made.display());
+    let mut waiting = shim.spawn("allowed", &touch_made, &fx.data);
+    let card = pending_card(&d, &touch_made).await;
+    assert!(waiting.running(), "the shim command waits for a person");
+    assert!(!made.exists(), "the command ran before the answer");
+    card.find(tid("pending-allow-once"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let out = waiting.finish().await;
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(made.exists(), "the allowed command ran");
+    assert_eq!(out.stdout, "");
+    wait_shown(&d, "pending-empty").await;
+
+    // Rejected with feedback: the words reach the agent, nothing runs.
+    let refused = shim.dir.join("refused-by-shim");
+    let touch_refused = format!("touch {}", refused.display());
+    let mut waiting = shim.spawn("refused", &touch_refused, &fx.data);
+    let card = pending_card(&d, &touch_refused).await;
+    assert!(waiting.running(), "the shim command waits for a person");
+    card.find(tid("pending-feedback"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    card.find(tid("pending-feedback-text"))
+        .await
+        .unwrap()
+        .send_keys("use the Makefile target")
+        .await
+        .unwrap();
+    card.find(tid("pending-feedback-send"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let out = waiting.finish().await;
+    assert_eq!(out.status.code(), Some(126), "{}", out.stderr);
+    assert_eq!(out.stderr, "aileron: rejected: use the Makefile target\n");
+    assert!(!refused.exists(), "the rejected command did not run");
+    wait_shown(&d, "pending-empty").await;
+
     // ---- the action log, with decision colours ---------------------------
     d.find(tid("tab-actions"))
         .await
@@ -457,8 +711,47 @@ async fn dashboard_end_to_end() {
     assert_eq!(find(push).1, "ask");
     assert_eq!(find(push).2, "approved-once");
     assert_eq!(find(push_main).2, "corrected");
+    // The shim's decisions, recorded by the shim itself.
+    assert_eq!(find(&touch_made).1, "ask");
+    assert_eq!(find(&touch_made).2, "approved-once");
+    assert_eq!(find(&touch_refused).2, "corrected");
     // Newest first.
-    assert_eq!(rows[0].0, push_dev, "{rows:?}");
+    assert_eq!(rows[0].0, touch_refused, "{rows:?}");
+    assert_eq!(rows[1].0, touch_made, "{rows:?}");
+    assert_eq!(rows[2].0, push_dev, "{rows:?}");
+    let outcome_color = |summary: String| {
+        let d = d.clone();
+        async move {
+            let v = wait_js(
+                &d,
+                &format!("the outcome of {summary:?}"),
+                "const row = [...document.querySelectorAll('[data-testid=action-row]')]
+                   .find(r => r.querySelector('.col-summary').innerText === arguments[0]);
+                 const o = row && row.querySelector('[data-testid=action-outcome]');
+                 return o ? getComputedStyle(o).color : null;",
+                vec![Value::from(summary)],
+            )
+            .await;
+            v.as_str().unwrap_or_default().to_owned()
+        }
+    };
+    assert_eq!(outcome_color(touch_made.clone()).await, "rgb(26, 127, 55)");
+    assert_eq!(
+        outcome_color(touch_refused.clone()).await,
+        "rgb(198, 40, 40)"
+    );
+    let log = fx
+        .admin(reqwest::Method::GET, "/api/actions?limit=5", None)
+        .await;
+    let shim_rows: Vec<&Value> = log["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter(|a| a["action"]["summary"] == touch_made.as_str())
+        .collect();
+    assert_eq!(shim_rows.len(), 1, "{log}");
+    assert_eq!(shim_rows[0]["adapter"], "shim", "{log}");
+    assert_eq!(shim_rows[0]["action"]["type"], "shell.exec", "{log}");
     assert_eq!(
         color_of(&d, "[data-testid=action-row][data-decision=allow] .badge").await,
         "rgb(26, 127, 55)"
@@ -901,5 +1194,8 @@ async fn dashboard_end_to_end() {
         }
     }
     fx.server.shutdown().await;
-    eprintln!("dashboard end to end: {:?}", started.elapsed());
+    eprintln!(
+        "dashboard end to end: {:?} (building aileron-sh: {built:?})",
+        started.elapsed()
+    );
 }
