@@ -1,7 +1,7 @@
 //! The shell shim; see the `aileron-shim` crate.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::{Mutex, PoisonError};
+use std::cell::Cell;
 
 fn main() -> std::process::ExitCode {
     aileron_shim::main()
@@ -21,12 +21,11 @@ static ALLOC: OneShot = OneShot;
 const SMALL: usize = 4096;
 const CHUNK: usize = 256 * 1024;
 
-struct Arena {
-    next: usize,
-    end: usize,
+thread_local! {
+    /// This thread's free space: next byte and end of its current chunk
+    /// (per thread, so no lock; freeing is a no-op from any thread).
+    static ARENA: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
-
-static ARENA: Mutex<Arena> = Mutex::new(Arena { next: 0, end: 0 });
 
 fn is_small(layout: Layout) -> bool {
     layout.size() <= SMALL && layout.align() <= SMALL
@@ -38,18 +37,18 @@ unsafe impl GlobalAlloc for OneShot {
             // SAFETY: forwarded as given.
             return unsafe { System.alloc(layout) };
         }
-        let mut a = ARENA.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut start = a.next.next_multiple_of(layout.align());
-        if a.next == 0 || start + layout.size() > a.end {
+        let (next, mut end) = ARENA.get();
+        let mut start = next.next_multiple_of(layout.align());
+        if next == 0 || start + layout.size() > end {
             // SAFETY: CHUNK and SMALL are non-zero and SMALL is a power of two.
             let chunk = unsafe { System.alloc(Layout::from_size_align_unchecked(CHUNK, SMALL)) };
             if chunk.is_null() {
                 return chunk;
             }
-            a.end = chunk as usize + CHUNK;
             start = chunk as usize;
+            end = start + CHUNK;
         }
-        a.next = start + layout.size();
+        ARENA.set((start + layout.size(), end));
         start as *mut u8
     }
 
