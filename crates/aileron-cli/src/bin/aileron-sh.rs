@@ -1,10 +1,34 @@
 //! The shell shim; see the `aileron-shim` crate.
+//!
+//! It starts once per agent command, so it skips std's runtime start-up
+//! (`no_main`), whose stack-guard set-up alone parsed `/proc/self/maps` and
+//! made a dozen system calls, and does here the two parts the shim relies on.
+
+#![no_main]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::ffi::{c_char, c_int};
 
-fn main() -> std::process::ExitCode {
-    aileron_shim::main()
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+    // SAFETY: plain libc calls on the standard descriptors and one signal.
+    unsafe {
+        // A closed stdin, stdout or stderr is opened on /dev/null, so that
+        // no file the shim opens (the audit log) takes its place.
+        for fd in 0..3 {
+            if libc::fcntl(fd, libc::F_GETFD) == -1
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+                && libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) != fd
+            {
+                libc::abort();
+            }
+        }
+        // A peer that went away is an error to handle, not death by SIGPIPE
+        // (the real shell still gets the default: `exec` resets it).
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    c_int::from(aileron_shim::main())
 }
 
 /// The shim lives for one command and then execs or exits, so small blocks
