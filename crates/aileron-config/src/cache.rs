@@ -50,8 +50,8 @@ impl Probe {
     }
 }
 
-/// The inputs that decide which files are read: the project and user files'
-/// content, the language markers present, the environment and this binary.
+/// The inputs that decide which files are read (the project and user files'
+/// content, the language markers present, the environment) and this binary.
 pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     let mut probe = Probe {
         key: String::new(),
@@ -59,6 +59,9 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     };
     let mut h = DefaultHasher::new();
     env!("CARGO_PKG_VERSION").hash(&mut h);
+    // postcard does not name fields: a rebuilt binary, whose `Policy` may be
+    // laid out differently, must not read an older binary's entries.
+    exe_identity().hash(&mut h);
     opts.environment().hash_into(&mut h);
     (opts.user_settings, opts.auto_profiles, opts.run_tests).hash(&mut h);
     let project_dir = project_file.and_then(Path::parent).unwrap_or(&opts.cwd);
@@ -78,6 +81,13 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     }
     probe.key = format!("{:016x}", h.finish());
     probe
+}
+
+/// This executable's path, size and modification time.
+fn exe_identity() -> Option<(PathBuf, u64, std::time::SystemTime)> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    Some((exe, meta.len(), meta.modified().ok()?))
 }
 
 trait HashInto {
