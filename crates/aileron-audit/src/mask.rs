@@ -60,6 +60,10 @@ struct Rule {
     /// text contains every string of the group (starts with it, for a
     /// string written with a leading `^`).
     triggers: Vec<Vec<String>>,
+    /// Per trigger group, the ASCII bytes its strings hold ([`ascii_set`]):
+    /// a text that lacks one cannot contain the group, which rules most
+    /// rules out without a substring search.
+    needs: Vec<u128>,
     compiled: OnceLock<Compiled>,
 }
 
@@ -139,10 +143,18 @@ fn rules() -> Vec<Rule> {
             .map(|t| vec![t.to_string(), also.to_owned()])
             .collect::<Vec<_>>()
     };
-    let rule = |pattern: String, check, lower, triggers| Rule {
+    let rule = |pattern: String, check, lower, triggers: Vec<Vec<String>>| Rule {
         pattern,
         check,
         lower,
+        needs: triggers
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .fold(0, |m, t| m | ascii_set(t.strip_prefix('^').unwrap_or(t)))
+            })
+            .collect(),
         triggers,
         compiled: OnceLock::new(),
     };
@@ -206,7 +218,7 @@ fn rules() -> Vec<Rule> {
             true,
             QUERY_NAMES
                 .iter()
-                .flat_map(|n| ["?", "&", "^"].map(|p| vec![format!("{p}{n}=")]))
+                .map(|n| vec![format!("{n}=")])
                 .collect(),
         ),
         // Authorization headers: the scheme stays.
@@ -364,12 +376,14 @@ impl Rule {
         })
     }
 
-    fn triggered(&self, lower: &str) -> bool {
-        self.triggers.iter().any(|group| {
-            group.iter().all(|t| match t.strip_prefix('^') {
-                Some(start) => lower.starts_with(start),
-                None => lower.contains(t.as_str()),
-            })
+    /// `present` is `ascii_set(lower)`.
+    fn triggered(&self, lower: &str, present: u128) -> bool {
+        self.triggers.iter().zip(&self.needs).any(|(group, need)| {
+            need & !present == 0
+                && group.iter().all(|t| match t.strip_prefix('^') {
+                    Some(start) => lower.starts_with(start),
+                    None => lower.contains(t.as_str()),
+                })
         })
     }
 
@@ -441,6 +455,13 @@ impl Rule {
     }
 }
 
+/// The ASCII bytes of `s` as a bit set.
+fn ascii_set(s: &str) -> u128 {
+    s.bytes()
+        .filter(|b| b.is_ascii())
+        .fold(0, |m, b| m | 1u128 << b)
+}
+
 /// Widens a byte span to character boundaries (the patterns only split at
 /// ASCII bytes, so this is a safeguard).
 fn char_span(s: &str, mut start: usize, mut end: usize) -> (usize, usize) {
@@ -482,8 +503,9 @@ impl Masker {
             }
         }
         let lower = out.to_ascii_lowercase();
+        let present = ascii_set(&lower);
         for rule in RULES.iter() {
-            if rule.triggered(&lower)
+            if rule.triggered(&lower, present)
                 && let Some(masked) = rule.apply(&out)
             {
                 out = Cow::Owned(masked);

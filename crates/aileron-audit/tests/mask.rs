@@ -41,6 +41,8 @@ fn credentials_in_commands_and_urls_are_masked() {
         ("https://h/p?secret=zzz#frag", "https://h/p?secret=***#frag"),
         ("https://h/p?password=zzz", "https://h/p?password=***"),
         ("https://h/p?passwd=zzz", "https://h/p?passwd=***"),
+        // a query string on its own (the trigger anchored at the start)
+        ("sig=0a1b2c&x=1", "sig=***&x=1"),
         (
             "https://b.s3.amazonaws.com/o?X-Amz-Signature=0a1b2c&X-Amz-Expires=60",
             "https://b.s3.amazonaws.com/o?X-Amz-Signature=***&X-Amz-Expires=60",

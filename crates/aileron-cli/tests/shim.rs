@@ -812,3 +812,20 @@ fn a_decision_that_cannot_be_recorded_does_not_run() {
     );
     assert!(!p.path("ran.txt").exists());
 }
+
+#[test]
+fn closed_standard_descriptors_are_opened_on_dev_null() {
+    // So that no file the shim opens can take their numbers; the real
+    // shell inherits /dev/null there (as from any program started by std).
+    let p = Project::new(ALLOW_ALL);
+    let mut cmd = p.command(support::BASH);
+    cmd.args([
+        "-c",
+        "exec \"$0\" -c 'echo dropped; readlink /proc/$$/fd/1 >&2' >&-",
+        support::SHIM,
+    ]);
+    let out = run(&mut cmd, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "/dev/null\n");
+    assert_eq!(p.audit().len(), 1, "{}", p.audit_text());
+}

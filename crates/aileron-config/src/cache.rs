@@ -50,8 +50,8 @@ impl Probe {
     }
 }
 
-/// The inputs that decide which files are read: the project and user files'
-/// content, the language markers present, the environment and this binary.
+/// The inputs that decide which files are read (the project and user files'
+/// content, the language markers present, the environment) and this binary.
 pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     let mut probe = Probe {
         key: String::new(),
@@ -59,7 +59,9 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     };
     let mut h = DefaultHasher::new();
     env!("CARGO_PKG_VERSION").hash(&mut h);
-    build_id().hash(&mut h);
+    // postcard does not name fields: a rebuilt binary, whose `Policy` may be
+    // laid out differently, must not read an older binary's entries.
+    exe_identity().hash(&mut h);
     opts.environment().hash_into(&mut h);
     (
         opts.user_settings,
@@ -92,12 +94,11 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     probe
 }
 
-/// The running executable's size and modification time: a rebuilt
-/// binary may compile the same sources differently (new built-in rules),
-/// so its cache entries are its own.
-fn build_id() -> Option<(u64, std::time::SystemTime)> {
-    let meta = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
-    Some((meta.len(), meta.modified().ok()?))
+/// This executable's path, size and modification time.
+fn exe_identity() -> Option<(PathBuf, u64, std::time::SystemTime)> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    Some((exe, meta.len(), meta.modified().ok()?))
 }
 
 trait HashInto {

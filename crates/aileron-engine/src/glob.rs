@@ -7,39 +7,57 @@
 //! runs in O(pattern × text) at worst, linear in practice.
 
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Token {
     Lit(String),
     Star,
     One,
 }
 
-/// A compiled glob.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A glob, kept as its source and tokenized on first use, so that a
+/// policy read from the cache does not rebuild globs no action reaches.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Glob {
     source: String,
-    tokens: Vec<Token>,
+    /// A command glob (see [`Glob::command`]).
+    command: bool,
+    #[serde(skip)]
+    tokens: OnceLock<Tokens>,
+}
+
+#[derive(Clone, Debug)]
+struct Tokens {
+    all: Vec<Token>,
     /// For command globs ending in ` *`: the tokens without it.
     bare: Option<Vec<Token>>,
 }
 
+impl PartialEq for Glob {
+    fn eq(&self, other: &Glob) -> bool {
+        (&self.source, self.command) == (&other.source, other.command)
+    }
+}
+
+impl Eq for Glob {}
+
 impl Glob {
     /// A glob for command lines (`command:`, `binary:`, short-form rules).
     pub fn command(pattern: &str) -> Glob {
-        let mut g = Glob::plain(pattern);
-        if pattern.ends_with(" *") && !pattern.ends_with("\\ *") {
-            g.bare = Some(tokenize(&pattern[..pattern.len() - 2]));
+        Glob {
+            source: pattern.to_owned(),
+            command: true,
+            tokens: OnceLock::new(),
         }
-        g
     }
 
     /// A glob without the bare-command rule (the pattern dialect's `glob`).
     pub fn plain(pattern: &str) -> Glob {
         Glob {
             source: pattern.to_owned(),
-            tokens: tokenize(pattern),
-            bare: None,
+            command: false,
+            tokens: OnceLock::new(),
         }
     }
 
@@ -47,13 +65,27 @@ impl Glob {
         &self.source
     }
 
+    fn tokens(&self) -> &Tokens {
+        self.tokens.get_or_init(|| {
+            let p = &self.source;
+            let bare = (self.command && p.ends_with(" *") && !p.ends_with("\\ *"))
+                .then(|| tokenize(&p[..p.len() - 2]));
+            Tokens {
+                all: tokenize(p),
+                bare,
+            }
+        })
+    }
+
     pub fn is_match(&self, text: &str) -> bool {
-        matches(&self.tokens, text) || self.bare.as_ref().is_some_and(|t| matches(t, text))
+        let t = self.tokens();
+        matches(&t.all, text) || t.bare.as_ref().is_some_and(|b| matches(b, text))
     }
 
     /// `example.com` for `*.example.com`: every match ends in `.example.com`.
     pub fn domain_suffix(&self) -> Option<&str> {
-        match (self.tokens.as_slice(), &self.bare) {
+        let t = self.tokens();
+        match (t.all.as_slice(), &t.bare) {
             ([Token::Star, Token::Lit(l)], None) => l.strip_prefix('.').filter(|s| !s.is_empty()),
             _ => None,
         }
@@ -63,10 +95,11 @@ impl Glob {
     /// (`git diff *` → `git`): the binary a command glob is about, used to
     /// index rules. `None` when a wildcard comes first.
     pub fn leading_word(&self) -> Option<&str> {
-        match self.tokens.first() {
+        let tokens = &self.tokens().all;
+        match tokens.first() {
             Some(Token::Lit(lit)) => {
                 let word = lit.split(' ').next().unwrap_or(lit);
-                let whole = word.len() < lit.len() || self.tokens.len() == 1;
+                let whole = word.len() < lit.len() || tokens.len() == 1;
                 (whole && !word.is_empty()).then_some(word)
             }
             _ => None,

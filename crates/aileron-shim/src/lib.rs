@@ -18,13 +18,13 @@ use aileron_session::{Config, Decider, Request, TtyPrompter};
 use args::Invocation;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// Exit status of a command that was not allowed to run (as bash's "cannot execute").
 const EXIT_DENIED: u8 = 126;
 
-/// The whole shim: parse, decide, exec or refuse.
-pub fn main() -> ExitCode {
+/// The whole shim: parse, decide, exec or refuse. Returns only to refuse,
+/// with the exit status.
+pub fn main() -> u8 {
     let mut argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     let arg0 = argv.next().unwrap_or_else(|| "aileron-sh".into());
     let args: Vec<String> = argv.collect();
@@ -129,7 +129,7 @@ fn shell_name(arg0: &str) -> &str {
     }
 }
 
-fn exec(shell: &str, arg0: &str, args: &[String]) -> ExitCode {
+fn exec(shell: &str, arg0: &str, args: &[String]) -> u8 {
     // A login shell keeps its leading dash; otherwise argv[0] is the real shell.
     let name = if arg0.starts_with('-') {
         format!("-{}", shell.rsplit('/').next().unwrap_or(shell))
@@ -145,9 +145,9 @@ fn exec(shell: &str, arg0: &str, args: &[String]) -> ExitCode {
     ))
 }
 
-fn deny(message: &str) -> ExitCode {
+fn deny(message: &str) -> u8 {
     eprintln!("{message}");
-    ExitCode::from(EXIT_DENIED)
+    EXIT_DENIED
 }
 
 fn stdin_is_terminal() -> bool {
