@@ -46,6 +46,22 @@ fn hook(aileron: &Path, dir: &Path, home: &Path, event: &[u8]) {
     assert!(status.success(), "aileron hook failed");
 }
 
+/// The same, the event read from a file instead of a pipe the bench writes
+/// after the spawn: what the hook itself costs, without the pipe hand-off.
+fn hook_from_file(aileron: &Path, dir: &Path, home: &Path, event: &Path) {
+    let status = Command::new(aileron)
+        .args(["hook", "claude-code"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("AILERON_SOCKET")
+        .env_remove("AILERON_DATA")
+        .stdin(std::fs::File::open(event).unwrap())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "aileron hook failed");
+}
+
 fn bash(dir: &Path) {
     let status = Command::new("/bin/bash")
         .args(["-c", "true"])
@@ -95,6 +111,18 @@ fn bench(c: &mut Criterion) {
             hook(&aileron, &dir, &home, event.as_bytes())
         })
     });
+    let files = [tmp.path().join("bash.json"), tmp.path().join("read.json")];
+    std::fs::write(&files[0], &bash_event).unwrap();
+    std::fs::write(&files[1], &read_event).unwrap();
+    g.bench_function(
+        "aileron hook claude-code, event from a file (Bash, Read)",
+        |b| {
+            b.iter(|| {
+                n += 1;
+                hook_from_file(&aileron, &dir, &home, &files[(n % 2) as usize])
+            })
+        },
+    );
     g.finish();
 }
 

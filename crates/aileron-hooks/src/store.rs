@@ -45,12 +45,24 @@ impl SessionFile {
         }
     }
 
-    /// Replaces the saved state atomically.
+    /// Replaces the saved state, in place: every reader holds the lock, so
+    /// none sees a half-written file. (Neither write-and-rename nor
+    /// truncate-and-write: ext4 flushes such files to disk, which made every
+    /// hook call wait for the disk.) A write cut short leaves a file
+    /// [`load`] ignores.
+    ///
+    /// [`load`]: SessionFile::load
     pub fn save(&self, saved: &SavedSession) -> std::io::Result<()> {
-        let tmp = self.path.with_extension("json.tmp");
-        let mut f = File::create(&tmp)?;
-        f.write_all(&serde_json::to_vec(saved).map_err(std::io::Error::other)?)?;
-        std::fs::rename(&tmp, &self.path)
+        let bytes = serde_json::to_vec(saved).map_err(std::io::Error::other)?;
+        let mut f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&self.path)?;
+        f.write_all(&bytes)?;
+        // Cut what is left of a longer old state (never to zero first,
+        // which ext4 would also flush).
+        f.set_len(bytes.len() as u64)
     }
 }
 
