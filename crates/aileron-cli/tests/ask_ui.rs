@@ -120,12 +120,14 @@ fn a_shim_ask_waits_in_the_queue_and_runs_once_approved() {
     // The server's log has the decision, with the human's answer.
     let log = call(&s, "GET", "/api/actions?limit=10", "");
     let actions = log["actions"].as_array().unwrap();
-    assert!(
-        actions
-            .iter()
-            .any(|a| a["action"]["summary"] == "touch made" && a["adapter"] == "shim"),
-        "{log}"
-    );
+    let rec = actions
+        .iter()
+        .find(|a| a["action"]["summary"] == "touch made" && a["adapter"] == "shim")
+        .unwrap_or_else(|| panic!("{log}"));
+    // A person decided, on the dashboard.
+    assert_eq!(rec["outcome"], "approved-once", "{rec}");
+    assert_eq!(rec["source"], "human", "{rec}");
+    assert_eq!(rec["approver"], "dashboard", "{rec}");
 }
 
 #[test]

@@ -427,19 +427,29 @@ impl Decider {
                 timeout,
                 allow_on_timeout: on_timeout == Decision::Allow,
             };
-            let answer = match (&self.remote, ask_in_ui) {
+            let (answer, channel) = match (&self.remote, ask_in_ui) {
                 (Some(remote), true) => match remote.ask(&action, &question) {
                     // The server is down: the terminal, or deny.
                     Answer::Unavailable(why) => match self.prompter.ask(&question) {
-                        Answer::Unavailable(also) => {
-                            Answer::Unavailable(format!("{why}, and {also}"))
-                        }
-                        a => a,
+                        Answer::Unavailable(also) => (
+                            Answer::Unavailable(format!("{why}, and {also}")),
+                            "terminal",
+                        ),
+                        a => (a, "terminal"),
                     },
-                    a => a,
+                    a => (a, "dashboard"),
                 },
-                _ => self.prompter.ask(&question),
+                _ => (self.prompter.ask(&question), "terminal"),
             };
+            let mut verdict = verdict;
+            if matches!(
+                answer,
+                Answer::Once | Answer::Always(..) | Answer::Reject | Answer::Feedback(_)
+            ) {
+                // A person decided: the record says so, and where.
+                verdict.source = aileron_engine::VerdictSource::Human;
+                verdict.approver = Some(channel.to_owned());
+            }
             match answer {
                 Answer::Once => {
                     return Outcome::allowed(verdict, action, Some("approved-once"));
