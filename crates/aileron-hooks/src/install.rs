@@ -61,12 +61,26 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// A `{matcher: "*", hooks: [...]}` entry running the hook for every tool
+/// (Claude Code's shape, which Codex and Gemini CLI copied).
+fn hook_group(aileron: &str, agent: Agent) -> Value {
+    let command = hook_command(aileron, agent);
+    let timeout = agent.hook_timeout().as_secs();
+    json!({"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+}
+
+/// Claude Code settings with Aileron's hooks and nothing else, for one
+/// session (`claude --settings FILE`, written by `aileron launch`).
+pub fn claude_code_session_settings(aileron: &str) -> Value {
+    let group = hook_group(aileron, Agent::ClaudeCode);
+    json!({"hooks": {"PreToolUse": [group.clone()], "PermissionRequest": [group]}})
+}
+
 fn json_hooks(t: &Target) -> Option<JsonHooks> {
     let base = if t.user { &t.home } else { &t.cwd };
     let command = hook_command(&t.aileron, t.agent);
     let timeout = t.agent.hook_timeout().as_secs();
-    let handler = json!({"type": "command", "command": command, "timeout": timeout});
-    let group = json!({"matcher": "*", "hooks": [handler]});
+    let group = hook_group(&t.aileron, t.agent);
     Some(match t.agent {
         Agent::ClaudeCode => JsonHooks {
             file: base.join(".claude/settings.json"),

@@ -81,12 +81,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         let settings = runtime.join("claude-settings.json");
         let aileron = std::env::current_exe()
             .map_err(|e| format!("cannot find the aileron executable: {e}"))?;
-        let command = aileron_hooks::install::hook_command(
-            &aileron.to_string_lossy(),
-            aileron_hooks::Agent::ClaudeCode,
-        );
-        let group = serde_json::json!([{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]);
-        let json = serde_json::json!({"hooks": {"PreToolUse": group, "PermissionRequest": group}});
+        let json = aileron_hooks::install::claude_code_session_settings(&aileron.to_string_lossy());
         std::fs::write(&settings, json.to_string())
             .map_err(|e| format!("cannot write {}: {e}", settings.display()))?;
         let mut extra = vec![
