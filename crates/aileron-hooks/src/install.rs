@@ -365,7 +365,7 @@ fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), 
                 if let Node::Array { items, .. } = arr
                     && let Some(i) = items.iter().rposition(|i| is_ours(i, t.agent))
                 {
-                    edit = Some(jsonedit::remove_item(&text, arr, i));
+                    edit = Some(jsonedit::remove_item(arr, i));
                     break;
                 }
             }
@@ -398,7 +398,7 @@ fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), 
             Some(Node::Scalar { .. }) => root.get("hooks").is_none(),
             None => false,
         };
-        if removable && let Some(e) = jsonedit::remove_member(&text, parent, name) {
+        if removable && let Some(e) = jsonedit::remove_member(parent, name) {
             text = jsonedit::apply(&text, &e);
         }
     }

@@ -361,12 +361,11 @@ pub fn push_item(text: &str, array: &Node, value: &Value) -> Edit {
 }
 
 /// Removes item `index` of `array` with the separator that came with it.
-pub fn remove_item(text: &str, array: &Node, index: usize) -> Edit {
+pub fn remove_item(array: &Node, index: usize) -> Edit {
     let Node::Array { span, items } = array else {
         unreachable!("remove_item on an array")
     };
     remove_at(
-        text,
         span,
         &items.iter().map(Node::span).collect::<Vec<_>>(),
         index,
@@ -374,7 +373,7 @@ pub fn remove_item(text: &str, array: &Node, index: usize) -> Edit {
 }
 
 /// Removes member `key` of `object` with the separator that came with it.
-pub fn remove_member(text: &str, object: &Node, key: &str) -> Option<Edit> {
+pub fn remove_member(object: &Node, key: &str) -> Option<Edit> {
     let Node::Object { span, members } = object else {
         return None;
     };
@@ -383,14 +382,13 @@ pub fn remove_member(text: &str, object: &Node, key: &str) -> Option<Edit> {
         .iter()
         .map(|(_, k, v)| k.start..v.span().end)
         .collect();
-    Some(remove_at(text, span, &spans, index))
+    Some(remove_at(span, &spans, index))
 }
 
-fn remove_at(text: &str, outer: &Range<usize>, spans: &[Range<usize>], index: usize) -> Edit {
+fn remove_at(outer: &Range<usize>, spans: &[Range<usize>], index: usize) -> Edit {
     let this = &spans[index];
     if spans.len() == 1 {
         // The only entry: the container goes back to being empty.
-        let _ = text;
         return (outer.start + 1..outer.end - 1, String::new());
     }
     if index > 0 {
@@ -419,7 +417,7 @@ mod tests {
         );
         let root = parse(&added).unwrap();
         let arr = root.get("hooks").unwrap().get("PreToolUse").unwrap();
-        assert_eq!(apply(&added, &remove_item(&added, arr, 1)), original);
+        assert_eq!(apply(&added, &remove_item(arr, 1)), original);
     }
 
     #[test]
@@ -433,7 +431,7 @@ mod tests {
         );
         let root = parse(&added).unwrap();
         assert_eq!(
-            apply(&added, &remove_member(&added, &root, "hooks").unwrap()),
+            apply(&added, &remove_member(&root, "hooks").unwrap()),
             original
         );
         let empty = "{}";
@@ -441,10 +439,7 @@ mod tests {
         let added = apply(empty, &add_member(empty, &root, "x", &json!([1])));
         assert_eq!(added, "{\n  \"x\": [\n    1\n  ]\n}");
         let root = parse(&added).unwrap();
-        assert_eq!(
-            apply(&added, &remove_member(&added, &root, "x").unwrap()),
-            "{}"
-        );
+        assert_eq!(apply(&added, &remove_member(&root, "x").unwrap()), "{}");
     }
 
     #[test]
