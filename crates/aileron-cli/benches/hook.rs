@@ -3,6 +3,8 @@
 //! run, under ADR-0014's example policy with the compiled policy cached.
 //! Goal (issue 4): under 2 ms median.
 
+mod support;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -124,6 +126,21 @@ fn bench(c: &mut Criterion) {
         },
     );
     g.finish();
+    support::interleaved(
+        "hook",
+        1000,
+        &mut [
+            ("bash -c true", &mut || bash(&dir)),
+            (
+                "aileron hook claude-code (Bash, Read), event on a pipe",
+                &mut || {
+                    n += 1;
+                    let event = [&bash_event, &read_event][(n % 2) as usize];
+                    hook(&aileron, &dir, &home, event.as_bytes())
+                },
+            ),
+        ],
+    );
 }
 
 criterion_group!(benches, bench);

@@ -4,6 +4,8 @@
 //! Prints the peak resident memory of one bash and one shim at the end
 //! (with GNU time, when /usr/bin/time exists).
 
+mod support;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -89,6 +91,16 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("aileron-sh -c true", |b| b.iter(|| run(&shim, &dir, &home)));
     g.finish();
+    support::interleaved(
+        "shell",
+        1000,
+        &mut [
+            ("bash -c true", &mut || {
+                run(Path::new("/bin/bash"), &dir, &home)
+            }),
+            ("aileron-sh -c true", &mut || run(&shim, &dir, &home)),
+        ],
+    );
 
     // Peak memory of one shim process, measured by GNU time (a fork of this
     // bench would count the bench's own pages).

@@ -1,10 +1,26 @@
-//! `aileron`: write, check, test and understand a policy.
+//! `aileron`: write, check, test and understand a policy; install the
+//! agents' hooks and answer them; launch an agent under a policy.
+//!
+//! `aileron hook` runs before every tool call of an agent, so this binary
+//! starts the lean way (see `aileron_cli::lean`) and leaves the server
+//! commands to `aileron-server`.
+
+#![no_main]
 
 mod commands;
 
+use aileron_cli::lean::{self, OneShot};
 use clap::{Parser, Subcommand};
+use std::ffi::{CStr, OsString, c_char, c_int};
 use std::path::PathBuf;
-use std::process::ExitCode;
+
+/// Never frees during `aileron hook` (one decision, then exit); the
+/// system allocator for every other command.
+#[global_allocator]
+static ALLOC: OneShot = OneShot::off();
+
+/// Commands that `aileron-server` runs.
+const SERVER_COMMANDS: &[&str] = &["serve", "token", "rules"];
 
 /// Aileron: a policy gate between AI coding agents and the world.
 #[derive(Parser)]
@@ -135,75 +151,45 @@ enum Command {
         program: Vec<String>,
     },
     /// Serve the HTTP API, the dashboard and the approval queue (loopback by default).
+    #[command(disable_help_flag = true)]
     Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = aileron_server::DEFAULT_LISTEN)]
-        listen: String,
-        /// Database URL: sqlite://PATH or postgres://... (default: $AILERON_DATA/aileron.db).
-        #[arg(long)]
-        database: Option<String>,
-        /// Policy for actions whose working directory has no aileron.yaml.
-        #[arg(long)]
-        policy: Option<PathBuf>,
-        /// Another Host name to accept (the server reached by name); repeatable.
-        #[arg(long = "allow-host")]
-        allow_host: Vec<String>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
     },
     /// API tokens of `aileron serve`.
+    #[command(disable_help_flag = true)]
     Token {
-        #[command(subcommand)]
-        command: TokenCommand,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
     },
     /// The server's database rules (layer 7): list, export to a file, import from one.
+    #[command(disable_help_flag = true)]
     Rules {
-        #[command(subcommand)]
-        command: RulesCommand,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
     },
 }
 
-#[derive(Subcommand)]
-enum TokenCommand {
-    /// Create a token and print it (once).
-    Create {
-        /// agent (submits actions) or approver (decides approvals, changes rules).
-        #[arg(long)]
-        role: String,
-        /// A name to recognise it by.
-        #[arg(long)]
-        name: Option<String>,
-        #[arg(long)]
-        database: Option<String>,
-    },
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    // SAFETY: argv holds argc C strings, as the C runtime promises.
+    let hook = argc >= 2 && unsafe { CStr::from_ptr(*argv.add(1)) } == c"hook";
+    // SAFETY: nothing has been allocated yet, and this is first thing in main.
+    unsafe {
+        if hook {
+            ALLOC.switch_on();
+        }
+        lean::start();
+    }
+    lean::finish(run())
 }
 
-#[derive(Subcommand)]
-enum RulesCommand {
-    /// List the database rules.
-    List {
-        #[arg(long)]
-        database: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Print (or write) the database rules as a rules file.
-    Export {
-        #[arg(long, default_value = "yaml")]
-        format: String,
-        #[arg(long)]
-        database: Option<String>,
-        /// Write to this file instead of standard output.
-        #[arg(long, short = 'o')]
-        output: Option<PathBuf>,
-    },
-    /// Add or update the rules of a file (a rules file, or the buckets of an aileron.yaml).
-    Import {
-        file: PathBuf,
-        #[arg(long)]
-        database: Option<String>,
-    },
-}
-
-fn main() -> ExitCode {
+fn run() -> u8 {
+    if let Some(cmd) = std::env::args().nth(1)
+        && SERVER_COMMANDS.contains(&cmd.as_str())
+    {
+        return exec_server();
+    }
     // The hook runs before every tool call: straight to it.
     let mut args = std::env::args_os();
     if let (Some(_), Some(cmd), Some(agent), None) =
@@ -281,52 +267,40 @@ fn main() -> ExitCode {
         Command::Launch { policy, program } => {
             commands::launch::run(commands::launch::Args { policy, program })
         }
-        Command::Serve {
-            listen,
-            database,
-            policy,
-            allow_host,
-        } => commands::serve::run(commands::serve::Args {
-            listen: Some(listen),
-            database,
-            policy,
-            allow_host,
-        }),
-        Command::Token {
-            command:
-                TokenCommand::Create {
-                    role,
-                    name,
-                    database,
-                },
-        } => commands::token::create(commands::token::Args {
-            role,
-            name,
-            database,
-        }),
-        Command::Rules { command } => match command {
-            RulesCommand::List { database, json } => commands::rules::list(database, json),
-            RulesCommand::Export {
-                format,
-                database,
-                output,
-            } => commands::rules::export(database, &format, output),
-            RulesCommand::Import { file, database } => commands::rules::import(database, file),
-        },
+        // Dispatched to `aileron-server` above; listed here for `--help`.
+        Command::Serve { .. } | Command::Token { .. } | Command::Rules { .. } => {
+            unreachable!("server commands are dispatched before parsing")
+        }
         Command::Schema => {
             println!(
                 "{}",
                 serde_json::to_string_pretty(&aileron_engine::schema::json_schema())
                     .expect("schema is JSON")
             );
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
     };
     match result {
         Ok(code) => code,
         Err(msg) => {
             eprintln!("aileron: {msg}");
-            ExitCode::from(2)
+            2
         }
     }
+}
+
+/// Runs `aileron-server` (installed beside this binary) in this process
+/// with the same arguments; returns only if it cannot.
+fn exec_server() -> u8 {
+    use std::os::unix::process::CommandExt;
+    let server = std::env::current_exe()
+        .map(|exe| exe.with_file_name("aileron-server"))
+        .unwrap_or_else(|_| PathBuf::from("aileron-server"));
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let err = std::process::Command::new(&server).args(args).exec();
+    eprintln!(
+        "aileron: cannot run {}: {err} (it is installed beside aileron by `cargo install --path crates/aileron-cli`)",
+        server.display()
+    );
+    2
 }

@@ -338,8 +338,9 @@ fn large_events_are_answered_in_time() {
 
 #[test]
 fn sixteen_hooks_of_one_session_at_once_all_answer_and_keep_the_state_whole() {
+    // A `rate` rule, so that the session's state keeps its actions.
     let p = Project::new(
-        "version: 1\ndefault: deny\nallow:\n  - {id: numbered, command: \"echo ok *\"}\n",
+        "version: 1\ndefault: deny\nallow:\n  - {id: numbered, command: \"echo ok *\"}\ndeny:\n  - {id: flood, when: {type: shell.exec, rate: {more_than: 100, seconds: 60}}}\n",
     );
     let session = "5f0c3a8e-2b1d-4c7e-9a61-3e8d2f4b7c10";
     let threads: Vec<_> = (0..16)
@@ -389,4 +390,44 @@ fn sixteen_hooks_of_one_session_at_once_all_answer_and_keep_the_state_whole() {
     let mut expected: Vec<String> = (0..16).map(|i| format!("echo ok {i}")).collect();
     expected.sort();
     assert_eq!(commands, expected);
+}
+
+#[test]
+fn without_rate_rules_a_hook_session_keeps_no_action_history() {
+    let p = Project::new("version: 1\ndefault: deny\nallow:\n  - \"echo ok *\"\n");
+    for i in 0..3 {
+        let ev = shell_event(&p, "claude-code", &format!("echo ok {i}"));
+        let out = run(&mut hook(&p, "claude-code"), ev.to_string().as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let state_file = data_dir(&p)
+        .join("sessions/claude-code")
+        .join("5f0c3a8e-2b1d-4c7e-9a61-3e8d2f4b7c10.json");
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    assert_eq!(state["history"], json!([]), "{state}");
+    // The doom-loop count is kept all the same.
+    assert_eq!(state["recent"].as_array().map(Vec::len), Some(3), "{state}");
+}
+
+#[test]
+fn a_rate_rule_counts_a_hook_session_s_calls_across_processes() {
+    let p = Project::new(
+        "version: 1\ndefault: allow\ndeny:\n  - id: too-many-printfs\n    description: more than 2 printfs a minute\n    when: {type: shell.exec, shell.binary: printf, rate: {more_than: 2, seconds: 60}}\n",
+    );
+    let decide = |cmd: &str| {
+        let ev = shell_event(&p, "claude-code", cmd);
+        run(&mut hook(&p, "claude-code"), ev.to_string().as_bytes())
+    };
+    for cmd in ["printf a", "printf b"] {
+        let out = decide(cmd);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(
+            stdout_json(&out).unwrap()["hookSpecificOutput"]["permissionDecision"],
+            "allow"
+        );
+    }
+    // The third within the minute, each call a new process.
+    let reason = denied_reason("claude-code", &decide("printf c"));
+    assert!(reason.contains("too-many-printfs"), "{reason}");
 }

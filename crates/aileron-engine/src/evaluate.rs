@@ -222,7 +222,7 @@ impl Policy {
         let approvals = approvals.into_iter();
         let mut policy_rules = self
             .candidates(action)
-            .map(|i| (Some(i as usize), &self.rules[i as usize]))
+            .map(|i| (Some(i as usize), self.rules[i as usize].get()))
             .peekable();
         let mut approvals = approvals.map(|r| (None, r)).peekable();
         let mut winner: Option<&Rule> = None;
@@ -617,7 +617,6 @@ deny:
             let got = policy.evaluate(&action, &State::default()).rule;
             let matching: Vec<&Rule> = policy
                 .rules()
-                .iter()
                 .filter(|r| r.matcher.is_match(&action, History::default()))
                 .collect();
             let want = matching.first().map(|first| {

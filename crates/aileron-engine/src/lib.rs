@@ -23,6 +23,7 @@
 pub mod action;
 pub mod builtin;
 pub mod command_line;
+mod deferred;
 pub mod diagnostic;
 pub mod document;
 pub mod evaluate;

@@ -150,6 +150,18 @@ pub struct History<'a> {
 }
 
 impl Matcher {
+    /// The longest window of a `rate` condition in this matcher, if it has one.
+    pub fn rate_window(&self) -> Option<u64> {
+        match self {
+            Matcher::All(ms) | Matcher::Any(ms) => ms.iter().filter_map(Matcher::rate_window).max(),
+            Matcher::Not(m) => m.rate_window(),
+            Matcher::Rate { seconds, of, .. } => {
+                Some((*seconds).max(of.rate_window().unwrap_or(0)))
+            }
+            Matcher::Field(..) | Matcher::Builtin(_) => None,
+        }
+    }
+
     pub fn is_match(&self, action: &Action, history: History<'_>) -> bool {
         match self {
             Matcher::All(ms) => ms.iter().all(|m| m.is_match(action, history)),

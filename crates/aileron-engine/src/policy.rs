@@ -4,6 +4,7 @@
 
 use crate::action::FieldPath;
 use crate::builtin::{self, Environment};
+use crate::deferred::{Deferred, Unreadable};
 use crate::diagnostic::Diagnostic;
 use crate::document::{
     DefaultPolicy, Document, EnvPolicy, Settings, Source, TestCase, parse_document,
@@ -18,12 +19,15 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Policy {
     /// Enabled rules in evaluation order (priority, specificity, later first).
-    pub(crate) rules: Vec<Rule>,
+    pub(crate) rules: Vec<Deferred<Rule>>,
     /// Rules that are written but not evaluated: disabled or overridden.
-    pub inactive: Vec<(Rule, String)>,
+    inactive: Deferred<Vec<(Rule, String)>>,
     pub(crate) index: Index,
     /// Per rule: a deny rule of a lower layer comes later in evaluation order.
     pub(crate) lower_deny_after: Vec<bool>,
+    /// The longest `rate` window of any rule (kept here so that asking
+    /// does not decode every rule).
+    rate_window: Option<u64>,
     pub default: DefaultPolicy,
     pub settings: Settings,
     pub env: EnvPolicy,
@@ -155,10 +159,11 @@ impl Policy {
         }
         let (active, inactive) = merge_rules(all)?;
         let mut policy = Policy {
-            rules: active,
-            inactive,
+            rules: active.into_iter().map(Deferred::new).collect(),
+            inactive: Deferred::new(inactive),
             index: Index::default(),
             lower_deny_after: Vec::new(),
+            rate_window: None,
             default: default.unwrap_or(DefaultPolicy::Ask),
             settings,
             env: env_policy,
@@ -173,9 +178,9 @@ impl Policy {
     /// Adds rules of a higher layer (the database, layer 7) to a compiled
     /// policy, with the same override and deny checks as files.
     pub fn with_rules(&self, extra: Vec<Rule>) -> Result<Policy, Vec<Diagnostic>> {
-        let mut all: Vec<Rule> = self.rules.clone();
+        let mut all: Vec<Rule> = self.rules().cloned().collect();
         all.extend(
-            self.inactive
+            self.inactive()
                 .iter()
                 .filter(|(_, why)| why == DISABLED)
                 .map(|(r, _)| r.clone()),
@@ -184,14 +189,14 @@ impl Policy {
         all.extend(extra);
         let (active, mut inactive) = merge_rules(all)?;
         inactive.extend(
-            self.inactive
+            self.inactive()
                 .iter()
                 .filter(|(_, why)| why != DISABLED)
                 .cloned(),
         );
         let mut policy = Policy {
-            rules: active,
-            inactive,
+            rules: active.into_iter().map(Deferred::new).collect(),
+            inactive: Deferred::new(inactive),
             index: Index::default(),
             ..self.clone()
         };
@@ -200,12 +205,23 @@ impl Policy {
     }
 
     /// Enabled rules in evaluation order.
-    pub fn rules(&self) -> &[Rule] {
-        &self.rules
+    pub fn rules(&self) -> impl ExactSizeIterator<Item = &Rule> + DoubleEndedIterator {
+        self.rules.iter().map(Deferred::get)
+    }
+
+    /// The longest window of a `rate` condition in force, in seconds: how
+    /// far back an adapter must keep a session's actions (`None`: none at all).
+    pub fn rate_window(&self) -> Option<u64> {
+        self.rate_window
+    }
+
+    /// Rules that are written but not evaluated, each with why (disabled, overridden).
+    pub fn inactive(&self) -> &[(Rule, String)] {
+        self.inactive.get()
     }
 
     pub fn rule(&self, id: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.id == id)
+        self.rules().find(|r| r.id == id)
     }
 
     /// Tool names a blanket deny makes useless (SPEC 10, disabled tools):
@@ -215,7 +231,7 @@ impl Policy {
             .iter()
             .copied()
             .filter(|tool| {
-                self.rules.iter().any(|r| {
+                self.rules().any(|r| {
                     r.decision == Decision::Deny
                         && r.scope == Default::default()
                         && crate::evaluate::is_blanket_tool_deny(&r.matcher, tool)
@@ -225,9 +241,9 @@ impl Policy {
     }
 
     fn sort_and_index(&mut self) {
-        self.rules.sort_by(rank_order);
+        self.rules.sort_by(|a, b| rank_order(a.get(), b.get()));
         let mut index = Index::default();
-        for (i, r) in self.rules.iter().enumerate() {
+        for (i, r) in self.rules().enumerate() {
             let i = i as u32;
             match r.matcher.required_types() {
                 None => index.any_type.push(i),
@@ -278,11 +294,12 @@ impl Policy {
             }
         }
         self.index = index;
+        self.rate_window = self.rules().filter_map(|r| r.matcher.rate_window()).max();
         // For each rule: does a deny of a lower layer come after it? If
         // not, evaluation can stop as soon as it wins.
         let mut lowest_deny_after = u8::MAX;
         self.lower_deny_after = vec![false; self.rules.len()];
-        for (i, r) in self.rules.iter().enumerate().rev() {
+        for (i, r) in self.rules.iter().map(Deferred::get).enumerate().rev() {
             self.lower_deny_after[i] = lowest_deny_after < r.layer as u8;
             if r.decision == Decision::Deny {
                 lowest_deny_after = lowest_deny_after.min(r.layer as u8);
@@ -297,6 +314,36 @@ const DISABLED: &str = "disabled (`enabled: false`)";
 /// and splits enabled rules from inactive ones. `all` is lowest layer first.
 /// Rules that are evaluated, and rules that are not with the reason why.
 type Merged = (Vec<Rule>, Vec<(Rule, String)>);
+
+/// A rule whose cached encoding cannot be read denies everything it is
+/// reached for, saying why.
+impl Unreadable for Rule {
+    fn unreadable(error: &str) -> Rule {
+        let origin = crate::rule::Origin {
+            file: "<cache>".into(),
+            line: 0,
+            col: 0,
+        };
+        let mut r = Rule::new(
+            "aileron:unreadable-cache".into(),
+            Decision::Deny,
+            Layer::Builtin,
+            origin,
+        );
+        r.description = Some(format!(
+            "the cached compiled policy could not be read ({error}); delete $AILERON_DATA/cache"
+        ));
+        r.matcher = crate::pattern::Matcher::All(Vec::new());
+        r
+    }
+}
+
+/// Inactive rules only explain; none is lost from evaluation.
+impl Unreadable for Vec<(Rule, String)> {
+    fn unreadable(_: &str) -> Self {
+        Vec::new()
+    }
+}
 
 fn merge_rules(all: Vec<Rule>) -> Result<Merged, Vec<Diagnostic>> {
     let mut errors = Vec::new();

@@ -458,7 +458,7 @@ fn override_cancels_a_lower_layer_allow_or_ask() {
     assert_eq!(outcome(&v), ("ask", None), "the profile's allow is gone");
     assert!(p.rule("lang/go:test").is_none());
     let (_, why) = p
-        .inactive
+        .inactive()
         .iter()
         .find(|(r, _)| r.id == "lang/go:test")
         .expect("listed as inactive");

@@ -853,7 +853,7 @@ deny:
     );
     assert!(p.rule("switched-off").is_none());
     let (_, why) = p
-        .inactive
+        .inactive()
         .iter()
         .find(|(r, _)| r.id == "switched-off")
         .unwrap();

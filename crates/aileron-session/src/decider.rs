@@ -357,7 +357,12 @@ impl Decider {
         loop {
             let lv = self.evaluate(policy, key, subject, cx);
             if prompts == 0 && !recorded {
-                self.record_history(key, &lv);
+                if policy.rate_window().is_some() {
+                    self.record_history(key, &lv);
+                } else {
+                    // Nothing counts it: do not carry it from call to call.
+                    self.with_state(key, |st| st.history.clear());
+                }
                 recorded = true;
             }
             let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), subject, cx);
@@ -709,7 +714,9 @@ impl Decider {
         })
     }
 
-    /// Adds the request's actions to the history `rate` counts (once per request).
+    /// Adds the request's actions to the history `rate` counts (once per
+    /// request; only under a policy with `rate` rules, so that a hook does
+    /// not load and save history nothing reads).
     fn record_history(&self, key: &str, lv: &LineVerdict) {
         self.with_state(key, |st| {
             for c in &lv.commands {

@@ -4,7 +4,6 @@ use super::{EXIT_POLICY, current_dir};
 use aileron_audit::{Filter, FollowOptions, format_line};
 use aileron_config::LoadOptions;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 pub struct Args {
     pub file: Option<PathBuf>,
@@ -13,7 +12,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<u8, String> {
     let path = match args.file {
         Some(f) => f,
         None => {
@@ -24,7 +23,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 }
                 Err(d) => {
                     eprintln!("{d}");
-                    return Ok(ExitCode::from(EXIT_POLICY));
+                    return Ok(EXIT_POLICY);
                 }
             }
         }
@@ -63,5 +62,5 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         })
         .map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }

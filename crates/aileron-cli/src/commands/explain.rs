@@ -5,7 +5,6 @@ use aileron_engine::{Action, Explanation, LineContext, LineVerdict, Session, Sta
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 pub struct Args {
     pub policy: Option<PathBuf>,
@@ -17,7 +16,7 @@ pub struct Args {
 
 const NOW: &str = "1970-01-01T00:00:00Z";
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<u8, String> {
     let cwd = match args.cwd {
         Some(c) => std::fs::canonicalize(&c).map_err(|e| format!("--cwd {}: {e}", c.display()))?,
         None => current_dir()?,
@@ -32,7 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             } else {
                 println!("{diags}");
             }
-            return Ok(ExitCode::from(EXIT_POLICY));
+            return Ok(EXIT_POLICY);
         }
     };
     let policy = loaded.policy;
@@ -72,7 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             print_explanation(&e, "  ");
             print_final(&e.verdict);
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(0);
     }
     let line = args.command.join(" ");
     let session = Session {
@@ -94,7 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     } else {
         print_line(&line, &lv);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 fn line_json(line: &str, lv: &LineVerdict) -> serde_json::Value {

@@ -4,7 +4,6 @@
 
 use aileron_hooks::{Agent, Environment, Reply, answer};
 use std::io::{Read, Write};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 /// Whoever answers first (the decision or the alarm) answers alone.
@@ -12,7 +11,7 @@ static ANSWERED: AtomicBool = AtomicBool::new(false);
 /// The deny the alarm prints, prepared before it is armed.
 static ALARM_REPLY: AtomicPtr<Reply> = AtomicPtr::new(std::ptr::null_mut());
 
-pub fn run(agent_name: &str) -> ExitCode {
+pub fn run(agent_name: &str) -> u8 {
     let Some(agent) = Agent::parse(agent_name) else {
         let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
         eprintln!(
@@ -20,7 +19,7 @@ pub fn run(agent_name: &str) -> ExitCode {
             names.join(", ")
         );
         // Unknown to us, so we cannot speak its format: exit 2 blocks in most.
-        return ExitCode::from(2);
+        return 2;
     };
     arm_alarm(agent);
     let mut input = Vec::new();
@@ -41,7 +40,7 @@ pub fn run(agent_name: &str) -> ExitCode {
     let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
-    ExitCode::from(reply.exit)
+    reply.exit
 }
 
 /// Answers deny shortly before the agent would give up on the hook (and

@@ -18,7 +18,6 @@
 use super::current_dir;
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 pub struct Args {
     pub agent: String,
@@ -30,7 +29,7 @@ pub struct Args {
 /// Agents `aileron import` reads, by the names it accepts.
 const AGENTS: &[&str] = &["claude"];
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<u8, String> {
     if !matches!(args.agent.as_str(), "claude" | "claude-code") {
         return Err(format!(
             "cannot import from `{}`; supported agents: {}",
@@ -122,9 +121,5 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         imported.translated,
         if imported.translated == 1 { "" } else { "s" }
     );
-    Ok(if missed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(if missed == 0 { 0 } else { 1 })
 }

@@ -2,9 +2,8 @@
 
 use super::current_dir;
 use aileron_engine::profiles::LANGUAGE_MARKERS;
-use std::process::ExitCode;
 
-pub fn run(force: bool) -> Result<ExitCode, String> {
+pub fn run(force: bool) -> Result<u8, String> {
     let cwd = current_dir()?;
     let path = cwd.join(aileron_config::POLICY_FILE);
     if path.exists() && !force {
@@ -30,7 +29,7 @@ pub fn run(force: bool) -> Result<ExitCode, String> {
     println!(
         "next: `aileron check` to validate it, `aileron explain -- 'git push'` to see a decision"
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// The starter file: profiles for `langs`, a cautious default, and examples.

@@ -2,9 +2,8 @@
 
 use aileron_hooks::Agent;
 use aileron_hooks::install::{self, Target};
-use std::process::ExitCode;
 
-pub fn run(agent: &str, user: bool, remove: bool) -> Result<ExitCode, String> {
+pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, String> {
     let Some(agent) = Agent::parse(agent) else {
         let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
         return Err(format!(
@@ -45,5 +44,5 @@ pub fn run(agent: &str, user: bool, remove: bool) -> Result<ExitCode, String> {
     for n in &report.notes {
         println!("note: {n}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }

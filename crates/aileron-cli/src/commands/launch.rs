@@ -8,7 +8,6 @@ use aileron_session::{Config, Decider, TtyPrompter};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 pub struct Args {
@@ -16,7 +15,7 @@ pub struct Args {
     pub program: Vec<String>,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<u8, String> {
     let cwd = current_dir()?;
     // Refuse to start under a policy that does not load: fail closed, say why.
     let loaded = match load(args.policy.clone(), cwd.clone()) {
@@ -24,7 +23,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Err(diags) => {
             eprintln!("{diags}");
             eprintln!("aileron: not launching: the policy does not load");
-            return Ok(ExitCode::from(EXIT_POLICY));
+            return Ok(EXIT_POLICY);
         }
     };
     let (program, program_args) = args.program.split_first().ok_or("nothing to launch")?;
@@ -112,9 +111,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let _ = std::fs::remove_dir_all(&runtime);
     let status = status.map_err(|e| format!("cannot run {program}: {e}"))?;
     Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => ExitCode::from(code as u8),
-        (None, Some(sig)) => ExitCode::from(128u8.wrapping_add(sig as u8)),
-        _ => ExitCode::FAILURE,
+        (Some(code), _) => code as u8,
+        (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
+        _ => 1,
     })
 }
 

@@ -6,9 +6,6 @@ pub mod import;
 pub mod init;
 pub mod install;
 pub mod launch;
-pub mod rules;
-pub mod serve;
-pub mod token;
 
 use aileron_config::{LoadOptions, Loaded};
 use aileron_engine::Diagnostics;

@@ -1,7 +1,7 @@
 //! `aileron rules list|export|import`: the server's database rules (layer 7)
 //! to and from files, without loss.
 
-use super::serve::runtime;
+use crate::serve::runtime;
 use aileron_config::server_rules::{self, RuleEntry};
 use aileron_server::Config;
 use aileron_server::app::App;
@@ -108,7 +108,7 @@ pub fn import(database: Option<String>, file: PathBuf) -> Result<ExitCode, Strin
         Ok(p) => p,
         Err(d) => {
             println!("{}", aileron_engine::Diagnostics(d));
-            return Ok(ExitCode::from(super::EXIT_POLICY));
+            return Ok(ExitCode::from(crate::EXIT_POLICY));
         }
     };
     let n = parsed.len();
@@ -125,7 +125,7 @@ pub fn import(database: Option<String>, file: PathBuf) -> Result<ExitCode, Strin
             }
             Err(i) => {
                 println!("{}", i.message);
-                Ok(ExitCode::from(super::EXIT_POLICY))
+                Ok(ExitCode::from(crate::EXIT_POLICY))
             }
         }
     })

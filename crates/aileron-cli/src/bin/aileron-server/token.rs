@@ -1,7 +1,7 @@
 //! `aileron token create`: a new API token, shown once; the database keeps
 //! only its SHA-256.
 
-use super::serve::runtime;
+use crate::serve::runtime;
 use aileron_server::Config;
 use aileron_server::auth::Role;
 use aileron_server::db::Db;

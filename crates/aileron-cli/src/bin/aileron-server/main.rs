@@ -1,0 +1,141 @@
+//! `aileron-server`: `aileron serve`, `aileron token` and `aileron rules`.
+//!
+//! The only binary with an async runtime, a database driver and the
+//! dashboard's assets. `aileron` hands these commands to it (`exec`, so it
+//! is the same process), which keeps `aileron` itself small and quick to
+//! start for `aileron hook`, which runs before every tool call of an agent.
+
+mod rules;
+mod serve;
+mod token;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit status when a rules file is invalid.
+pub const EXIT_POLICY: u8 = 1;
+
+/// Aileron's server: the HTTP API, the dashboard, the approval queue and the rule store.
+#[derive(Parser)]
+#[command(name = "aileron", bin_name = "aileron", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the HTTP API, the dashboard and the approval queue (loopback by default).
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = aileron_server::DEFAULT_LISTEN)]
+        listen: String,
+        /// Database URL: sqlite://PATH or postgres://... (default: $AILERON_DATA/aileron.db).
+        #[arg(long)]
+        database: Option<String>,
+        /// Policy for actions whose working directory has no aileron.yaml.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Another Host name to accept (the server reached by name); repeatable.
+        #[arg(long = "allow-host")]
+        allow_host: Vec<String>,
+    },
+    /// API tokens of `aileron serve`.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// The server's database rules (layer 7): list, export to a file, import from one.
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token and print it (once).
+    Create {
+        /// agent (submits actions) or approver (decides approvals, changes rules).
+        #[arg(long)]
+        role: String,
+        /// A name to recognise it by.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        database: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// List the database rules.
+    List {
+        #[arg(long)]
+        database: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print (or write) the database rules as a rules file.
+    Export {
+        #[arg(long, default_value = "yaml")]
+        format: String,
+        #[arg(long)]
+        database: Option<String>,
+        /// Write to this file instead of standard output.
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Add or update the rules of a file (a rules file, or the buckets of an aileron.yaml).
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        database: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve {
+            listen,
+            database,
+            policy,
+            allow_host,
+        } => serve::run(serve::Args {
+            listen: Some(listen),
+            database,
+            policy,
+            allow_host,
+        }),
+        Command::Token {
+            command:
+                TokenCommand::Create {
+                    role,
+                    name,
+                    database,
+                },
+        } => token::create(token::Args {
+            role,
+            name,
+            database,
+        }),
+        Command::Rules { command } => match command {
+            RulesCommand::List { database, json } => rules::list(database, json),
+            RulesCommand::Export {
+                format,
+                database,
+                output,
+            } => rules::export(database, &format, output),
+            RulesCommand::Import { file, database } => rules::import(database, file),
+        },
+    };
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("aileron: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

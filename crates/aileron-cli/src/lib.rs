@@ -1,0 +1,3 @@
+//! Parts shared by the `aileron` and `aileron-sh` binaries.
+
+pub mod lean;
