@@ -180,4 +180,25 @@ mod tests {
             postcard::from_bytes(&postcard::to_stdvec(&[0xffu8; 3][..]).unwrap()).unwrap();
         assert!(d.get().name.starts_with("unreadable: "), "{:?}", d.get());
     }
+
+    #[test]
+    fn an_unreadable_rule_denies_whatever_reaches_it_and_says_why() {
+        let bytes = postcard::to_stdvec(&[0xffu8; 3][..]).unwrap();
+        let d: Deferred<crate::Rule> = postcard::from_bytes(&bytes).unwrap();
+        let rule = d.get();
+        assert_eq!(rule.decision, crate::Decision::Deny);
+        let action = crate::Action {
+            kind: "shell.exec".into(),
+            ..Default::default()
+        };
+        assert!(
+            rule.matcher
+                .is_match(&action, crate::pattern::History::default())
+        );
+        let why = rule.description.as_deref().unwrap_or_default();
+        assert!(
+            why.contains("cached compiled policy could not be read"),
+            "{why}"
+        );
+    }
 }
