@@ -185,8 +185,8 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
 }
 
 fn run() -> u8 {
-    if let Some(cmd) = std::env::args().nth(1)
-        && SERVER_COMMANDS.contains(&cmd.as_str())
+    if let Some(cmd) = std::env::args_os().nth(1)
+        && SERVER_COMMANDS.iter().any(|c| cmd == *c)
     {
         return exec_server();
     }

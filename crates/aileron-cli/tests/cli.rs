@@ -282,3 +282,35 @@ fn audit_shows_and_filters_what_the_shim_decided() {
     let bad = aileron(dir.path(), &["audit", "--since", "yesterday-ish"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn server_commands_run_aileron_server_and_say_so_when_it_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    // Beside its aileron-server (as installed): the server's own help.
+    let out = aileron(dir.path(), &["serve", "--help"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout(&out).contains("Usage: aileron serve"),
+        "{}",
+        stdout(&out)
+    );
+    // A copy of `aileron` alone: one line naming what is missing, exit 2.
+    let lone = dir.path().join("aileron");
+    std::fs::copy(env!("CARGO_BIN_EXE_aileron"), &lone).unwrap();
+    let out = Command::new(&lone)
+        .args(["token", "create", "--role", "agent"])
+        .env("HOME", dir.path().join("home"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("aileron: cannot run ") && err.contains("aileron-server"),
+        "{err}"
+    );
+}
