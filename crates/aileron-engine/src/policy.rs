@@ -41,7 +41,7 @@ pub struct Policy {
 /// Rule positions (into `Policy::rules`) by action type and command word.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Index {
-    pub by_type: HashMap<String, TypeIndex>,
+    pub by_type: SortedMap<TypeIndex>,
     /// Rules that do not say which type they apply to.
     pub any_type: Vec<u32>,
 }
@@ -49,7 +49,7 @@ pub(crate) struct Index {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct TypeIndex {
     /// Shell rules by the first word of the command glob.
-    pub by_word: HashMap<String, Vec<u32>>,
+    pub by_word: SortedMap<Vec<u32>>,
     /// Rules by a value, domain or directory a field must hold.
     pub keyed: Vec<KeyedIndex>,
     pub other: Vec<u32>,
@@ -60,7 +60,79 @@ pub(crate) struct TypeIndex {
 pub(crate) struct KeyedIndex {
     pub kind: KeyKind,
     pub path: FieldPath,
-    pub rules: HashMap<String, Vec<u32>>,
+    pub rules: SortedMap<Vec<u32>>,
+}
+
+/// Entries sorted by key, found by binary search: built once when a policy
+/// compiles, read on every decision, and decoded from the cache without
+/// hashing (the shim and each hook call decode the index every time).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct SortedMap<V>(Vec<(String, V)>);
+
+impl<V> Default for SortedMap<V> {
+    fn default() -> Self {
+        SortedMap(Vec::new())
+    }
+}
+
+impl<V> SortedMap<V> {
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    fn from_unsorted(mut entries: Vec<(String, V)>) -> Self {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        SortedMap(entries)
+    }
+}
+
+impl SortedMap<Vec<u32>> {
+    /// Rule positions by key from (key, position) pairs given in rule
+    /// order; each list keeps that order, once per position.
+    fn grouped(mut pairs: Vec<(String, u32)>) -> Self {
+        pairs.sort_by(|a, b| a.0.cmp(&b.0)); // stable: positions stay in order
+        let mut out: Vec<(String, Vec<u32>)> = Vec::new();
+        for (key, i) in pairs {
+            match out.last_mut() {
+                Some((k, list)) if *k == key => {
+                    if list.last() != Some(&i) {
+                        list.push(i);
+                    }
+                }
+                _ => out.push((key, vec![i])),
+            }
+        }
+        SortedMap(out)
+    }
+}
+
+/// A type's index while it is built: (key, position) pairs in rule order.
+#[derive(Default)]
+struct TypeIndexBuilder {
+    by_word: Vec<(String, u32)>,
+    keyed: Vec<(KeyKind, FieldPath, Vec<(String, u32)>)>,
+    other: Vec<u32>,
+}
+
+impl TypeIndexBuilder {
+    fn finish(self) -> TypeIndex {
+        TypeIndex {
+            by_word: SortedMap::grouped(self.by_word),
+            keyed: self
+                .keyed
+                .into_iter()
+                .map(|(kind, path, pairs)| KeyedIndex {
+                    kind,
+                    path,
+                    rules: SortedMap::grouped(pairs),
+                })
+                .collect(),
+            other: self.other,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,11 +314,12 @@ impl Policy {
 
     fn sort_and_index(&mut self) {
         self.rules.sort_by(|a, b| rank_order(a.get(), b.get()));
-        let mut index = Index::default();
+        let mut any_type = Vec::new();
+        let mut by_type: HashMap<String, TypeIndexBuilder> = HashMap::new();
         for (i, r) in self.rules().enumerate() {
             let i = i as u32;
             match r.matcher.required_types() {
-                None => index.any_type.push(i),
+                None => any_type.push(i),
                 Some(types) => {
                     let word = r.matcher.required_first_word();
                     let key = match r.matcher.index_key() {
@@ -262,29 +335,20 @@ impl Policy {
                         None => None,
                     };
                     for t in types {
-                        let ti = index.by_type.entry(t).or_default();
+                        let ti = by_type.entry(t).or_default();
                         match (&word, &key) {
-                            (Some(w), _) => ti.by_word.entry(w.clone()).or_default().push(i),
+                            (Some(w), _) => ti.by_word.push((w.clone(), i)),
                             (None, Some((kind, path, vals))) => {
                                 let found = ti
                                     .keyed
                                     .iter()
-                                    .position(|k| k.kind == *kind && k.path == **path);
+                                    .position(|(k, p, _)| k == kind && p == *path);
                                 let at = found.unwrap_or_else(|| {
-                                    let (kind, path) = (*kind, (*path).clone());
-                                    ti.keyed.push(KeyedIndex {
-                                        kind,
-                                        path,
-                                        rules: HashMap::new(),
-                                    });
+                                    ti.keyed.push((*kind, (*path).clone(), Vec::new()));
                                     ti.keyed.len() - 1
                                 });
                                 for v in vals {
-                                    let list =
-                                        ti.keyed[at].rules.entry((*v).to_owned()).or_default();
-                                    if list.last() != Some(&i) {
-                                        list.push(i);
-                                    }
+                                    ti.keyed[at].2.push(((*v).to_owned(), i));
                                 }
                             }
                             (None, None) => ti.other.push(i),
@@ -293,6 +357,12 @@ impl Policy {
                 }
             }
         }
+        let index = Index {
+            by_type: SortedMap::from_unsorted(
+                by_type.into_iter().map(|(t, b)| (t, b.finish())).collect(),
+            ),
+            any_type,
+        };
         self.index = index;
         self.rate_window = self.rules().filter_map(|r| r.matcher.rate_window()).max();
         // For each rule: does a deny of a lower layer come after it? If
