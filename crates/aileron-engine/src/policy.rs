@@ -92,7 +92,7 @@ impl<V> SortedMap<V> {
 impl SortedMap<Vec<u32>> {
     /// Rule positions by key from (key, position) pairs given in rule
     /// order; each list keeps that order, once per position.
-    fn grouped(mut pairs: Vec<(String, u32)>) -> Self {
+    fn grouped(mut pairs: KeyedPositions) -> Self {
         pairs.sort_by(|a, b| a.0.cmp(&b.0)); // stable: positions stay in order
         let mut out: Vec<(String, Vec<u32>)> = Vec::new();
         for (key, i) in pairs {
@@ -109,11 +109,14 @@ impl SortedMap<Vec<u32>> {
     }
 }
 
-/// A type's index while it is built: (key, position) pairs in rule order.
+/// (key, rule position) pairs in rule order.
+type KeyedPositions = Vec<(String, u32)>;
+
+/// A type's index while it is built.
 #[derive(Default)]
 struct TypeIndexBuilder {
-    by_word: Vec<(String, u32)>,
-    keyed: Vec<(KeyKind, FieldPath, Vec<(String, u32)>)>,
+    by_word: KeyedPositions,
+    keyed: Vec<(KeyKind, FieldPath, KeyedPositions)>,
     other: Vec<u32>,
 }
 
