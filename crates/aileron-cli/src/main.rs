@@ -19,9 +19,6 @@ use std::path::PathBuf;
 #[global_allocator]
 static ALLOC: OneShot = OneShot::off();
 
-/// Commands that `aileron-server` runs.
-const SERVER_COMMANDS: &[&str] = &["serve", "token", "rules"];
-
 /// Aileron: a policy gate between AI coding agents and the world.
 #[derive(Parser)]
 #[command(name = "aileron", version, about, long_about = None)]
@@ -150,6 +147,8 @@ enum Command {
         #[arg(last = true, required = true)]
         program: Vec<String>,
     },
+    // The server commands run `aileron-server` with their arguments
+    // untouched: it has their options and their `--help`.
     /// Serve the HTTP API, the dashboard and the approval queue (loopback by default).
     #[command(disable_help_flag = true)]
     Serve {
@@ -185,11 +184,6 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
 }
 
 fn run() -> u8 {
-    if let Some(cmd) = std::env::args_os().nth(1)
-        && SERVER_COMMANDS.iter().any(|c| cmd == *c)
-    {
-        return exec_server();
-    }
     // The hook runs before every tool call: straight to it.
     let mut args = std::env::args_os();
     if let (Some(_), Some(cmd), Some(agent), None) =
@@ -267,10 +261,7 @@ fn run() -> u8 {
         Command::Launch { policy, program } => {
             commands::launch::run(commands::launch::Args { policy, program })
         }
-        // Dispatched to `aileron-server` above; listed here for `--help`.
-        Command::Serve { .. } | Command::Token { .. } | Command::Rules { .. } => {
-            unreachable!("server commands are dispatched before parsing")
-        }
+        Command::Serve { .. } | Command::Token { .. } | Command::Rules { .. } => Ok(exec_server()),
         Command::Schema => {
             println!(
                 "{}",
