@@ -357,12 +357,7 @@ impl Decider {
         loop {
             let lv = self.evaluate(policy, key, subject, cx);
             if prompts == 0 && !recorded {
-                if policy.rate_window().is_some() {
-                    self.record_history(key, &lv);
-                } else {
-                    // Nothing counts it: do not carry it from call to call.
-                    self.with_state(key, |st| st.history.clear());
-                }
+                self.record_history(policy, key, &lv);
                 recorded = true;
             }
             let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), subject, cx);
@@ -715,10 +710,15 @@ impl Decider {
     }
 
     /// Adds the request's actions to the history `rate` counts (once per
-    /// request; only under a policy with `rate` rules, so that a hook does
-    /// not load and save history nothing reads).
-    fn record_history(&self, key: &str, lv: &LineVerdict) {
+    /// request). Under a policy without `rate` rules nothing reads it, so
+    /// none is kept (a hook would load and save it on every call).
+    fn record_history(&self, policy: &Policy, key: &str, lv: &LineVerdict) {
+        let counted = policy.rate_window().is_some();
         self.with_state(key, |st| {
+            if !counted {
+                st.history.clear();
+                return;
+            }
             for c in &lv.commands {
                 if st.history.len() == HISTORY_LEN {
                     st.history.pop_front();
