@@ -7,7 +7,7 @@ mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -25,12 +25,6 @@ deny:
 ask:
   - "git push *"
 "#;
-
-fn aileron() -> PathBuf {
-    // target/release/deps/hook-HASH → target/release/aileron
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("aileron")
-}
 
 fn hook(aileron: &Path, dir: &Path, home: &Path, event: &[u8]) {
     let mut child = Command::new(aileron)
@@ -75,19 +69,8 @@ fn bash(dir: &Path) {
 }
 
 fn bench(c: &mut Criterion) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("proj");
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(dir.join("aileron.yaml"), POLICY).unwrap();
-    std::fs::write(dir.join("go.mod"), "module example.com/x\n").unwrap();
-    let aileron = aileron();
-    assert!(
-        aileron.exists(),
-        "build aileron first: {}",
-        aileron.display()
-    );
+    let support::Project { tmp, dir, home } = support::Project::go(POLICY);
+    let aileron = support::built_binary("aileron");
     let cwd = dir.to_string_lossy();
     let bash_event = format!(
         r#"{{"session_id":"bench","cwd":"{cwd}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"git status"}},"tool_use_id":"t"}}"#

@@ -7,7 +7,7 @@
 mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -53,12 +53,6 @@ ask:
   - "curl *"
 "#;
 
-fn shim() -> PathBuf {
-    // target/release/deps/shim-HASH → target/release/aileron-sh
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("aileron-sh")
-}
-
 fn run(program: &Path, dir: &Path, home: &Path) {
     let status = Command::new(program)
         .args(["-c", "true"])
@@ -73,15 +67,12 @@ fn run(program: &Path, dir: &Path, home: &Path) {
 }
 
 fn bench(c: &mut Criterion) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("proj");
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(dir.join("aileron.yaml"), ADR_FULL_POLICY).unwrap();
-    std::fs::write(dir.join("go.mod"), "module example.com/x\n").unwrap();
-    let shim = shim();
-    assert!(shim.exists(), "build aileron-sh first: {}", shim.display());
+    let support::Project {
+        tmp: _tmp,
+        dir,
+        home,
+    } = support::Project::go(ADR_FULL_POLICY);
+    let shim = support::built_binary("aileron-sh");
     run(&shim, &dir, &home); // fills the compiled-policy cache
 
     let mut g = c.benchmark_group("shell");

@@ -1,11 +1,43 @@
-//! Paired timing for the process benches.
+//! What the process benches share: a Go project with a policy, the built
+//! binaries, and paired timing.
 //!
 //! Criterion measures one function after the other, so a change in the
 //! machine's load between them (other builds, the hypervisor) moves the
 //! ratio the goals are stated in. Here the programs take turns, run by
 //! run, and each one's median is reported beside the first one's.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// A throw-away Go project (`proj/` with `aileron.yaml` and `go.mod`, so
+/// the `lang/go` profile applies) and a home directory beside it.
+pub struct Project {
+    pub tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Project {
+    pub fn go(policy: &str) -> Project {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("proj");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(dir.join("aileron.yaml"), policy).unwrap();
+        std::fs::write(dir.join("go.mod"), "module example.com/x\n").unwrap();
+        Project { tmp, dir, home }
+    }
+}
+
+/// A binary of this package, built beside the bench
+/// (target/release/deps/BENCH-HASH → target/release/NAME).
+pub fn built_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().parent().unwrap().join(name);
+    assert!(path.exists(), "build {name} first: {}", path.display());
+    path
+}
 
 /// Runs each program `runs` times, in turn, and prints every median and
 /// its ratio to the first one's (the baseline, e.g. `bash -c true`).
