@@ -10,16 +10,7 @@ mod support;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{Project, no_tty, run, text};
-
-const AGENTS: [&str; 6] = [
-    "claude-code",
-    "codex",
-    "gemini",
-    "cursor",
-    "cline",
-    "opencode",
-];
+use support::{AGENTS, Project, no_tty, run, text};
 
 const POLICY: &str = r#"version: 1
 default: deny

@@ -141,14 +141,7 @@ fn install_twice_then_uninstall_leaves_every_file_as_it_was() {
 
 #[test]
 fn a_file_install_created_goes_away_with_its_directories() {
-    for agent in [
-        "claude-code",
-        "codex",
-        "gemini",
-        "cursor",
-        "cline",
-        "opencode",
-    ] {
+    for agent in support::AGENTS {
         for user in [false, true] {
             let p = Project::new("version: 1\n");
             let before = tree(&p.root);

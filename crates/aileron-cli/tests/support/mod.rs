@@ -16,6 +16,16 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Every agent `aileron hook` and `aileron install` speak for.
+pub const AGENTS: [&str; 6] = [
+    "claude-code",
+    "codex",
+    "gemini",
+    "cursor",
+    "cline",
+    "opencode",
+];
+
 pub const AILERON: &str = env!("CARGO_BIN_EXE_aileron");
 pub const SHIM: &str = env!("CARGO_BIN_EXE_aileron-sh");
 pub const BASH: &str = "/bin/bash";
