@@ -129,13 +129,7 @@ async fn require(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let token = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let token = bearer_token(&req);
     let Some(token) = token else {
         return unauthorized("a bearer token is required (Authorization: Bearer TOKEN)");
     };
@@ -194,17 +188,21 @@ fn caller(req_caller: Option<axum::Extension<Caller>>) -> Caller {
     })
 }
 
+/// The token of an `Authorization: Bearer TOKEN` header, if there is one.
+fn bearer_token(req: &Request) -> Option<&str> {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
 /// Unknown paths: under `/api`, a request without a valid token learns
 /// nothing more than elsewhere (401).
 async fn not_found(State(app): State<AppState>, req: Request) -> Response {
     if req.uri().path().starts_with("/api") {
-        let token = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
+        let token = bearer_token(&req);
         let known = match token {
             Some(t) => matches!(app.caller(t).await, Ok(Some(_))),
             None => false,
