@@ -10,7 +10,7 @@ use regex::bytes::Regex;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::OnceLock;
 
 /// What a masked value is replaced by.
 pub const MASK: &str = "***";
@@ -50,20 +50,18 @@ impl Default for Masker {
 /// One credential shape. Every capture group whose name starts with `v` is
 /// a secret and becomes `***`; a group `name` is the variable, key or flag
 /// name the value belongs to.
+///
+/// The table is static data: a process (the shim, a hook) that masks one
+/// record must not first build thirty rules.
 struct Rule {
-    pattern: String,
+    pattern: &'static str,
     check: Check,
     /// Match against the ASCII-lowercased text (the pattern is written in
     /// lower case); offsets are the same.
     lower: bool,
-    /// The rule can only match if, for one of these groups, the lowercased
-    /// text contains every string of the group (starts with it, for a
-    /// string written with a leading `^`).
-    triggers: Vec<Vec<String>>,
-    /// Per trigger group, the ASCII bytes its strings hold ([`ascii_set`]):
-    /// a text that lacks one cannot contain the group, which rules most
-    /// rules out without a substring search.
-    needs: Vec<u128>,
+    /// The rule can only match if the lowercased text holds every string
+    /// of one of these groups.
+    triggers: &'static [Group],
     compiled: OnceLock<Compiled>,
 }
 
@@ -90,274 +88,288 @@ enum Check {
     Mixed,
 }
 
+/// Strings that must all occur (as substrings of the lowercased text).
+struct Group {
+    all: &'static [&'static str],
+    /// The ASCII bytes the strings hold ([`ascii_set`]): a text that lacks
+    /// one cannot contain the group, which rules most rules out without a
+    /// substring search.
+    need: u128,
+}
+
+const fn group(all: &'static [&'static str]) -> Group {
+    let mut need = 0;
+    let mut i = 0;
+    while i < all.len() {
+        need |= ascii_set(all[i]);
+        i += 1;
+    }
+    Group { all, need }
+}
+
+/// Trigger groups of one string each: `any!["ghp_", "gho_"]`.
+macro_rules! any {
+    [$($word:literal),* $(,)?] => { &[$(group(&[$word])),*] };
+}
+
+/// Trigger groups of each string together with `also`: `with!(":"; "token", "key")`.
+macro_rules! with {
+    ($also:literal; $($word:literal),* $(,)?) => { &[$(group(&[$word, $also])),*] };
+}
+
 /// Lowercase strings one of which every name [`sensitive_name`] admits
 /// contains (`Authorization` and `Cookie` headers have rules of their own).
-const SECRET_TRIGGERS: &[&str] = &["token", "secret", "passw", "passphrase", "key", "storepass"];
+macro_rules! secret_words {
+    ($m:ident!($($also:tt)*)) => {
+        $m!($($also)* "token", "secret", "passw", "passphrase", "key", "storepass")
+    };
+}
 
 /// Query parameters that carry credentials.
-const QUERY_NAMES: &[&str] = &[
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "auth_token",
-    "private_token",
-    "token",
-    "api_key",
-    "api-key",
-    "apikey",
-    "key",
-    "client_secret",
-    "secret",
-    "password",
-    "passwd",
-    "pwd",
-    "sig",
-    "signature",
-    "x-amz-signature",
-    "x-amz-security-token",
-    "x-amz-credential",
-    "x-goog-signature",
-    "x-goog-credential",
-    "auth",
-    "code",
-];
+macro_rules! query_names {
+    ($m:ident!($($also:tt)*)) => {
+        $m!($($also)*
+            "access_token", "refresh_token", "id_token", "auth_token", "private_token",
+            "token", "api_key", "api-key", "apikey", "key", "client_secret", "secret",
+            "password", "passwd", "pwd", "sig", "signature", "x-amz-signature",
+            "x-amz-security-token", "x-amz-credential", "x-goog-signature",
+            "x-goog-credential", "auth", "code")
+    };
+}
+
+macro_rules! list {
+    ($($word:literal),* $(,)?) => { &[$($word),*] };
+}
+
+const QUERY_NAMES: &[&str] = query_names!(list!());
 
 /// A quoted or bare shell word, as three value groups.
-const VALUE: &str = r#"(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"]+))"#;
+macro_rules! value {
+    () => {
+        r#"(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"]+))"#
+    };
+}
 
 /// Where a command name may start in a line.
-const CMD_START: &str = r"(?:^|[\s/;&|(`])";
-
-static RULES: LazyLock<Vec<Rule>> = LazyLock::new(rules);
-
-fn rules() -> Vec<Rule> {
-    let any = |words: &[&str]| {
-        words
-            .iter()
-            .map(|t| vec![t.to_string()])
-            .collect::<Vec<_>>()
+macro_rules! cmd_start {
+    () => {
+        r"(?:^|[\s/;&|(`])"
     };
-    let with = |words: &[&str], also: &str| {
-        words
-            .iter()
-            .map(|t| vec![t.to_string(), also.to_owned()])
-            .collect::<Vec<_>>()
-    };
-    let rule = |pattern: String, check, lower, triggers: Vec<Vec<String>>| Rule {
+}
+
+const fn rule(
+    pattern: &'static str,
+    check: Check,
+    lower: bool,
+    triggers: &'static [Group],
+) -> Rule {
+    Rule {
         pattern,
         check,
         lower,
-        needs: triggers
-            .iter()
-            .map(|group| {
-                group
-                    .iter()
-                    .fold(0, |m, t| m | ascii_set(t.strip_prefix('^').unwrap_or(t)))
-            })
-            .collect(),
         triggers,
         compiled: OnceLock::new(),
-    };
-    let token = |prefixes: &[&str], pattern: &str| {
-        rule(pattern.into(), Check::Always, false, any(prefixes))
-    };
-    vec![
-        // PEM private keys: keep the armour lines, drop the body. A block
-        // cut short (no END line) is masked to the end of the text.
-        rule(
-            r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?P<v>.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\z)".into(),
-            Check::Always,
-            false,
-            any(&["private key-----"]),
-        ),
-        // Well-known token shapes, anywhere; the vendor prefix stays.
-        token(
-            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-            r"\bgh[pousr]_(?P<v>[A-Za-z0-9]{36,})\b",
-        ),
-        token(&["github_pat_"], r"\bgithub_pat_(?P<v>[A-Za-z0-9_]{22,})"),
-        token(&["sk-ant-"], r"\bsk-ant-(?P<v>[A-Za-z0-9_-]{20,})"),
-        rule(
-            r"\bsk-(?P<v>[A-Za-z0-9_-]{20,})".into(),
-            Check::Mixed,
-            false,
-            any(&["sk-"]),
-        ),
-        token(
-            &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
-            r"\b[sr]k_(?:live|test)_(?P<v>[A-Za-z0-9]{16,})",
-        ),
-        token(
-            &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
-            r"\bxox[abprs]-(?P<v>[A-Za-z0-9-]{10,})",
-        ),
-        token(&["akia", "asia"], r"\b(?:AKIA|ASIA)(?P<v>[0-9A-Z]{16})\b"),
-        token(&["aiza"], r"\bAIza(?P<v>[0-9A-Za-z_-]{35})"),
-        token(
-            &["eyj"],
-            r"\b(?P<v>eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)",
-        ),
-        token(&["glpat-"], r"\bglpat-(?P<v>[A-Za-z0-9_-]{20,})"),
-        token(&["npm_"], r"\bnpm_(?P<v>[A-Za-z0-9]{36,})"),
-        token(&["hf_"], r"\bhf_(?P<v>[A-Za-z0-9]{34,})"),
-        token(
-            &["hooks.slack.com/services/"],
-            r"hooks\.slack\.com/services/(?P<v>[A-Za-z0-9_/]+)",
-        ),
-        // URL userinfo: scheme://user:password@host.
-        rule(
-            r#"[a-z][a-z0-9+.-]*://[^\s/?#@:'"]*:(?P<v>[^\s/?#@'"]+)@"#.into(),
-            Check::Always,
-            true,
-            vec![vec!["://".into(), "@".into()]],
-        ),
-        // Query parameters that carry credentials (QUERY_NAMES).
-        rule(
-            r#"(?:^|[?&])(?P<name>[a-z0-9_-]+)=(?P<v>[^&#\s'"]+)"#.into(),
-            Check::Query,
-            true,
-            QUERY_NAMES
-                .iter()
-                .map(|n| vec![format!("{n}=")])
-                .collect(),
-        ),
-        // Authorization headers: the scheme stays.
-        rule(
-            r#"\b(?:proxy-)?authorization[ \t]*:[ \t]*(?:[a-z][a-z0-9_-]*[ \t]+)?(?P<v>[^\s'"]+)"#
-                .into(),
-            Check::Always,
-            true,
-            any(&["authorization"]),
-        ),
-        // A bare `Bearer X` / `Basic X` elsewhere (JSON, config text).
-        rule(
-            r"\b(?:bearer|basic)[ \t]+(?P<v>[a-z0-9._~+/=-]{8,})".into(),
-            Check::Random,
-            true,
-            any(&["bearer", "basic"]),
-        ),
-        // Cookies: the whole header value.
-        rule(
-            r#"(?:^|[\s'"])(?:set-)?cookie[ \t]*:[ \t]*(?P<v>[^'"\r\n]+)"#.into(),
-            Check::Always,
-            true,
-            any(&["cookie"]),
-        ),
-        // Other secret-named headers and `key: value` lines. (The patterns
-        // that follow match any name and leave the choice to
-        // `sensitive_name`: that compiles several times faster than
-        // spelling the secret words out in the pattern.)
-        rule(
-            r#"(?:^|[\s'"{(,;])(?P<name>[a-z0-9_-]+)[ \t]*:[ \t]*(?P<v>[^\s'"]+)"#.into(),
-            Check::Header,
-            true,
-            with(SECRET_TRIGGERS, ":"),
-        ),
-        // JSON members: "password": "x".
-        rule(
-            r#""(?P<name>[a-z0-9_.-]+)"\s*:\s*"(?P<v>(?:[^"\\]|\\.)*)""#.into(),
-            Check::Name,
-            true,
-            with(
-                &["token", "secret", "passw", "passphrase", "key", "authorization", "cookie"],
-                "\"",
-            ),
-        ),
-        // openssl's -pass pass:X.
-        rule(
-            r#"(?:^|\s)-(?:pass|passin|passout|password)\s+pass:(?P<v>[^\s'"]+)"#.into(),
-            Check::Always,
-            false,
-            any(&["pass:"]),
-        ),
-        // Flags: --password X, --password=X, --token X, --api-key X, ...
-        // After a space the value may not start with `-`: that is the next
-        // flag (`--no-password -h host`), which must stay matchable.
-        rule(
-            r#"(?:^|\s)--?(?P<name>[a-z0-9][a-z0-9-]*)(?:=(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"]+))|\s+(?:'(?P<v4>[^']*)'|"(?P<v5>[^"]*)"|(?P<v6>[^\s'"-][^\s'"]*)))"#.into(),
-            Check::Name,
-            true,
-            any(&[
-                "-passw",
-                "-passphrase",
-                "-token",
-                "-secret",
-                "-key",
-                "-apikey",
-                "-cookie",
-                "-storepass",
-                "-keypass",
-            ]),
-        ),
-        // mysql -p'secret' / -psecret (no space: with a space, -p prompts).
-        rule(
-            format!(
-                r#"{CMD_START}(?:mysql[a-z]*|mariadb[a-z-]*)(?:\s+[^\s;&|]+)*?\s+-p{VALUE}"#
-            ),
-            Check::Always,
-            false,
-            with(&["mysql", "mariadb"], "-p"),
-        ),
-        // sshpass -p secret.
-        rule(
-            format!(r#"{CMD_START}sshpass\s+-p\s*{VALUE}"#),
-            Check::Always,
-            false,
-            any(&["sshpass"]),
-        ),
-        // ssh-keygen -N/-P passphrase.
-        rule(
-            format!(r#"{CMD_START}ssh-keygen(?:\s+[^\s;&|]+)*?\s+-[NP]\s*{VALUE}"#),
-            Check::Always,
-            false,
-            any(&["ssh-keygen"]),
-        ),
-        // docker/podman/helm/az/oc ... login -p secret.
-        rule(
-            format!(
-                r#"{CMD_START}(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az|oc)(?:\s+[^\s;&|]+)*?\s+login(?:\s+[^\s;&|]+)*?\s+-p\s+{VALUE}"#
-            ),
-            Check::Always,
-            false,
-            with(&["login"], "-p"),
-        ),
-        // redis-cli -a secret.
-        rule(
-            format!(r#"{CMD_START}redis-cli(?:\s+[^\s;&|]+)*?\s+-a\s+{VALUE}"#),
-            Check::Always,
-            false,
-            any(&["redis-cli"]),
-        ),
-        // gh secret set NAME --body secret.
-        rule(
-            format!(
-                r#"{CMD_START}gh\s+secret\s+set(?:\s+[^\s;&|]+)*?\s+(?:-b\s*|--body(?:=|\s+)){VALUE}"#
-            ),
-            Check::Always,
-            false,
-            any(&["secret set"]),
-        ),
-        // curl -u user:password.
-        rule(
-            format!(
-                r#"{CMD_START}curl(?:\s+[^\s;&|]+)*?\s+(?:-u\s*|--user(?:=|\s+))['"]?[^\s:'"]*:(?P<v>[^\s'"]+)"#
-            ),
-            Check::Always,
-            false,
-            vec![
-                vec!["curl".into(), "-u".into()],
-                vec!["curl".into(), "--user".into()],
-            ],
-        ),
-        // Assignments: NAME=value, export NAME="value", name = 'value'.
-        rule(
-            r#"(?P<name>[a-z0-9_.-]+)[ \t]*=[ \t]*(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"&;|)=][^\s'"&;|)]*))"#.into(),
-            Check::Name,
-            true,
-            with(SECRET_TRIGGERS, "="),
-        ),
-    ]
+    }
 }
+
+/// A vendor token: every match is a secret, matched as written.
+const fn token(triggers: &'static [Group], pattern: &'static str) -> Rule {
+    rule(pattern, Check::Always, false, triggers)
+}
+
+static RULES: [Rule; 31] = [
+    // PEM private keys: keep the armour lines, drop the body. A block
+    // cut short (no END line) is masked to the end of the text.
+    rule(
+        r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?P<v>.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\z)",
+        Check::Always,
+        false,
+        any!["private key-----"],
+    ),
+    // Well-known token shapes, anywhere; the vendor prefix stays.
+    token(
+        any!["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"\bgh[pousr]_(?P<v>[A-Za-z0-9]{36,})\b",
+    ),
+    token(
+        any!["github_pat_"],
+        r"\bgithub_pat_(?P<v>[A-Za-z0-9_]{22,})",
+    ),
+    token(any!["sk-ant-"], r"\bsk-ant-(?P<v>[A-Za-z0-9_-]{20,})"),
+    rule(
+        r"\bsk-(?P<v>[A-Za-z0-9_-]{20,})",
+        Check::Mixed,
+        false,
+        any!["sk-"],
+    ),
+    token(
+        any!["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+        r"\b[sr]k_(?:live|test)_(?P<v>[A-Za-z0-9]{16,})",
+    ),
+    token(
+        any!["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
+        r"\bxox[abprs]-(?P<v>[A-Za-z0-9-]{10,})",
+    ),
+    token(
+        any!["akia", "asia"],
+        r"\b(?:AKIA|ASIA)(?P<v>[0-9A-Z]{16})\b",
+    ),
+    token(any!["aiza"], r"\bAIza(?P<v>[0-9A-Za-z_-]{35})"),
+    token(
+        any!["eyj"],
+        r"\b(?P<v>eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)",
+    ),
+    token(any!["glpat-"], r"\bglpat-(?P<v>[A-Za-z0-9_-]{20,})"),
+    token(any!["npm_"], r"\bnpm_(?P<v>[A-Za-z0-9]{36,})"),
+    token(any!["hf_"], r"\bhf_(?P<v>[A-Za-z0-9]{34,})"),
+    token(
+        any!["hooks.slack.com/services/"],
+        r"hooks\.slack\.com/services/(?P<v>[A-Za-z0-9_/]+)",
+    ),
+    // URL userinfo: scheme://user:password@host.
+    rule(
+        r#"[a-z][a-z0-9+.-]*://[^\s/?#@:'"]*:(?P<v>[^\s/?#@'"]+)@"#,
+        Check::Always,
+        true,
+        &[group(&["://", "@"])],
+    ),
+    // Query parameters that carry credentials (QUERY_NAMES).
+    rule(
+        r#"(?:^|[?&])(?P<name>[a-z0-9_-]+)=(?P<v>[^&#\s'"]+)"#,
+        Check::Query,
+        true,
+        query_names!(with!("=";)),
+    ),
+    // Authorization headers: the scheme stays.
+    rule(
+        r#"\b(?:proxy-)?authorization[ \t]*:[ \t]*(?:[a-z][a-z0-9_-]*[ \t]+)?(?P<v>[^\s'"]+)"#,
+        Check::Always,
+        true,
+        any!["authorization"],
+    ),
+    // A bare `Bearer X` / `Basic X` elsewhere (JSON, config text).
+    rule(
+        r"\b(?:bearer|basic)[ \t]+(?P<v>[a-z0-9._~+/=-]{8,})",
+        Check::Random,
+        true,
+        any!["bearer", "basic"],
+    ),
+    // Cookies: the whole header value.
+    rule(
+        r#"(?:^|[\s'"])(?:set-)?cookie[ \t]*:[ \t]*(?P<v>[^'"\r\n]+)"#,
+        Check::Always,
+        true,
+        any!["cookie"],
+    ),
+    // Other secret-named headers and `key: value` lines. (The patterns
+    // that follow match any name and leave the choice to
+    // `sensitive_name`: that compiles several times faster than
+    // spelling the secret words out in the pattern.)
+    rule(
+        r#"(?:^|[\s'"{(,;])(?P<name>[a-z0-9_-]+)[ \t]*:[ \t]*(?P<v>[^\s'"]+)"#,
+        Check::Header,
+        true,
+        secret_words!(with!(":";)),
+    ),
+    // JSON members: "password": "x".
+    rule(
+        r#""(?P<name>[a-z0-9_.-]+)"\s*:\s*"(?P<v>(?:[^"\\]|\\.)*)""#,
+        Check::Name,
+        true,
+        with!("\""; "token", "secret", "passw", "passphrase", "key", "authorization", "cookie"),
+    ),
+    // openssl's -pass pass:X.
+    rule(
+        r#"(?:^|\s)-(?:pass|passin|passout|password)\s+pass:(?P<v>[^\s'"]+)"#,
+        Check::Always,
+        false,
+        any!["pass:"],
+    ),
+    // Flags: --password X, --password=X, --token X, --api-key X, ...
+    // After a space the value may not start with `-`: that is the next
+    // flag (`--no-password -h host`), which must stay matchable.
+    rule(
+        r#"(?:^|\s)--?(?P<name>[a-z0-9][a-z0-9-]*)(?:=(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"]+))|\s+(?:'(?P<v4>[^']*)'|"(?P<v5>[^"]*)"|(?P<v6>[^\s'"-][^\s'"]*)))"#,
+        Check::Name,
+        true,
+        any![
+            "-passw",
+            "-passphrase",
+            "-token",
+            "-secret",
+            "-key",
+            "-apikey",
+            "-cookie",
+            "-storepass",
+            "-keypass",
+        ],
+    ),
+    // mysql -p'secret' / -psecret (no space: with a space, -p prompts).
+    token(
+        with!("-p"; "mysql", "mariadb"),
+        concat!(
+            cmd_start!(),
+            r#"(?:mysql[a-z]*|mariadb[a-z-]*)(?:\s+[^\s;&|]+)*?\s+-p"#,
+            value!()
+        ),
+    ),
+    // sshpass -p secret.
+    token(
+        any!["sshpass"],
+        concat!(cmd_start!(), r#"sshpass\s+-p\s*"#, value!()),
+    ),
+    // ssh-keygen -N/-P passphrase.
+    token(
+        any!["ssh-keygen"],
+        concat!(
+            cmd_start!(),
+            r#"ssh-keygen(?:\s+[^\s;&|]+)*?\s+-[NP]\s*"#,
+            value!()
+        ),
+    ),
+    // docker/podman/helm/az/oc ... login -p secret.
+    token(
+        with!("-p"; "login"),
+        concat!(
+            cmd_start!(),
+            r#"(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az|oc)(?:\s+[^\s;&|]+)*?\s+login(?:\s+[^\s;&|]+)*?\s+-p\s+"#,
+            value!()
+        ),
+    ),
+    // redis-cli -a secret.
+    token(
+        any!["redis-cli"],
+        concat!(
+            cmd_start!(),
+            r#"redis-cli(?:\s+[^\s;&|]+)*?\s+-a\s+"#,
+            value!()
+        ),
+    ),
+    // gh secret set NAME --body secret.
+    token(
+        any!["secret set"],
+        concat!(
+            cmd_start!(),
+            r#"gh\s+secret\s+set(?:\s+[^\s;&|]+)*?\s+(?:-b\s*|--body(?:=|\s+))"#,
+            value!()
+        ),
+    ),
+    // curl -u user:password.
+    token(
+        &[group(&["curl", "-u"]), group(&["curl", "--user"])],
+        concat!(
+            cmd_start!(),
+            r#"curl(?:\s+[^\s;&|]+)*?\s+(?:-u\s*|--user(?:=|\s+))['"]?[^\s:'"]*:(?P<v>[^\s'"]+)"#
+        ),
+    ),
+    // Assignments: NAME=value, export NAME="value", name = 'value'.
+    rule(
+        r#"(?P<name>[a-z0-9_.-]+)[ \t]*=[ \t]*(?:'(?P<v1>[^']*)'|"(?P<v2>[^"]*)"|(?P<v3>[^\s'"&;|)=][^\s'"&;|)]*))"#,
+        Check::Name,
+        true,
+        secret_words!(with!("=";)),
+    ),
+];
 
 impl Rule {
     fn compiled(&self) -> &Compiled {
@@ -378,13 +390,9 @@ impl Rule {
 
     /// `present` is `ascii_set(lower)`.
     fn triggered(&self, lower: &str, present: u128) -> bool {
-        self.triggers.iter().zip(&self.needs).any(|(group, need)| {
-            need & !present == 0
-                && group.iter().all(|t| match t.strip_prefix('^') {
-                    Some(start) => lower.starts_with(start),
-                    None => lower.contains(t.as_str()),
-                })
-        })
+        self.triggers
+            .iter()
+            .any(|g| g.need & !present == 0 && g.all.iter().all(|t| lower.contains(t)))
     }
 
     /// `s` with this rule's secrets masked, or `None` when nothing changed.
@@ -456,10 +464,17 @@ impl Rule {
 }
 
 /// The ASCII bytes of `s` as a bit set.
-fn ascii_set(s: &str) -> u128 {
-    s.bytes()
-        .filter(|b| b.is_ascii())
-        .fold(0, |m, b| m | 1u128 << b)
+const fn ascii_set(s: &str) -> u128 {
+    let bytes = s.as_bytes();
+    let mut set = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii() {
+            set |= 1u128 << bytes[i];
+        }
+        i += 1;
+    }
+    set
 }
 
 /// Widens a byte span to character boundaries (the patterns only split at

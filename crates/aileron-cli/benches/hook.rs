@@ -70,7 +70,7 @@ fn bash(dir: &Path) {
 
 fn bench(c: &mut Criterion) {
     let support::Project { tmp, dir, home } = support::Project::go(POLICY);
-    let aileron = support::built_binary("aileron");
+    let aileron = support::installed_binary("aileron", tmp.path());
     let cwd = dir.to_string_lossy();
     let bash_event = format!(
         r#"{{"session_id":"bench","cwd":"{cwd}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"git status"}},"tool_use_id":"t"}}"#

@@ -67,12 +67,8 @@ fn run(program: &Path, dir: &Path, home: &Path) {
 }
 
 fn bench(c: &mut Criterion) {
-    let support::Project {
-        tmp: _tmp,
-        dir,
-        home,
-    } = support::Project::go(ADR_FULL_POLICY);
-    let shim = support::built_binary("aileron-sh");
+    let support::Project { tmp, dir, home } = support::Project::go(ADR_FULL_POLICY);
+    let shim = support::installed_binary("aileron-sh", tmp.path());
     run(&shim, &dir, &home); // fills the compiled-policy cache
 
     let mut g = c.benchmark_group("shell");

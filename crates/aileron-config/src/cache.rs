@@ -110,11 +110,78 @@ pub(crate) fn key(opts: &LoadOptions, project_file: Option<&Path>) -> Probe {
     probe
 }
 
-/// This executable's path, size and modification time.
-fn exe_identity() -> Option<(PathBuf, u64, std::time::SystemTime)> {
+/// What tells this executable from another build: the linker's build ID
+/// (read from memory, no system call), else its path, size and
+/// modification time.
+fn exe_identity() -> Option<Vec<u8>> {
+    if let Some(id) = build_id() {
+        return Some(id);
+    }
     let exe = std::env::current_exe().ok()?;
     let meta = std::fs::metadata(&exe).ok()?;
-    Some((exe, meta.len(), meta.modified().ok()?))
+    let mut h = DefaultHasher::new();
+    (exe, meta.len(), meta.modified().ok()?).hash(&mut h);
+    Some(h.finish().to_le_bytes().to_vec())
+}
+
+/// The GNU build ID note of the main program, when the linker wrote one.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn build_id() -> Option<Vec<u8>> {
+    use std::ffi::{c_int, c_void};
+    const NT_GNU_BUILD_ID: u32 = 3;
+
+    unsafe extern "C" fn first_object(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        out: *mut c_void,
+    ) -> c_int {
+        // SAFETY: the C library hands a valid `info` for the duration of
+        // the call, and `out` is the `Option` passed below.
+        unsafe {
+            let info = &*info;
+            let headers = std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum));
+            for h in headers.iter().filter(|h| h.p_type == libc::PT_NOTE) {
+                let notes = std::slice::from_raw_parts(
+                    (info.dlpi_addr as usize + h.p_vaddr as usize) as *const u8,
+                    h.p_memsz as usize,
+                );
+                if let Some(id) = find_note(notes, NT_GNU_BUILD_ID, b"GNU\0") {
+                    *(out as *mut Option<Vec<u8>>) = Some(id.to_vec());
+                    break;
+                }
+            }
+        }
+        1 // the first object is the main program: stop there
+    }
+
+    let mut id: Option<Vec<u8>> = None;
+    // SAFETY: the callback only reads the headers and notes it is given.
+    unsafe { libc::dl_iterate_phdr(Some(first_object), (&raw mut id).cast()) };
+    id
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn build_id() -> Option<Vec<u8>> {
+    None
+}
+
+/// The descriptor of the first ELF note of type `kind` owned by `name`
+/// (with its NUL) in a note segment.
+fn find_note<'a>(mut notes: &'a [u8], kind: u32, name: &[u8]) -> Option<&'a [u8]> {
+    let word = |b: &[u8], i: usize| -> Option<usize> {
+        Some(u32::from_ne_bytes(b.get(i..i + 4)?.try_into().ok()?) as usize)
+    };
+    let padded = |n: usize| n.next_multiple_of(4);
+    while notes.len() >= 12 {
+        let (name_len, desc_len) = (word(notes, 0)?, word(notes, 4)?);
+        let desc_at = 12 + padded(name_len);
+        let desc = notes.get(desc_at..desc_at + desc_len)?;
+        if word(notes, 8)? == kind as usize && notes.get(12..12 + name_len)? == name {
+            return Some(desc);
+        }
+        notes = notes.get(desc_at + padded(desc_len)..)?;
+    }
+    None
 }
 
 trait HashInto {
@@ -185,7 +252,43 @@ pub(crate) fn write(dir: &Path, key: &str, sources: &[Source], policy: &Policy) 
 
 #[cfg(test)]
 mod tests {
-    use super::hash_bytes;
+    use super::{find_note, hash_bytes};
+
+    fn note(name: &[u8], kind: u32, desc: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        n.extend((name.len() as u32).to_ne_bytes());
+        n.extend((desc.len() as u32).to_ne_bytes());
+        n.extend(kind.to_ne_bytes());
+        n.extend(name);
+        n.resize(n.len().next_multiple_of(4), 0);
+        n.extend(desc);
+        n.resize(n.len().next_multiple_of(4), 0);
+        n
+    }
+
+    #[test]
+    fn the_build_id_note_is_found_among_others() {
+        let mut notes = note(b"GNU\0", 1, &[0; 16]); // ABI tag
+        notes.extend(note(b"Go\0", 3, b"not-gnu"));
+        notes.extend(note(b"GNU\0", 3, &[0xab; 20]));
+        assert_eq!(find_note(&notes, 3, b"GNU\0"), Some(&[0xab; 20][..]));
+        assert_eq!(find_note(&notes, 7, b"GNU\0"), None);
+    }
+
+    #[test]
+    fn a_truncated_note_is_not_read_past_its_end() {
+        let notes = note(b"GNU\0", 3, &[0xab; 20]);
+        for cut in 0..notes.len() - 3 {
+            assert_eq!(find_note(&notes[..cut], 3, b"GNU\0"), None, "cut at {cut}");
+        }
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn this_test_binary_has_a_build_id() {
+        let id = super::build_id().expect("the linker writes a build ID");
+        assert!(id.len() >= 8, "{id:?}");
+    }
 
     #[test]
     fn digest_sees_every_byte_and_the_length() {
