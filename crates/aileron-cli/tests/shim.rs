@@ -7,8 +7,9 @@ mod support;
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::Output;
-use support::{Project, parse_audit, run, run_no_tty, text};
+use support::{Project, SHIM, parse_audit, run, run_no_tty, text};
 
 const ALLOW_ALL: &str = "version: 1\ndefault: allow\n";
 
@@ -828,4 +829,40 @@ fn closed_standard_descriptors_are_opened_on_dev_null() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "/dev/null\n");
     assert_eq!(p.audit().len(), 1, "{}", p.audit_text());
+}
+
+/// `build.rs` links the shim without the dynamic loader wherever glibc's
+/// static archives are installed (they are where this test suite runs):
+/// an executable with a program interpreter (`PT_INTERP`) means the
+/// static link silently fell back.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_shim_is_linked_without_the_dynamic_loader_where_libc_a_exists() {
+    let libc_a = std::process::Command::new("cc")
+        .arg("-print-file-name=libc.a")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    if !Path::new(&libc_a).is_absolute() {
+        eprintln!("skipped: no libc.a, so the shim is linked dynamically by design");
+        return;
+    }
+    let elf = std::fs::read(SHIM).unwrap();
+    assert_eq!(&elf[..4], b"\x7fELF");
+    let u16_at = |i: usize| usize::from(u16::from_le_bytes([elf[i], elf[i + 1]]));
+    let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
+    let (phentsize, phnum) = (u16_at(0x36), u16_at(0x38));
+    let types: Vec<u32> = (0..phnum)
+        .map(|i| {
+            let at = phoff + i * phentsize;
+            u32::from_le_bytes(elf[at..at + 4].try_into().unwrap())
+        })
+        .collect();
+    const PT_LOAD: u32 = 1;
+    const PT_INTERP: u32 = 3;
+    assert!(types.contains(&PT_LOAD), "{types:?}");
+    assert!(
+        !types.contains(&PT_INTERP),
+        "{SHIM} asks for a dynamic loader: build.rs fell back to a dynamic link"
+    );
 }
