@@ -469,12 +469,14 @@ const fn ascii_set(s: &str) -> u128 {
     let mut set = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i].is_ascii() {
-            set |= 1u128 << bytes[i];
-        }
+        set |= ascii_set_of(bytes[i]);
         i += 1;
     }
     set
+}
+
+const fn ascii_set_of(b: u8) -> u128 {
+    if b.is_ascii() { 1u128 << b } else { 0 }
 }
 
 /// Widens a byte span to character boundaries (the patterns only split at
@@ -680,6 +682,39 @@ fn mask_whole(key: &str, value: &mut Value) {
     }
 }
 
+/// Words that make a name secret, wherever they occur in it (separators
+/// removed); `TOKEN` is handled apart.
+const SECRET_WORDS: &[&str] = &[
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "APIKEY",
+    "ACCESSKEY",
+    "PRIVATEKEY",
+    "AUTHKEY",
+    "MASTERKEY",
+    "SIGNINGKEY",
+    "ENCRYPTIONKEY",
+    "AUTHORIZATION",
+    "COOKIE",
+    "STOREPASS",
+    "KEYPASS",
+];
+
+/// The bytes each of [`SECRET_WORDS`] and `TOKEN` holds: a name that lacks
+/// one of a word's letters cannot contain it, which settles most names
+/// (`time`, `command`, `argv`) without building anything.
+const SECRET_WORD_BYTES: [u128; SECRET_WORDS.len() + 1] = {
+    let mut sets = [ascii_set("TOKEN"); SECRET_WORDS.len() + 1];
+    let mut i = 0;
+    while i < SECRET_WORDS.len() {
+        sets[i] = ascii_set(SECRET_WORDS[i]);
+        i += 1;
+    }
+    sets
+};
+
 /// Whether a variable, key, header or flag name says its value is a secret:
 /// it contains TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, API_KEY,
 /// ACCESS_KEY, PRIVATE_KEY, ... (in any case, with `_`, `-` or `.`), but is
@@ -687,6 +722,12 @@ fn mask_whole(key: &str, value: &mut Value) {
 /// secret comes from (`TOKEN_FILE`, `SECRET_PATH`, `--password-stdin`) or
 /// something else about it (`TOKEN_TTL`, `SECRET_NAME`, `ACCESS_KEY_ID`).
 pub fn sensitive_name(name: &str) -> bool {
+    let present = name
+        .bytes()
+        .fold(0u128, |set, b| set | ascii_set_of(b.to_ascii_uppercase()));
+    if !SECRET_WORD_BYTES.iter().any(|word| word & !present == 0) {
+        return false;
+    }
     let upper: String = name
         .trim_start_matches('-')
         .chars()
@@ -731,24 +772,7 @@ pub fn sensitive_name(name: &str) -> bool {
         return false;
     }
     let squashed: String = upper.chars().filter(|&c| c != '_').collect();
-    const WORDS: &[&str] = &[
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "APIKEY",
-        "ACCESSKEY",
-        "PRIVATEKEY",
-        "AUTHKEY",
-        "MASTERKEY",
-        "SIGNINGKEY",
-        "ENCRYPTIONKEY",
-        "AUTHORIZATION",
-        "COOKIE",
-        "STOREPASS",
-        "KEYPASS",
-    ];
-    if WORDS.iter().any(|w| squashed.contains(w)) {
+    if SECRET_WORDS.iter().any(|w| squashed.contains(w)) {
         return true;
     }
     // TOKEN, but not TOKENS or TOKENIZER.
@@ -793,6 +817,12 @@ mod tests {
             "apikey",
             "client_secret",
             "MYSQL_PWD_PASSWD",
+            // Words split by separators, and in any case.
+            "pass_word",
+            "Cook-Ie",
+            "x.auth.key",
+            "keystore.STORE_PASS",
+            "token",
         ] {
             assert!(sensitive_name(n), "{n}");
         }
