@@ -19,7 +19,9 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=CC");
+    for var in ["CC", "TARGET_CC", "HOST_CC"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
     let linux = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
     let glibc = std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("gnu");
     let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
@@ -30,26 +32,55 @@ fn main() {
     for bin in ["aileron-sh", "aileron"] {
         println!("cargo:rustc-link-arg-bin={bin}=-no-pie");
     }
-    if glibc {
-        let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-        let dir = out.join("static-libs");
-        if static_library_scripts(&dir).is_some() {
+    if !glibc {
+        return;
+    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let dir = out.join("static-libs");
+    match target_compiler().and_then(|cc| static_library_scripts(&cc, &dir, &out)) {
+        Some(()) => {
             println!("cargo:rustc-link-arg-bin=aileron-sh=-static");
             println!("cargo:rustc-link-arg-bin=aileron-sh=-L{}", dir.display());
-        } else {
-            println!(
-                "cargo:warning=glibc's static libraries (libc.a) were not found: aileron-sh is linked dynamically and starts slower"
-            );
         }
+        None => println!(
+            "cargo:warning=glibc's static libraries (libc.a) are missing or do not link: aileron-sh is linked dynamically and starts slower"
+        ),
     }
+}
+
+/// The C compiler for the target, as the `cc` crate would choose it
+/// (program and its leading arguments, e.g. `ccache gcc`). `None` when
+/// cross-compiling without one named: the host's `cc` would find the
+/// host's archives.
+fn target_compiler() -> Option<Vec<String>> {
+    let target = std::env::var("TARGET").ok()?;
+    let host = std::env::var("HOST").ok()?;
+    let named = [
+        format!("CC_{target}"),
+        format!("CC_{}", target.replace('-', "_")),
+        "TARGET_CC".to_owned(),
+    ]
+    .into_iter()
+    .chain((target == host).then(|| "CC".to_owned()))
+    .find_map(|var| {
+        println!("cargo:rerun-if-env-changed={var}");
+        std::env::var(var).ok().filter(|v| !v.trim().is_empty())
+    });
+    let cc = match named {
+        Some(cc) => cc,
+        None if target == host => "cc".to_owned(),
+        None => return None,
+    };
+    Some(cc.split_whitespace().map(str::to_owned).collect())
 }
 
 /// rustc asks for the C libraries as shared ones (`-Bdynamic -lgcc_s -lc
 /// ...`) and has no per-binary switch for that. For each, a linker script
 /// named like the shared library is written to `dir`, naming the static
 /// archive instead; `dir` is searched before the system's directories for
-/// the shim alone. `None` when an archive is missing.
-fn static_library_scripts(dir: &Path) -> Option<()> {
+/// the shim alone. `None` when an archive is missing or a static program
+/// does not link with this compiler.
+fn static_library_scripts(cc: &[String], dir: &Path, scratch: &Path) -> Option<()> {
     const LIBRARIES: &[(&str, &[&str])] = &[
         // The unwinder and compiler support that libgcc_s.so holds.
         ("gcc_s", &["libgcc_eh.a", "libgcc.a"]),
@@ -60,22 +91,41 @@ fn static_library_scripts(dir: &Path) -> Option<()> {
         ("dl", &["libdl.a"]),
         ("util", &["libutil.a"]),
     ];
+    let program = scratch.join("static-probe.c");
+    std::fs::write(&program, "int main(void) { return 0; }\n").ok()?;
+    let linked = compiler(cc)
+        .args(["-static", "-o"])
+        .arg(scratch.join("static-probe"))
+        .arg(&program)
+        .output()
+        .ok()?;
+    if !linked.status.success() {
+        return None;
+    }
     std::fs::create_dir_all(dir).ok()?;
     for (name, archives) in LIBRARIES {
-        let paths = archives
-            .iter()
-            .map(|a| archive_path(a).map(|p| p.display().to_string()))
-            .collect::<Option<Vec<_>>>()?;
+        let mut paths = Vec::new();
+        for archive in *archives {
+            let path = archive_path(cc, archive)?;
+            // A compiler upgrade that moves an archive reruns this script.
+            println!("cargo:rerun-if-changed={}", path.display());
+            paths.push(format!("\"{}\"", path.display()));
+        }
         let script = format!("GROUP ( {} )\n", paths.join(" "));
         std::fs::write(dir.join(format!("lib{name}.so")), script).ok()?;
     }
     Some(())
 }
 
+fn compiler(cc: &[String]) -> Command {
+    let mut cmd = Command::new(&cc[0]);
+    cmd.args(&cc[1..]);
+    cmd
+}
+
 /// Where the C compiler finds `name`; it echoes the bare name when it has none.
-fn archive_path(name: &str) -> Option<PathBuf> {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    let out = Command::new(cc)
+fn archive_path(cc: &[String], name: &str) -> Option<PathBuf> {
+    let out = compiler(cc)
         .arg(format!("-print-file-name={name}"))
         .output()
         .ok()?;

@@ -117,6 +117,12 @@ macro_rules! with {
     ($also:literal; $($word:literal),* $(,)?) => { &[$(group(&[$word, $also])),*] };
 }
 
+/// Trigger groups of one string each, every string ending in `end`:
+/// `suffixed!("="; "token", "key")` is `any!["token=", "key="]`.
+macro_rules! suffixed {
+    ($end:literal; $($word:literal),* $(,)?) => { &[$(group(&[concat!($word, $end)])),*] };
+}
+
 /// Lowercase strings one of which every name [`sensitive_name`] admits
 /// contains (`Authorization` and `Cookie` headers have rules of their own).
 macro_rules! secret_words {
@@ -238,7 +244,7 @@ static RULES: [Rule; 31] = [
         r#"(?:^|[?&])(?P<name>[a-z0-9_-]+)=(?P<v>[^&#\s'"]+)"#,
         Check::Query,
         true,
-        query_names!(with!("=";)),
+        query_names!(suffixed!("=";)),
     ),
     // Authorization headers: the scheme stays.
     rule(

@@ -835,20 +835,27 @@ fn closed_standard_descriptors_are_opened_on_dev_null() {
 /// static archives are installed (they are where this test suite runs):
 /// an executable with a program interpreter (`PT_INTERP`) means the
 /// static link silently fell back.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(
+    target_os = "linux",
+    target_env = "gnu",
+    target_pointer_width = "64",
+    target_endian = "little"
+))]
 #[test]
 fn the_shim_is_linked_without_the_dynamic_loader_where_libc_a_exists() {
-    let libc_a = std::process::Command::new("cc")
-        .arg("-print-file-name=libc.a")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    if !Path::new(&libc_a).is_absolute() {
-        eprintln!("skipped: no libc.a, so the shim is linked dynamically by design");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let found = |archive: &str| {
+        std::process::Command::new(&cc)
+            .arg(format!("-print-file-name={archive}"))
+            .output()
+            .is_ok_and(|o| Path::new(String::from_utf8_lossy(&o.stdout).trim()).is_absolute())
+    };
+    if !found("libc.a") || !found("libgcc_eh.a") {
+        eprintln!("skipped: no static C library, so the shim is linked dynamically by design");
         return;
     }
     let elf = std::fs::read(SHIM).unwrap();
-    assert_eq!(&elf[..4], b"\x7fELF");
+    assert_eq!(&elf[..6], b"\x7fELF\x02\x01", "64-bit little-endian ELF");
     let u16_at = |i: usize| usize::from(u16::from_le_bytes([elf[i], elf[i + 1]]));
     let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
     let (phentsize, phnum) = (u16_at(0x36), u16_at(0x38));

@@ -139,13 +139,17 @@ fn build_id() -> Option<Vec<u8>> {
         // the call, and `out` is the `Option` passed below.
         unsafe {
             let info = &*info;
+            if info.dlpi_phdr.is_null() {
+                return 1;
+            }
             let headers = std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum));
             for h in headers.iter().filter(|h| h.p_type == libc::PT_NOTE) {
                 let notes = std::slice::from_raw_parts(
-                    (info.dlpi_addr as usize + h.p_vaddr as usize) as *const u8,
+                    (info.dlpi_addr as usize).wrapping_add(h.p_vaddr as usize) as *const u8,
                     h.p_memsz as usize,
                 );
-                if let Some(id) = find_note(notes, NT_GNU_BUILD_ID, b"GNU\0") {
+                let align = if h.p_align == 8 { 8 } else { 4 };
+                if let Some(id) = find_note(notes, align, NT_GNU_BUILD_ID, b"GNU\0") {
                     *(out as *mut Option<Vec<u8>>) = Some(id.to_vec());
                     break;
                 }
@@ -166,20 +170,21 @@ fn build_id() -> Option<Vec<u8>> {
 }
 
 /// The descriptor of the first ELF note of type `kind` owned by `name`
-/// (with its NUL) in a note segment.
-fn find_note<'a>(mut notes: &'a [u8], kind: u32, name: &[u8]) -> Option<&'a [u8]> {
+/// (with its NUL) in a note segment whose entries are padded to `align`
+/// bytes (4, or 8 for a segment aligned so).
+fn find_note<'a>(mut notes: &'a [u8], align: usize, kind: u32, name: &[u8]) -> Option<&'a [u8]> {
     let word = |b: &[u8], i: usize| -> Option<usize> {
-        Some(u32::from_ne_bytes(b.get(i..i + 4)?.try_into().ok()?) as usize)
+        Some(u32::from_ne_bytes(b.get(i..i.checked_add(4)?)?.try_into().ok()?) as usize)
     };
-    let padded = |n: usize| n.next_multiple_of(4);
+    let padded = |n: usize| n.checked_next_multiple_of(align);
     while notes.len() >= 12 {
-        let (name_len, desc_len) = (word(notes, 0)?, word(notes, 4)?);
-        let desc_at = 12 + padded(name_len);
-        let desc = notes.get(desc_at..desc_at + desc_len)?;
-        if word(notes, 8)? == kind as usize && notes.get(12..12 + name_len)? == name {
+        let (name_len, desc_len, note_kind) = (word(notes, 0)?, word(notes, 4)?, word(notes, 8)?);
+        let desc_at = padded(name_len)?.checked_add(12)?;
+        let desc = notes.get(desc_at..desc_at.checked_add(desc_len)?)?;
+        if note_kind == kind as usize && notes.get(12..12 + name_len)? == name {
             return Some(desc);
         }
-        notes = notes.get(desc_at + padded(desc_len)..)?;
+        notes = notes.get(desc_at.checked_add(padded(desc_len)?)?..)?;
     }
     None
 }
@@ -271,15 +276,19 @@ mod tests {
         let mut notes = note(b"GNU\0", 1, &[0; 16]); // ABI tag
         notes.extend(note(b"Go\0", 3, b"not-gnu"));
         notes.extend(note(b"GNU\0", 3, &[0xab; 20]));
-        assert_eq!(find_note(&notes, 3, b"GNU\0"), Some(&[0xab; 20][..]));
-        assert_eq!(find_note(&notes, 7, b"GNU\0"), None);
+        assert_eq!(find_note(&notes, 4, 3, b"GNU\0"), Some(&[0xab; 20][..]));
+        assert_eq!(find_note(&notes, 4, 7, b"GNU\0"), None);
     }
 
     #[test]
     fn a_truncated_note_is_not_read_past_its_end() {
         let notes = note(b"GNU\0", 3, &[0xab; 20]);
         for cut in 0..notes.len() - 3 {
-            assert_eq!(find_note(&notes[..cut], 3, b"GNU\0"), None, "cut at {cut}");
+            assert_eq!(
+                find_note(&notes[..cut], 4, 3, b"GNU\0"),
+                None,
+                "cut at {cut}"
+            );
         }
     }
 
