@@ -1,14 +1,17 @@
 //! `aileron-sh -c 'true'` beside `bash -c 'true'`: what the shim adds to
 //! every command an agent runs (process start, cached policy load,
 //! analysis, evaluation, audit line), under ADR-0014's full example policy.
+//! The interleaved runs also time the shim inside an `aileron launch`
+//! session, where it asks the session instead of loading the policy.
 //! Prints the peak resident memory of one bash and one shim at the end
 //! (with GNU time, when /usr/bin/time exists).
 
 mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const ADR_FULL_POLICY: &str = r#"version: 1
@@ -54,22 +57,66 @@ ask:
 "#;
 
 fn run(program: &Path, dir: &Path, home: &Path) {
-    let status = Command::new(program)
-        .args(["-c", "true"])
+    run_in(program, "true", dir, home, None);
+}
+
+/// With `session`, as under `aileron launch`: the shim asks the session
+/// over its socket instead of loading the policy itself.
+fn run_in(program: &Path, line: &str, dir: &Path, home: &Path, session: Option<&str>) {
+    let mut cmd = Command::new(program);
+    cmd.args(["-c", line])
         .current_dir(dir)
         .env("HOME", home)
         .env_remove("AILERON_SOCKET")
         .env_remove("AILERON_DATA")
-        .stdin(Stdio::null())
-        .status()
+        .stdin(Stdio::null());
+    if let Some(socket) = session {
+        cmd.env("AILERON_SOCKET", socket);
+    }
+    let status = cmd.status().unwrap();
+    assert!(status.success(), "{} -c {line:?} failed", program.display());
+}
+
+/// An `aileron launch` session in `dir` whose program waits for its stdin
+/// to close; returns it and its socket.
+fn launch_session(aileron: &Path, dir: &Path, home: &Path) -> (Child, String) {
+    let mut child = Command::new(aileron)
+        .args(["launch", "--", "/bin/sh", "-c"])
+        .arg(r#"printf '%s\n' "$AILERON_SOCKET"; exec cat >/dev/null"#)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("AILERON_SOCKET")
+        .env_remove("AILERON_DATA")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
         .unwrap();
-    assert!(status.success(), "{} -c true failed", program.display());
+    let mut socket = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut socket)
+        .unwrap();
+    let socket = socket.trim().to_owned();
+    assert!(
+        !socket.is_empty(),
+        "aileron launch gave its program no socket"
+    );
+    (child, socket)
 }
 
 fn bench(c: &mut Criterion) {
     let support::Project { tmp, dir, home } = support::Project::go(ADR_FULL_POLICY);
     let shim = support::installed_binary("aileron-sh", tmp.path());
     run(&shim, &dir, &home); // fills the compiled-policy cache
+    let aileron = support::installed_binary("aileron", tmp.path());
+    let (mut session, socket) = launch_session(&aileron, &dir, &home);
+    // The session counts identical lines in a row as a doom loop (which
+    // asks), so each of its runs carries a different comment.
+    let mut runs = 0;
+    let mut numbered = move || {
+        runs += 1;
+        format!("true #{runs}")
+    };
+    run_in(&shim, &numbered(), &dir, &home, Some(&socket));
 
     let mut g = c.benchmark_group("shell");
     g.measurement_time(Duration::from_secs(8)).sample_size(60);
@@ -86,8 +133,14 @@ fn bench(c: &mut Criterion) {
                 run(Path::new("/bin/bash"), &dir, &home)
             }),
             ("aileron-sh -c true", &mut || run(&shim, &dir, &home)),
+            (
+                "aileron-sh -c 'true #N', in an `aileron launch` session",
+                &mut || run_in(&shim, &numbered(), &dir, &home, Some(&socket)),
+            ),
         ],
     );
+    drop(session.stdin.take()); // the session's program ends, and with it the session
+    session.wait().unwrap();
 
     // Peak memory of one shim process, measured by GNU time (a fork of this
     // bench would count the bench's own pages).
