@@ -203,17 +203,25 @@ fn entry_path(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("{key}.bin"))
 }
 
-pub(crate) fn read(dir: &Path, probe: &Probe) -> Option<Policy> {
+/// The entry for `probe`, with the content hash of each file it was
+/// compiled from, when it is intact and every such file is unchanged.
+pub(crate) fn read(dir: &Path, probe: &Probe) -> Option<(Policy, Vec<(String, u64)>)> {
     let bytes = std::fs::read(entry_path(dir, &probe.key)).ok()?;
     let (sum, payload) = bytes.split_first_chunk::<8>()?;
     if u64::from_le_bytes(*sum) != hash_bytes(payload) {
         return None;
     }
     let entry: Entry = postcard::from_bytes(payload).ok()?;
-    if entry.version != env!("CARGO_PKG_VERSION") {
+    if entry.version != env!("CARGO_PKG_VERSION") || !files_unchanged(probe, &entry.files) {
         return None;
     }
-    for (path, want) in &entry.files {
+    Some((entry.policy, entry.files))
+}
+
+/// Whether every file still has the content hash given (files the probe
+/// already read are not read again).
+pub(crate) fn files_unchanged(probe: &Probe, files: &[(String, u64)]) -> bool {
+    files.iter().all(|(path, want)| {
         let known = probe
             .read
             .iter()
@@ -222,20 +230,22 @@ pub(crate) fn read(dir: &Path, probe: &Probe) -> Option<Policy> {
             Some((_, hash)) => *hash,
             None => std::fs::read(path).ok().map(|b| hash_bytes(&b)),
         };
-        if have != Some(*want) {
-            return None;
-        }
-    }
-    Some(entry.policy)
+        have == Some(*want)
+    })
+}
+
+/// The file sources (named by absolute path) and their content hashes.
+pub(crate) fn file_hashes(sources: &[Source]) -> Vec<(String, u64)> {
+    sources
+        .iter()
+        .filter(|s| s.name.starts_with('/'))
+        .map(|s| (s.name.clone(), hash_bytes(s.text.as_bytes())))
+        .collect()
 }
 
 /// Best effort: a cache that cannot be written only costs speed.
 pub(crate) fn write(dir: &Path, key: &str, sources: &[Source], policy: &Policy) {
-    let files = sources
-        .iter()
-        .filter(|s| s.name.starts_with('/'))
-        .map(|s| (s.name.clone(), hash_bytes(s.text.as_bytes())))
-        .collect();
+    let files = file_hashes(sources);
     let entry = Entry {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         files,

@@ -14,6 +14,7 @@ pub use discover::{find_project_file, gather_sources};
 
 use aileron_engine::{Diagnostic, Diagnostics, Environment, Policy};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The policy file name looked for in the working directory and its parents.
 pub const POLICY_FILE: &str = "aileron.yaml";
@@ -78,29 +79,73 @@ pub struct Loaded {
     /// The project's `aileron.yaml`, when one was found.
     pub project_file: Option<PathBuf>,
     pub cache: CacheOutcome,
+    /// The cache key and the content hash of every file source, when the
+    /// cache was used: what [`Memo`] checks before reusing this policy.
+    sources: Option<(String, Vec<(String, u64)>)>,
 }
 
 /// Loads and compiles the policy in force for `opts.cwd`. With `cache_dir`,
 /// reuses a compiled policy whose sources have not changed.
 pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diagnostics> {
-    let project_file = match &opts.policy_path {
+    let project_file = project_file(opts);
+    let probe = cache_dir.map(|_| cache::key(opts, project_file.as_deref()));
+    load_probed(opts, cache_dir.zip(probe.as_ref()), project_file)
+}
+
+fn project_file(opts: &LoadOptions) -> Option<PathBuf> {
+    match &opts.policy_path {
         Some(p) => Some(absolute(p, &opts.cwd)),
         None => find_project_file(&opts.cwd),
-    };
-    let (key, probe) = match cache_dir {
-        Some(dir) => {
-            let probe = cache::key(opts, project_file.as_deref());
-            match cache::read(dir, &probe) {
-                Some(policy) => {
-                    return Ok(Loaded {
-                        policy,
-                        project_file,
-                        cache: CacheOutcome::Hit,
-                    });
-                }
-                None => (Some((dir, probe.key)), CacheOutcome::Miss),
+    }
+}
+
+/// The last policy a long-running adapter (the launch session) loaded,
+/// kept decoded between its requests: reused while the cache key and every
+/// source file's content are unchanged, the same test a cache entry
+/// passes, so a request sees exactly what a fresh load would give. Its
+/// rules stay decoded and its patterns compiled.
+#[derive(Debug, Default)]
+pub struct Memo(std::sync::Mutex<Option<Arc<Loaded>>>);
+
+/// [`load`], reusing what `memo` holds when its sources are unchanged.
+pub fn load_with_memo(
+    opts: &LoadOptions,
+    cache_dir: &Path,
+    memo: &Memo,
+) -> Result<Arc<Loaded>, Diagnostics> {
+    let project_file = project_file(opts);
+    let probe = cache::key(opts, project_file.as_deref());
+    let kept = memo.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(kept) = kept
+        && kept.project_file == project_file
+        && let Some((key, files)) = &kept.sources
+        && *key == probe.key
+        && cache::files_unchanged(&probe, files)
+    {
+        return Ok(kept);
+    }
+    let loaded = Arc::new(load_probed(opts, Some((cache_dir, &probe)), project_file)?);
+    *memo.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded.clone());
+    Ok(loaded)
+}
+
+fn load_probed(
+    opts: &LoadOptions,
+    cache: Option<(&Path, &cache::Probe)>,
+    project_file: Option<PathBuf>,
+) -> Result<Loaded, Diagnostics> {
+    let (key, outcome) = match cache {
+        Some((dir, probe)) => match cache::read(dir, probe) {
+            Some((policy, files)) => {
+                return Ok(Loaded {
+                    policy,
+                    project_file,
+                    cache: CacheOutcome::Hit,
+                    sources: Some((probe.key.clone(), files)),
+                });
             }
-        }
+            None => (Some((dir, probe.key.clone())), CacheOutcome::Miss),
+        },
         None => (None, CacheOutcome::Disabled),
     };
     let sources = gather_sources(opts, project_file.as_deref())?;
@@ -135,13 +180,15 @@ pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diag
             return Err(Diagnostics(failures));
         }
     }
-    if let Some((dir, key)) = key {
+    let remembered = key.map(|(dir, key)| {
         cache::write(dir, &key, &sources, &policy);
-    }
+        (key, cache::file_hashes(&sources))
+    });
     Ok(Loaded {
         policy,
         project_file,
-        cache: probe,
+        cache: outcome,
+        sources: remembered,
     })
 }
 

@@ -271,3 +271,52 @@ fn no_project_file_still_enforces_builtins_and_asks_by_default() {
     );
     assert_eq!(decide(&loaded.policy, &cwd, "rm -rf ~").0, Decision::Deny);
 }
+
+/// A long-running adapter keeps the decoded policy between requests
+/// (`load_with_memo`), but never one whose sources changed: an included
+/// file rewritten with the same length, or the project file itself.
+#[test]
+fn a_kept_policy_is_reused_only_while_every_source_is_unchanged() {
+    use aileron_config::{Memo, load_with_memo};
+    use std::sync::Arc;
+    let f = Fixture::new();
+    let cache = f.root.join("home/.aileron/cache");
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\ndefault: deny\nprofiles: [./more.yaml]\n",
+    );
+    f.write("proj/more.yaml", "version: 1\nallow: [\"just *\"]\n");
+    let cwd = f.root.join("proj");
+    let memo = Memo::default();
+    let first = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
+    let again = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "unchanged sources: the same policy"
+    );
+    assert_eq!(decide(&again.policy, &cwd, "just build").0, Decision::Allow);
+
+    // Same length, so neither size nor a coarse mtime would tell.
+    f.write("proj/more.yaml", "version: 1\nallow: [\"make *\"]\n");
+    let changed = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
+    assert!(!Arc::ptr_eq(&first, &changed));
+    assert_eq!(
+        decide(&changed.policy, &cwd, "just build").0,
+        Decision::Deny
+    );
+    assert_eq!(
+        decide(&changed.policy, &cwd, "make build").0,
+        Decision::Allow
+    );
+
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\ndefault: allow\nprofiles: [./more.yaml]\n",
+    );
+    let project = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
+    assert_eq!(
+        decide(&project.policy, &cwd, "just build").0,
+        Decision::Allow
+    );
+    assert_eq!(project.policy.default.as_str(), "allow");
+}

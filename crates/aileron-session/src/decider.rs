@@ -107,10 +107,11 @@ pub struct Decider {
     masker: Masker,
     /// A running `aileron serve`, when one is configured.
     remote: Option<Remote>,
-    /// The latest policy, freed only when the next one replaces it: the
-    /// shim execs with it still alive instead of spending longer freeing
-    /// every rule than deciding took.
-    last_policy: Mutex<Option<aileron_config::Loaded>>,
+    /// The latest policy, kept decoded for the next request while its
+    /// sources are unchanged (the launch session decides many), and freed
+    /// only when another replaces it: the shim execs with it still alive
+    /// instead of spending longer freeing every rule than deciding took.
+    last_policy: aileron_config::Memo,
 }
 
 struct Outcome {
@@ -134,7 +135,7 @@ impl Decider {
             prompt_lock: Mutex::new(()),
             prompter,
             masker,
-            last_policy: Mutex::default(),
+            last_policy: aileron_config::Memo::default(),
         }
     }
 
@@ -186,8 +187,11 @@ impl Decider {
         let rejected_meanwhile = req
             .waiting_since
             .is_some_and(|t| self.with_state(&key, |st| st.last_reject) > t);
-        let (outcome, audit_path) = match aileron_config::load(&opts, self.cfg.cache_dir.as_deref())
-        {
+        let loaded = match self.cfg.cache_dir.as_deref() {
+            Some(dir) => aileron_config::load_with_memo(&opts, dir, &self.last_policy),
+            None => aileron_config::load(&opts, None).map(std::sync::Arc::new),
+        };
+        let (outcome, audit_path) = match loaded {
             Err(diags) => {
                 let first = diags.0.first().map(|d| d.headline()).unwrap_or_default();
                 let more = if diags.0.len() > 1 {
@@ -243,12 +247,6 @@ impl Decider {
                         epoch,
                     )
                 };
-                let previous = self
-                    .last_policy
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .replace(loaded);
-                drop(previous); // outside the lock
                 (outcome, audit)
             }
         };
