@@ -108,24 +108,34 @@ fn project_file(opts: &LoadOptions) -> Option<PathBuf> {
 pub struct Memo(std::sync::Mutex<Option<Arc<Loaded>>>);
 
 /// [`load`], reusing what `memo` holds when its sources are unchanged.
+/// Without a cache directory nothing is reused, but the policy is still
+/// kept (freed only when the next one replaces it).
 pub fn load_with_memo(
     opts: &LoadOptions,
-    cache_dir: &Path,
+    cache_dir: Option<&Path>,
     memo: &Memo,
 ) -> Result<Arc<Loaded>, Diagnostics> {
     let project_file = project_file(opts);
-    let probe = cache::key(opts, project_file.as_deref());
+    let probe = cache_dir.map(|_| cache::key(opts, project_file.as_deref()));
     let kept = memo.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    if let Some(kept) = kept
-        && kept.project_file == project_file
+    if let (Some(kept), Some(probe)) = (kept, &probe)
         && let Some((key, files)) = &kept.sources
         && *key == probe.key
-        && cache::files_unchanged(&probe, files)
+        && cache::files_unchanged(probe, files)
     {
         return Ok(kept);
     }
-    let loaded = Arc::new(load_probed(opts, Some((cache_dir, &probe)), project_file)?);
-    *memo.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded.clone());
+    let loaded = Arc::new(load_probed(
+        opts,
+        cache_dir.zip(probe.as_ref()),
+        project_file,
+    )?);
+    let previous = memo
+        .0
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .replace(loaded.clone());
+    drop(previous); // outside the lock
     Ok(loaded)
 }
 

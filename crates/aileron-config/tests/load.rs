@@ -288,8 +288,8 @@ fn a_kept_policy_is_reused_only_while_every_source_is_unchanged() {
     f.write("proj/more.yaml", "version: 1\nallow: [\"just *\"]\n");
     let cwd = f.root.join("proj");
     let memo = Memo::default();
-    let first = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
-    let again = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
+    let first = load_with_memo(&f.opts("proj"), Some(&cache), &memo).unwrap();
+    let again = load_with_memo(&f.opts("proj"), Some(&cache), &memo).unwrap();
     assert!(
         Arc::ptr_eq(&first, &again),
         "unchanged sources: the same policy"
@@ -298,7 +298,7 @@ fn a_kept_policy_is_reused_only_while_every_source_is_unchanged() {
 
     // Same length, so neither size nor a coarse mtime would tell.
     f.write("proj/more.yaml", "version: 1\nallow: [\"make *\"]\n");
-    let changed = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
+    let changed = load_with_memo(&f.opts("proj"), Some(&cache), &memo).unwrap();
     assert!(!Arc::ptr_eq(&first, &changed));
     assert_eq!(
         decide(&changed.policy, &cwd, "just build").0,
@@ -313,7 +313,7 @@ fn a_kept_policy_is_reused_only_while_every_source_is_unchanged() {
         "proj/aileron.yaml",
         "version: 1\ndefault: allow\nprofiles: [./more.yaml]\n",
     );
-    let project = load_with_memo(&f.opts("proj"), &cache, &memo).unwrap();
+    let project = load_with_memo(&f.opts("proj"), Some(&cache), &memo).unwrap();
     assert_eq!(
         decide(&project.policy, &cwd, "just build").0,
         Decision::Allow

@@ -187,10 +187,8 @@ impl Decider {
         let rejected_meanwhile = req
             .waiting_since
             .is_some_and(|t| self.with_state(&key, |st| st.last_reject) > t);
-        let loaded = match self.cfg.cache_dir.as_deref() {
-            Some(dir) => aileron_config::load_with_memo(&opts, dir, &self.last_policy),
-            None => aileron_config::load(&opts, None).map(std::sync::Arc::new),
-        };
+        let loaded =
+            aileron_config::load_with_memo(&opts, self.cfg.cache_dir.as_deref(), &self.last_policy);
         let (outcome, audit_path) = match loaded {
             Err(diags) => {
                 let first = diags.0.first().map(|d| d.headline()).unwrap_or_default();
