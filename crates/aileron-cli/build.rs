@@ -19,9 +19,6 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    for var in ["CC", "TARGET_CC", "HOST_CC"] {
-        println!("cargo:rerun-if-env-changed={var}");
-    }
     let linux = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
     let glibc = std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("gnu");
     let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
@@ -51,7 +48,8 @@ fn main() {
 /// The C compiler for the target, as the `cc` crate would choose it
 /// (program and its leading arguments, e.g. `ccache gcc`). `None` when
 /// cross-compiling without one named: the host's `cc` would find the
-/// host's archives.
+/// host's archives. Each variable consulted reruns this script when it
+/// changes.
 fn target_compiler() -> Option<Vec<String>> {
     let target = std::env::var("TARGET").ok()?;
     let host = std::env::var("HOST").ok()?;
