@@ -27,12 +27,8 @@ ask:
 "#;
 
 fn hook(aileron: &Path, dir: &Path, home: &Path, event: &[u8]) {
-    let mut child = Command::new(aileron)
+    let mut child = support::isolated(aileron, dir, home)
         .args(["hook", "claude-code"])
-        .current_dir(dir)
-        .env("HOME", home)
-        .env_remove("AILERON_SOCKET")
-        .env_remove("AILERON_DATA")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -45,12 +41,8 @@ fn hook(aileron: &Path, dir: &Path, home: &Path, event: &[u8]) {
 /// The same, the event read from a file instead of a pipe the bench writes
 /// after the spawn: what the hook itself costs, without the pipe hand-off.
 fn hook_from_file(aileron: &Path, dir: &Path, home: &Path, event: &Path) {
-    let status = Command::new(aileron)
+    let status = support::isolated(aileron, dir, home)
         .args(["hook", "claude-code"])
-        .current_dir(dir)
-        .env("HOME", home)
-        .env_remove("AILERON_SOCKET")
-        .env_remove("AILERON_DATA")
         .stdin(std::fs::File::open(event).unwrap())
         .stdout(Stdio::null())
         .status()

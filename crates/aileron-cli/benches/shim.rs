@@ -11,7 +11,7 @@ mod support;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 const ADR_FULL_POLICY: &str = r#"version: 1
@@ -63,13 +63,8 @@ fn run(program: &Path, dir: &Path, home: &Path) {
 /// With `session`, as under `aileron launch`: the shim asks the session
 /// over its socket instead of loading the policy itself.
 fn run_in(program: &Path, line: &str, dir: &Path, home: &Path, session: Option<&str>) {
-    let mut cmd = Command::new(program);
-    cmd.args(["-c", line])
-        .current_dir(dir)
-        .env("HOME", home)
-        .env_remove("AILERON_SOCKET")
-        .env_remove("AILERON_DATA")
-        .stdin(Stdio::null());
+    let mut cmd = support::isolated(program, dir, home);
+    cmd.args(["-c", line]).stdin(Stdio::null());
     if let Some(socket) = session {
         cmd.env("AILERON_SOCKET", socket);
     }
@@ -80,13 +75,9 @@ fn run_in(program: &Path, line: &str, dir: &Path, home: &Path, session: Option<&
 /// An `aileron launch` session in `dir` whose program waits for its stdin
 /// to close; returns it and its socket.
 fn launch_session(aileron: &Path, dir: &Path, home: &Path) -> (Child, String) {
-    let mut child = Command::new(aileron)
+    let mut child = support::isolated(aileron, dir, home)
         .args(["launch", "--", "/bin/sh", "-c"])
         .arg(r#"printf '%s\n' "$AILERON_SOCKET"; exec cat >/dev/null"#)
-        .current_dir(dir)
-        .env("HOME", home)
-        .env_remove("AILERON_SOCKET")
-        .env_remove("AILERON_DATA")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -145,13 +136,10 @@ fn bench(c: &mut Criterion) {
     // Peak memory of one shim process, measured by GNU time (a fork of this
     // bench would count the bench's own pages).
     for program in [Path::new("/bin/bash"), shim.as_path()] {
-        let out = Command::new("/usr/bin/time")
+        let out = support::isolated("/usr/bin/time", &dir, &home)
             .args(["-f", "%M"])
             .arg(program)
             .args(["-c", "true"])
-            .current_dir(&dir)
-            .env("HOME", &home)
-            .env_remove("AILERON_SOCKET")
             .output();
         if let Ok(out) = out {
             let kib = String::from_utf8_lossy(&out.stderr).trim().to_owned();

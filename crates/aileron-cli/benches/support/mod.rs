@@ -7,6 +7,7 @@
 //! run, and each one's median is reported beside the first one's.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A throw-away Go project (`proj/` with `aileron.yaml` and `go.mod`, so
@@ -28,6 +29,17 @@ impl Project {
         std::fs::write(dir.join("go.mod"), "module example.com/x\n").unwrap();
         Project { tmp, dir, home }
     }
+}
+
+/// `program` run in `dir` with `home` as its home and no session or data
+/// directory inherited from the bench's own environment.
+pub fn isolated(program: impl AsRef<std::ffi::OsStr>, dir: &Path, home: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(dir)
+        .env("HOME", home)
+        .env_remove("AILERON_SOCKET")
+        .env_remove("AILERON_DATA");
+    cmd
 }
 
 /// A binary of this package as a user runs it: built beside the bench
