@@ -6,50 +6,17 @@ use crate::protocol::{Request, Response};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
-
-/// Idle workers kept for the next commands; more are started while all
-/// are busy (a prompt holds its worker until the human answers, and the
-/// other commands must not wait behind it).
-const IDLE_WORKERS: usize = 8;
+use std::sync::Arc;
 
 /// Accepts shims on `listener` until the process ends.
-///
-/// Requests go to worker threads that stay for the next request, instead
-/// of a new thread (its stack, its allocator arena) per command.
 pub fn serve(listener: UnixListener, decider: Arc<Decider>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let (jobs, queue) = channel::<UnixStream>();
-        let queue = Arc::new(Mutex::new(queue));
-        let idle = Arc::new(AtomicUsize::new(0));
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            // Only this thread sends, so a worker counted idle now will
-            // take this very stream.
-            if idle.load(Ordering::SeqCst) == 0 {
-                let (queue, idle, decider) = (queue.clone(), idle.clone(), decider.clone());
-                std::thread::spawn(move || work(&queue, &idle, &decider));
-            }
-            if jobs.send(stream).is_err() {
-                return;
-            }
+            let decider = Arc::clone(&decider);
+            std::thread::spawn(move || handle(stream, &decider));
         }
     })
-}
-
-fn work(queue: &Mutex<Receiver<UnixStream>>, idle: &AtomicUsize, decider: &Decider) {
-    loop {
-        idle.fetch_add(1, Ordering::SeqCst);
-        let next = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
-        idle.fetch_sub(1, Ordering::SeqCst);
-        let Ok(stream) = next else { return };
-        handle(stream, decider);
-        if idle.load(Ordering::SeqCst) >= IDLE_WORKERS {
-            return;
-        }
-    }
 }
 
 fn handle(stream: UnixStream, decider: &Decider) {
