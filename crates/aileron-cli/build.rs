@@ -29,6 +29,11 @@ fn main() {
     for bin in ["aileron-sh", "aileron"] {
         println!("cargo:rustc-link-arg-bin={bin}=-no-pie");
     }
+    // The shim's own entry point, which takes the launch session's path
+    // before the C library starts (src/bin/aileron-sh.rs).
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
+        println!("cargo:rustc-link-arg-bin=aileron-sh=-Wl,--entry=aileron_sh_entry");
+    }
     if !glibc {
         return;
     }

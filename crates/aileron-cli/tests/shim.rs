@@ -465,15 +465,17 @@ fn installed(program: &str) -> bool {
 }
 
 /// Runs one corpus line under plain bash (when it can show a trace) and
-/// through the shim; returns whether the control ran, and what went wrong.
-fn check_corpus_line(line: &str, control: &Control) -> (bool, Vec<String>) {
+/// through the shim, called directly or asking a launch session at
+/// `socket`; returns whether the control ran, and what went wrong.
+fn check_corpus_line(line: &str, control: &Control, socket: Option<&Path>) -> (bool, Vec<String>) {
     let mut failures = Vec::new();
     // Control: under plain bash the adapted line does leave its trace.
-    let controlled = match control {
-        Control::Bash => true,
-        Control::Needs(programs) => programs.iter().all(|p| installed(p)),
-        Control::No => false,
-    };
+    let controlled = socket.is_none()
+        && match control {
+            Control::Bash => true,
+            Control::Needs(programs) => programs.iter().all(|p| installed(p)),
+            Control::No => false,
+        };
     if controlled {
         let p = adversarial_project();
         let line = line.replace("@DIR@", &p.dir.to_string_lossy());
@@ -490,8 +492,18 @@ fn check_corpus_line(line: &str, control: &Control) -> (bool, Vec<String>) {
     }
     let p = adversarial_project();
     let line = line.replace("@DIR@", &p.dir.to_string_lossy());
-    let out = run_no_tty(p.shim(&["-c", &line]).env("CMD", "touch"));
+    let mut shim = p.shim(&["-c", &line]);
+    if let Some(socket) = socket {
+        shim.env("AILERON_SOCKET", socket);
+    }
+    let out = run_no_tty(shim.env("CMD", "touch"));
     let err = text(&out.stderr);
+    let audit = p.audit();
+    if socket.is_some() && !(audit.len() == 1 && audit[0]["session"].is_string()) {
+        failures.push(format!(
+            "{line:?}: not decided once by the launch session: {audit:?}"
+        ));
+    }
     if trace(&p) {
         failures.push(format!(
             "{line:?}: the hidden part ran (status {:?}, stderr {err:?})",
@@ -513,6 +525,37 @@ fn check_corpus_line(line: &str, control: &Control) -> (bool, Vec<String>) {
 
 #[test]
 fn the_adversarial_corpus_never_runs_its_hidden_part() {
+    let (controlled, failures) = check_corpus(None);
+    assert!(
+        controlled >= 60,
+        "only {controlled} lines were checked under plain bash"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The same corpus asked of a launch session, as an agent's shell asks it
+/// (the shim's early path, before its C library starts).
+#[test]
+fn the_adversarial_corpus_never_runs_its_hidden_part_in_a_launch_session() {
+    let p = adversarial_project();
+    let session = support::LaunchSession::start(&p);
+    let (_, failures) = check_corpus(Some(&session.socket));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Checks every corpus line (see [`check_corpus_line`]) in six threads;
+/// returns how many ran under plain bash, and every failure.
+fn check_corpus(socket: Option<&Path>) -> (usize, Vec<String>) {
     let results: Vec<(bool, Vec<String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = CORPUS
             .chunks(CORPUS.len().div_ceil(6))
@@ -520,7 +563,7 @@ fn the_adversarial_corpus_never_runs_its_hidden_part() {
                 s.spawn(move || {
                     chunk
                         .iter()
-                        .map(|(line, control)| check_corpus_line(line, control))
+                        .map(|(line, control)| check_corpus_line(line, control, socket))
                         .collect::<Vec<_>>()
                 })
             })
@@ -532,16 +575,7 @@ fn the_adversarial_corpus_never_runs_its_hidden_part() {
     });
     let controlled = results.iter().filter(|(c, _)| *c).count();
     let failures: Vec<String> = results.into_iter().flat_map(|(_, f)| f).collect();
-    assert!(
-        controlled >= 60,
-        "only {controlled} lines were checked under plain bash"
-    );
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    (controlled, failures)
 }
 
 #[test]

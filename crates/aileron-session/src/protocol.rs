@@ -75,3 +75,133 @@ impl Response {
         }
     }
 }
+
+/// What `aileron-sh` sends when it asks before the C library has started
+/// (`aileron_shim::prestart`), and what it gets back. That code can neither
+/// allocate nor write JSON, so both ways are plain bytes:
+///
+/// - request: [`ShimCall::MAGIC`], then the working directory, `argv[0]`
+///   and each argument, each ended by a NUL; the end of the request is the
+///   end of the stream (the shim shuts down its writing side).
+/// - reply: one byte, then its fields: `x` SHELL NUL ARGV0 NUL (exec the
+///   real shell with this `argv[0]` and the shim's other arguments
+///   untouched), `d` MESSAGE (print it, run nothing, exit 126), or `f`
+///   (not answered here: start the full shim, which asks in JSON).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShimCall {
+    pub cwd: String,
+    pub arg0: String,
+    /// The arguments after `argv[0]`.
+    pub args: Vec<String>,
+}
+
+impl ShimCall {
+    /// The first bytes of a request; a JSON request starts with `{`.
+    pub const MAGIC: &'static [u8] = b"aileron-sh 1\n";
+
+    /// Reads a request. Arguments that are not UTF-8 are read lossily, as
+    /// the full shim reads them.
+    pub fn decode(bytes: &[u8]) -> Result<ShimCall, String> {
+        let body = bytes
+            .strip_prefix(Self::MAGIC)
+            .ok_or("it does not start with the shim's header")?;
+        let fields = body
+            .strip_suffix(b"\0")
+            .ok_or("its last field is not ended by a NUL")?;
+        let mut fields = fields
+            .split(|&b| b == 0)
+            .map(|f| String::from_utf8_lossy(f).into_owned());
+        let (Some(cwd), Some(arg0)) = (fields.next(), fields.next()) else {
+            return Err("it names no working directory and program".into());
+        };
+        if !cwd.starts_with('/') {
+            return Err(format!("its working directory {cwd:?} is not absolute"));
+        }
+        Ok(ShimCall {
+            cwd,
+            arg0,
+            args: fields.collect(),
+        })
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Self::MAGIC.to_vec();
+        for field in [&self.cwd, &self.arg0].into_iter().chain(&self.args) {
+            out.extend_from_slice(field.as_bytes());
+            out.push(0);
+        }
+        out
+    }
+}
+
+/// The session's answer to a [`ShimCall`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShimReply {
+    /// Allowed: exec `shell` with `arg0` as `argv[0]`.
+    Exec { shell: String, arg0: String },
+    /// Not allowed: the one line to print (without its newline).
+    Refuse(String),
+    /// Not a form the session answers from raw arguments (a script, a
+    /// shell reading stdin, a probe): the full shim takes over.
+    FullShim,
+}
+
+impl ShimReply {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            ShimReply::Exec { shell, arg0 } => {
+                out.push(b'x');
+                for field in [shell, arg0] {
+                    out.extend_from_slice(field.as_bytes());
+                    out.push(0);
+                }
+            }
+            ShimReply::Refuse(message) => {
+                out.push(b'd');
+                out.extend_from_slice(message.trim_end_matches('\n').as_bytes());
+            }
+            ShimReply::FullShim => out.push(b'f'),
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shim_call_reads_back_as_written() {
+        let call = ShimCall {
+            cwd: "/work/repo".into(),
+            arg0: "-bash".into(),
+            args: vec!["-c".into(), String::new(), "ls 'a b'".into()],
+        };
+        let bytes = call.encode();
+        assert!(bytes.starts_with(b"aileron-sh 1\n/work/repo\0-bash\0-c\0\0ls 'a b'\0"));
+        assert_eq!(ShimCall::decode(&bytes), Ok(call));
+    }
+
+    #[test]
+    fn a_malformed_shim_call_is_an_error() {
+        assert!(ShimCall::decode(b"{\"line\":\"ls\"}").is_err());
+        assert!(ShimCall::decode(b"aileron-sh 1\n/w\0sh\0-c\0ls").is_err());
+        assert!(ShimCall::decode(b"aileron-sh 1\n/w\0").is_err());
+        assert!(ShimCall::decode(b"aileron-sh 1\nw\0sh\0").is_err());
+        let no_args = ShimCall::decode(b"aileron-sh 1\n/w\0sh\0").unwrap();
+        assert!(no_args.args.is_empty());
+    }
+
+    #[test]
+    fn shim_replies_are_one_kind_byte_and_their_fields() {
+        let exec = ShimReply::Exec {
+            shell: "/bin/bash".into(),
+            arg0: "-bash".into(),
+        };
+        assert_eq!(exec.encode(), b"x/bin/bash\0-bash\0");
+        let refuse = ShimReply::Refuse("aileron: denied: no (r1)\n".into());
+        assert_eq!(refuse.encode(), b"daileron: denied: no (r1)");
+        assert_eq!(ShimReply::FullShim.encode(), b"f");
+    }
+}

@@ -1,26 +1,91 @@
 //! The launch session's socket: each shim connects, sends one request,
 //! waits for its decision. Plain threads; no async runtime.
+//!
+//! A request is a JSON line ([`Request`]), or the raw arguments of a shim
+//! that asks before its C library has started ([`ShimCall`]).
 
 use crate::decider::Decider;
-use crate::protocol::{Request, Response};
-use std::io::{BufRead, BufReader, Write};
+use crate::protocol::{Request, Response, ShimCall, ShimReply};
+use aileron_shell::harness;
+use aileron_shell::invocation::{self, Invocation};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Accepts shims on `listener` until the process ends.
-pub fn serve(listener: UnixListener, decider: Arc<Decider>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let decider = Arc::clone(&decider);
-            std::thread::spawn(move || handle(stream, &decider));
-        }
-    })
+///
+/// Each connection is taken by a thread already waiting in `accept`, not
+/// handed to a new one: creating a thread, and waking it on another CPU,
+/// was most of a quick decision's round trip. A thread that takes the last
+/// waiting place starts another first, so a prompt that waits for a human
+/// never holds up other shims; threads beyond a few idle ones end.
+pub fn serve(listener: UnixListener, decider: Arc<Decider>) {
+    let pool = Arc::new(Pool {
+        listener,
+        decider,
+        waiting: AtomicUsize::new(0),
+    });
+    pool.start_thread();
 }
+
+/// Threads that wait in `accept` at most; more end after their request.
+const MAX_WAITING: usize = 4;
+
+struct Pool {
+    listener: UnixListener,
+    decider: Arc<Decider>,
+    /// Threads in, or about to be in, `accept`.
+    waiting: AtomicUsize,
+}
+
+impl Pool {
+    fn start_thread(self: &Arc<Self>) {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let pool = Arc::clone(self);
+        std::thread::spawn(move || pool.work());
+    }
+
+    fn work(self: Arc<Self>) {
+        loop {
+            let accepted = self.listener.accept();
+            if self.waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
+                self.start_thread();
+            }
+            if let Ok((stream, _)) = accepted {
+                handle(stream, &self.decider);
+            }
+            let waiting = self.waiting.fetch_add(1, Ordering::SeqCst);
+            if waiting >= MAX_WAITING {
+                self.waiting.fetch_sub(1, Ordering::SeqCst);
+                return;
+            }
+        }
+    }
+}
+
+/// The longest raw shim request read: well above Linux's limit on a
+/// program's arguments (a quarter of the stack limit, 2 MiB by default).
+const MAX_SHIM_CALL: u64 = 16 << 20;
 
 fn handle(stream: UnixStream, decider: &Decider) {
     let mut reader = BufReader::new(&stream);
+    if reader
+        .fill_buf()
+        .is_ok_and(|b| b.first() == ShimCall::MAGIC.first())
+    {
+        let mut bytes = Vec::new();
+        let reply = match reader.take(MAX_SHIM_CALL + 1).read_to_end(&mut bytes) {
+            Ok(_) if bytes.len() as u64 > MAX_SHIM_CALL => ShimReply::Refuse(
+                "aileron: denied: the command's arguments are too long to check".into(),
+            ),
+            Ok(_) => answer_shim_call(&bytes, decider),
+            Err(_) => return,
+        };
+        let _ = (&stream).write_all(&reply.encode());
+        return;
+    }
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
         return;
@@ -35,6 +100,41 @@ fn handle(stream: UnixStream, decider: &Decider) {
     let mut out = serde_json::to_string(&response).unwrap_or_default();
     out.push('\n');
     let _ = (&stream).write_all(out.as_bytes());
+}
+
+/// Decides a raw shim call as the full shim would decide its `-c` form;
+/// any other form is left to the full shim.
+fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
+    let call = match ShimCall::decode(bytes) {
+        Ok(call) => call,
+        Err(e) => {
+            return ShimReply::Refuse(format!(
+                "aileron: denied: malformed request to the session: {e}"
+            ));
+        }
+    };
+    let Invocation::Command(cmd) = invocation::parse(&call.args) else {
+        return ShimReply::FullShim;
+    };
+    let req = Request {
+        line: harness::unwrap(&cmd).unwrap_or(cmd),
+        cwd: call.cwd,
+        argv: call.args,
+        ..Request::default()
+    };
+    let response = decider.decide(&req);
+    if response.allow {
+        ShimReply::Exec {
+            arg0: invocation::real_shell_arg0(&call.arg0, &response.real_shell),
+            shell: response.real_shell,
+        }
+    } else {
+        ShimReply::Refuse(
+            response
+                .message
+                .unwrap_or_else(|| "aileron: denied".to_owned()),
+        )
+    }
 }
 
 /// Sends `req` to the session at `socket` and waits for the decision.

@@ -10,12 +10,18 @@
 //! the environment variables it changes, a [`Sensitivity`] and [`tags`] for
 //! the built-in rules.
 //!
+//! Before a line is analysed, [`invocation`] reads a shell's own arguments
+//! (`bash -lc CMD`) for the line it will run, and [`harness`] takes off the
+//! wrapper an agent puts around the model's command.
+//!
 //! The crate is pure: no I/O, no clock, no global state. Its cost is bounded
 //! by [`Limits`]; input over a limit is reported as opaque, never analysed
 //! partially and never allowed to hang.
 
 mod analyse;
 mod classify;
+pub mod harness;
+pub mod invocation;
 mod paths;
 mod prescan;
 mod words;

@@ -9,13 +9,14 @@
 //! Start-up is lean: no async runtime, no argument-parsing library, and the
 //! compiled policy comes from the on-disk cache when its sources are unchanged.
 
-mod args;
-mod harness;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod prestart;
 mod stdin_script;
 
 use aileron_config::LoadOptions;
 use aileron_session::{Config, Decider, Request, TtyPrompter};
-use args::Invocation;
+use aileron_shell::harness;
+use aileron_shell::invocation::{self, Invocation};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
@@ -36,7 +37,7 @@ pub fn main() -> u8 {
             ));
         }
     };
-    let line = match args::parse(&args) {
+    let line = match invocation::parse(&args) {
         Invocation::Probe => return exec(&standalone_shell(), &arg0, &args),
         Invocation::Command(cmd) => harness::unwrap(&cmd).unwrap_or(cmd),
         Invocation::Script(path) => match std::fs::read_to_string(cwd.join(&path)) {
@@ -130,14 +131,8 @@ fn shell_name(arg0: &str) -> &str {
 }
 
 fn exec(shell: &str, arg0: &str, args: &[String]) -> u8 {
-    // A login shell keeps its leading dash; otherwise argv[0] is the real shell.
-    let name = if arg0.starts_with('-') {
-        format!("-{}", shell.rsplit('/').next().unwrap_or(shell))
-    } else {
-        shell.to_owned()
-    };
     let err = std::process::Command::new(shell)
-        .arg0(name)
+        .arg0(invocation::real_shell_arg0(arg0, shell))
         .args(args)
         .exec();
     deny(&format!(

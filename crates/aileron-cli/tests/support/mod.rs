@@ -451,3 +451,55 @@ impl PtyChild {
         }
     }
 }
+
+/// An `aileron launch` session kept open in the background, so that a test
+/// can run the shim in it (`AILERON_SOCKET`) as the launched agent would.
+/// Dropping it ends the launched program and the session.
+pub struct LaunchSession {
+    child: Child,
+    pub socket: PathBuf,
+}
+
+impl LaunchSession {
+    /// A session started in `p`, without a terminal.
+    pub fn start(p: &Project) -> LaunchSession {
+        let mut cmd = p.aileron(&["launch", "--", "/bin/sh", "-c"]);
+        cmd.arg(r#"printf '%s\n' "$AILERON_SOCKET"; exec cat >/dev/null"#)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = {
+            let _g = spawn_lock();
+            no_tty(&mut cmd).spawn().expect("spawn aileron launch")
+        };
+        let mut socket = String::new();
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut byte = [0u8];
+        while stdout.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
+            socket.push(char::from(byte[0]));
+        }
+        assert!(
+            !socket.is_empty(),
+            "aileron launch gave its program no socket"
+        );
+        LaunchSession {
+            child,
+            socket: PathBuf::from(socket),
+        }
+    }
+
+    /// `aileron-sh ARGS` in `p`, asking this session.
+    pub fn shim(&self, p: &Project, args: &[&str]) -> Command {
+        let mut cmd = p.shim(args);
+        cmd.env("AILERON_SOCKET", &self.socket);
+        cmd
+    }
+}
+
+impl Drop for LaunchSession {
+    fn drop(&mut self) {
+        // The launched `cat` ends at the end of its input, and the session with it.
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}

@@ -1,4 +1,5 @@
-//! What the agent asked the shell to do, from bash-style arguments.
+//! What a shell is asked to run, from its bash-style arguments
+//! (`aileron-sh` is called the way agents call bash).
 
 /// The forms agents call a shell with.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,9 +55,27 @@ pub fn parse(args: &[String]) -> Invocation {
     }
 }
 
+/// `argv[0]` for the real shell that runs in the shim's place: a login
+/// shell (called as `-bash`) keeps its leading dash; otherwise it is the
+/// real shell's path.
+pub fn real_shell_arg0(arg0: &str, real_shell: &str) -> String {
+    if arg0.starts_with('-') {
+        format!("-{}", real_shell.rsplit('/').next().unwrap_or(real_shell))
+    } else {
+        real_shell.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_login_shell_keeps_its_dash() {
+        assert_eq!(real_shell_arg0("-aileron-sh", "/bin/bash"), "-bash");
+        assert_eq!(real_shell_arg0("/x/aileron-sh", "/bin/bash"), "/bin/bash");
+        assert_eq!(real_shell_arg0("sh", "/usr/bin/zsh"), "/usr/bin/zsh");
+    }
 
     fn p(args: &[&str]) -> Invocation {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())

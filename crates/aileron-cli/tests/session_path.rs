@@ -1,0 +1,266 @@
+//! The shim inside a launch session asks before its C library starts
+//! (`aileron_shim::prestart`). A scripted session stands in for
+//! `aileron launch` here, so that the tests see what the shim sends and
+//! that it does exactly what the session answers; the real session's side
+//! is checked through `aileron launch` at the end and in `launch.rs`.
+
+mod support;
+
+use aileron_session::{Response, ShimCall, ShimReply};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use support::{LaunchSession, Project, run, run_no_tty, text};
+
+const ALLOW_ALL: &str = "version: 1\ndefault: allow\n";
+
+/// What a scripted session answers a request with.
+enum Answer {
+    Raw(ShimReply),
+    Json(Response),
+    /// Closes the connection without a word.
+    HangUp,
+}
+
+/// One request as the scripted session received it.
+#[derive(Debug)]
+enum Received {
+    Raw(ShimCall),
+    Json(serde_json::Value),
+}
+
+/// A session at `run/fake.sock` that answers its requests with `answers`,
+/// in order, and reports each request it received.
+struct FakeSession {
+    socket: PathBuf,
+    received: mpsc::Receiver<Received>,
+}
+
+impl FakeSession {
+    fn start(p: &Project, answers: Vec<Answer>) -> FakeSession {
+        let socket = p.run.join("fake.sock");
+        let listener = UnixListener::bind(&socket).expect("bind");
+        let (tx, received) = mpsc::channel();
+        std::thread::spawn(move || {
+            for answer in answers {
+                let Ok((stream, _)) = listener.accept() else {
+                    return;
+                };
+                let request = read_request(&stream);
+                let _ = tx.send(request);
+                let bytes = match answer {
+                    Answer::Raw(reply) => reply.encode(),
+                    Answer::Json(response) => {
+                        let mut line = serde_json::to_vec(&response).unwrap();
+                        line.push(b'\n');
+                        line
+                    }
+                    Answer::HangUp => Vec::new(),
+                };
+                let _ = (&stream).write_all(&bytes);
+            }
+        });
+        FakeSession { socket, received }
+    }
+
+    /// Every request received so far.
+    fn requests(&self) -> Vec<Received> {
+        self.received.try_iter().collect()
+    }
+}
+
+fn read_request(stream: &UnixStream) -> Received {
+    let mut reader = BufReader::new(stream);
+    let first = reader.fill_buf().expect("read")[0];
+    if first == b'{' {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read line");
+        Received::Json(serde_json::from_str(&line).expect("JSON request"))
+    } else {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).expect("read to end");
+        Received::Raw(ShimCall::decode(&bytes).expect("raw request"))
+    }
+}
+
+fn allow_json() -> Response {
+    Response {
+        allow: true,
+        decision: "allow".into(),
+        message: None,
+        rule: None,
+        real_shell: "/bin/bash".into(),
+    }
+}
+
+fn exec_bash(arg0: &str) -> Answer {
+    Answer::Raw(ShimReply::Exec {
+        shell: "/bin/bash".into(),
+        arg0: arg0.into(),
+    })
+}
+
+#[test]
+fn the_shim_sends_its_arguments_and_directory_and_runs_the_shell_it_is_told() {
+    let p = Project::new(ALLOW_ALL);
+    let session = FakeSession::start(&p, vec![exec_bash("/bin/bash")]);
+    let script = r#"printf '%s|' "$0" "$1" "$PWD"; exit 3"#;
+    let out = run(
+        p.shim(&["-c", script, "zero", "one"])
+            .env("AILERON_SOCKET", &session.socket),
+        b"",
+    );
+    let bash = run(&mut p.bash(&["-c", script, "zero", "one"]), b"");
+    assert_eq!(text(&out.stdout), text(&bash.stdout));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let requests = session.requests();
+    let [Received::Raw(call)] = &requests[..] else {
+        panic!("expected one raw request, got {requests:?}");
+    };
+    assert_eq!(call.cwd, p.dir.to_str().unwrap());
+    assert_eq!(call.arg0, support::SHIM);
+    assert_eq!(call.args, ["-c", script, "zero", "one"]);
+}
+
+#[test]
+fn the_session_names_the_shell_s_argv0_so_a_login_shell_stays_one() {
+    let p = Project::new(ALLOW_ALL);
+    let session = FakeSession::start(&p, vec![exec_bash("-bash")]);
+    let out = run(
+        p.shim(&["-c", "shopt -q login_shell && echo login"])
+            .env("AILERON_SOCKET", &session.socket),
+        b"",
+    );
+    assert_eq!(text(&out.stdout), "login\n", "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_refusal_is_printed_as_one_line_and_nothing_runs() {
+    let p = Project::new(ALLOW_ALL);
+    let message = "aileron: denied: no writes here (rule no-writes)";
+    let session = FakeSession::start(&p, vec![Answer::Raw(ShimReply::Refuse(message.into()))]);
+    let out = run_no_tty(
+        p.shim(&["-c", "touch made"])
+            .env("AILERON_SOCKET", &session.socket),
+    );
+    assert_eq!(out.status.code(), Some(126));
+    assert_eq!(text(&out.stderr), format!("{message}\n"));
+    assert!(out.stdout.is_empty());
+    assert!(!p.path("made").exists(), "a refused command ran");
+}
+
+#[test]
+fn a_shell_that_cannot_be_started_is_a_refusal() {
+    let p = Project::new(ALLOW_ALL);
+    let reply = ShimReply::Exec {
+        shell: "/nonexistent/bash".into(),
+        arg0: "/nonexistent/bash".into(),
+    };
+    let session = FakeSession::start(&p, vec![Answer::Raw(reply)]);
+    let out = run_no_tty(
+        p.shim(&["-c", "true"])
+            .env("AILERON_SOCKET", &session.socket),
+    );
+    assert_eq!(out.status.code(), Some(126));
+    assert_eq!(
+        text(&out.stderr),
+        "aileron: denied: cannot run the shell /nonexistent/bash: error 2\n"
+    );
+}
+
+#[test]
+fn what_the_session_leaves_to_the_full_shim_is_asked_again_in_json() {
+    let p = Project::new(ALLOW_ALL);
+    let session = FakeSession::start(
+        &p,
+        vec![Answer::Raw(ShimReply::FullShim), Answer::Json(allow_json())],
+    );
+    let out = run_no_tty(
+        p.shim(&["-c", "echo asked twice"])
+            .env("AILERON_SOCKET", &session.socket),
+    );
+    assert_eq!(text(&out.stdout), "asked twice\n", "{}", text(&out.stderr));
+    let requests = session.requests();
+    let [Received::Raw(_), Received::Json(json)] = &requests[..] else {
+        panic!("expected a raw request, then JSON: {requests:?}");
+    };
+    assert_eq!(json["line"], "echo asked twice");
+    assert_eq!(json["cwd"], p.dir.to_str().unwrap());
+}
+
+#[test]
+fn a_session_that_hangs_up_is_asked_again_in_json_and_its_refusal_holds() {
+    let p = Project::new(ALLOW_ALL);
+    let mut deny = allow_json();
+    deny.allow = false;
+    deny.decision = "deny".into();
+    deny.message = Some("aileron: denied: second thoughts (rule r2)".into());
+    let session = FakeSession::start(&p, vec![Answer::HangUp, Answer::Json(deny)]);
+    let out = run_no_tty(
+        p.shim(&["-c", "touch made"])
+            .env("AILERON_SOCKET", &session.socket),
+    );
+    assert_eq!(out.status.code(), Some(126));
+    assert_eq!(
+        text(&out.stderr),
+        "aileron: denied: second thoughts (rule r2)\n"
+    );
+    assert!(!p.path("made").exists());
+    assert_eq!(session.requests().len(), 2);
+}
+
+#[test]
+fn arguments_too_long_for_the_early_path_go_to_the_full_shim() {
+    let p = Project::new(ALLOW_ALL);
+    let session = FakeSession::start(&p, vec![Answer::Json(allow_json())]);
+    // Linux takes at most 128 KiB per argument; three of 100 KiB are more
+    // than the early path's room.
+    let word = "x".repeat(100 * 1024);
+    let out = run_no_tty(
+        p.shim(&["-c", r#"printf %s "$@""#, "_", &word, &word, &word])
+            .env("AILERON_SOCKET", &session.socket),
+    );
+    assert_eq!(out.stdout.len(), 300 * 1024, "{}", text(&out.stderr));
+    let requests = session.requests();
+    assert!(
+        matches!(&requests[..], [Received::Json(_)]),
+        "expected one JSON request: {:?}",
+        requests.len()
+    );
+}
+
+#[test]
+fn in_a_real_session_every_form_is_decided() {
+    let p = Project::new(
+        "version: 1\ndefault: allow\ndeny:\n  - id: no-rm\n    when: {type: shell.exec, shell.binary: rm}\n",
+    );
+    p.write("victim", "");
+    p.write("script.sh", "rm victim\n");
+    let session = LaunchSession::start(&p);
+    let denied = |out: &std::process::Output| {
+        assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).starts_with("aileron: denied: "),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(p.path("victim").exists(), "the victim was removed");
+    };
+    // `-c` on the early path; a script and stdin through the full shim.
+    denied(&run_no_tty(&mut session.shim(&p, &["-c", "rm victim"])));
+    denied(&run_no_tty(&mut session.shim(&p, &["-lc", "rm victim"])));
+    denied(&run_no_tty(&mut session.shim(&p, &["script.sh"])));
+    denied(&run(&mut session.shim(&p, &[]), b"rm victim\n"));
+    let out = run_no_tty(&mut session.shim(&p, &["-c", "echo fine"]));
+    assert_eq!(text(&out.stdout), "fine\n", "{}", text(&out.stderr));
+    let audit = p.audit();
+    assert_eq!(audit.len(), 5, "one audit line per decision: {audit:?}");
+    let session_ids: Vec<_> = audit.iter().map(|l| l["session"].clone()).collect();
+    assert!(
+        session_ids
+            .iter()
+            .all(|s| s == &session_ids[0] && s.is_string()),
+        "{session_ids:?}"
+    );
+}

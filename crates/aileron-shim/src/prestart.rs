@@ -1,0 +1,526 @@
+//! The shim's path through a launch session, taken from the program's entry
+//! point before the C library has started.
+//!
+//! Under `aileron launch` the session decides every line, so all the shim
+//! has to do is send its arguments and working directory and exec what the
+//! session answers. Starting glibc costs more than that here (its CPU
+//! feature probe traps to the hypervisor on a VM, dozens of times), and bash
+//! pays it again. So `aileron-sh`'s entry point calls [`run`] first: it does
+//! the round trip with raw system calls and execs the real shell or refuses.
+//! Whatever it does not handle (no session, a form other than `-c`, any
+//! error) returns, and the C library and `main` start as before; `main`
+//! then asks the session again in JSON, or decides on its own.
+//!
+//! The wire format is [`aileron_session::ShimCall`]; the tests below check
+//! this side against that one.
+//!
+//! # Rules for this code
+//! It runs before the C library is set up, so it must not call into libc.
+//! That includes `memcpy`, `memset`, `memcmp` and `strlen`, which the
+//! compiler may emit for copies, zeroed arrays, slice comparisons or a
+//! byte loop, and which static glibc resolves only during its start-up. So:
+//! - no allocation, no thread-locals, no formatting, nothing that panics
+//!   (slices are read with `get`, arithmetic is checked);
+//! - buffers are statics, and bytes are read and written with volatile
+//!   accesses, which the optimizer cannot merge into a library call;
+//! - system calls are made with inline assembly.
+
+/// Room for the request: the header, working directory and arguments.
+/// A larger request is left to the full shim.
+const REQUEST_CAP: usize = 256 * 1024;
+/// Room for the reply (the real shell's path and name, or a message).
+const REPLY_CAP: usize = 16 * 1024;
+/// The exit status of a command that was not allowed to run.
+const EXIT_DENIED: usize = 126;
+
+/// Runs the command's whole decision through the launch session, if there
+/// is one, and never returns then: it execs the real shell or exits 126.
+/// Returns when the normal start must take over.
+///
+/// # Safety
+/// `stack` is the initial process stack as the kernel laid it out (`argc`,
+/// the `argv` pointers and a NULL, the `envp` pointers and a NULL). Only
+/// from the entry point, once, before anything else runs.
+pub unsafe extern "C" fn run(stack: *mut usize) {
+    // SAFETY: the caller's contract; each step below says what it relies on.
+    unsafe {
+        let argc = *stack;
+        let argv = stack.add(1).cast::<*const u8>();
+        let envp = argv.add(argc.saturating_add(1)).cast_const();
+        let Some(socket) = env_value(envp, b"AILERON_SOCKET=") else {
+            return;
+        };
+        let request = &mut *core::ptr::addr_of_mut!(REQUEST);
+        let reply = &mut *core::ptr::addr_of_mut!(REPLY);
+        let Some(len) = write_request(request, argc, argv.cast_const()) else {
+            return;
+        };
+        let Some(request) = request.get(..len) else {
+            return;
+        };
+        let Some(got) = ask(socket, request, reply) else {
+            return;
+        };
+        match parse_reply(reply.get(..got).unwrap_or_default()) {
+            Reply::Exec { shell, arg0 } => {
+                // The kernel's argv array is ours to change: only argv[0]
+                // differs from what the shim was given.
+                *argv = arg0;
+                let err = sys::execve(shell, argv.cast_const(), envp);
+                write_all(2, b"aileron: denied: cannot run the shell ");
+                write_all(2, c_bytes(shell));
+                write_all(2, b": error ");
+                let digits = &mut *core::ptr::addr_of_mut!(DIGITS);
+                write_all(2, decimal(err.unsigned_abs(), digits));
+                write_all(2, b"\n");
+                sys::exit(EXIT_DENIED);
+            }
+            Reply::Refuse(message) => {
+                write_all(2, message);
+                write_all(2, b"\n");
+                sys::exit(EXIT_DENIED);
+            }
+            Reply::FullShim => {}
+        }
+    }
+}
+
+// Statics, not locals: an array on the stack would be zeroed by a call to
+// `memset` in unoptimized builds.
+static mut REQUEST: [u8; REQUEST_CAP] = [0; REQUEST_CAP];
+static mut REPLY: [u8; REPLY_CAP] = [0; REPLY_CAP];
+static mut ADDRESS: SockaddrUn = SockaddrUn {
+    family: AF_UNIX,
+    path: [0; 108],
+};
+static mut DIGITS: [u8; 20] = [0; 20];
+
+/// The session's answer, pointing into the reply buffer.
+#[derive(Debug, PartialEq, Eq)]
+enum Reply<'a> {
+    /// NUL-terminated path and name of the real shell.
+    Exec {
+        shell: *const u8,
+        arg0: *const u8,
+    },
+    Refuse(&'a [u8]),
+    FullShim,
+}
+
+/// Reads a reply as `ShimReply::encode` writes it. Anything else, and a
+/// reply cut short, is left to the full shim.
+fn parse_reply(reply: &[u8]) -> Reply<'_> {
+    match load(reply, 0) {
+        Some(b'x') => {
+            let Some(end) = find_nul(reply, 1) else {
+                return Reply::FullShim;
+            };
+            let arg0 = end + 1;
+            if find_nul(reply, arg0).is_none() || end == 1 {
+                return Reply::FullShim;
+            }
+            // Both fields are NUL-terminated inside `reply`.
+            Reply::Exec {
+                shell: reply.as_ptr().wrapping_add(1),
+                arg0: reply.as_ptr().wrapping_add(arg0),
+            }
+        }
+        Some(b'd') => Reply::Refuse(reply.get(1..).unwrap_or_default()),
+        _ => Reply::FullShim,
+    }
+}
+
+/// Writes the request into `buf`: header, working directory, then `argv`,
+/// each field ended by a NUL. `None` when it does not fit or the working
+/// directory cannot be read.
+///
+/// # Safety
+/// `argv` holds `argc` pointers to NUL-terminated strings.
+unsafe fn write_request(buf: &mut [u8], argc: usize, argv: *const *const u8) -> Option<usize> {
+    let mut len = put(buf, 0, b"aileron-sh 1\n")?;
+    let rest = buf.get_mut(len..)?;
+    // The kernel writes the path and its NUL; a directory that is gone or
+    // outside this root reads as an error or a path not starting with `/`.
+    let cwd = sys::getcwd(rest.as_mut_ptr(), rest.len());
+    if cwd <= 1 || load(rest, 0) != Some(b'/') {
+        return None;
+    }
+    len += cwd as usize;
+    for i in 0..argc {
+        // SAFETY: the caller's contract.
+        let arg = unsafe { c_bytes(*argv.add(i)) };
+        len = put(buf, len, arg)?;
+        len = put(buf, len, b"\0")?;
+    }
+    Some(len)
+}
+
+/// Connects to the session at `socket` (NUL-terminated), sends `request`
+/// and reads the reply into `reply`. `None` on any failure.
+fn ask(socket: *const u8, request: &[u8], reply: &mut [u8]) -> Option<usize> {
+    // SAFETY: `socket` comes from the environment block and is NUL-terminated.
+    let path = unsafe { c_bytes(socket) };
+    // SAFETY: only this single-threaded code touches the static.
+    let address = unsafe { &mut *core::ptr::addr_of_mut!(ADDRESS) };
+    if path.is_empty() || path.len() >= address.path.len() {
+        return None;
+    }
+    put(&mut address.path, 0, path)?;
+    store(&mut address.path, path.len(), 0);
+    let fd = sys::socket(AF_UNIX.into(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if fd < 0 {
+        return None;
+    }
+    let fd = fd as usize;
+    let got = exchange(fd, address, 2 + path.len(), request, reply);
+    sys::close(fd);
+    got
+}
+
+fn exchange(
+    fd: usize,
+    address: &SockaddrUn,
+    address_len: usize,
+    request: &[u8],
+    reply: &mut [u8],
+) -> Option<usize> {
+    if sys::connect(fd, address, address_len) != 0 {
+        return None;
+    }
+    let mut sent = 0;
+    while let Some(rest) = request.get(sent..).filter(|r| !r.is_empty()) {
+        let n = sys::send(fd, rest);
+        if n == -EINTR {
+            continue;
+        }
+        if n <= 0 {
+            return None;
+        }
+        sent += n as usize;
+    }
+    if sys::shutdown(fd, SHUT_WR) != 0 {
+        return None;
+    }
+    let mut got = 0;
+    loop {
+        let rest = reply.get_mut(got..)?;
+        if rest.is_empty() {
+            // Longer than any reply the session writes.
+            return None;
+        }
+        let n = sys::read(fd, rest);
+        if n == -EINTR {
+            continue;
+        }
+        if n < 0 {
+            return None;
+        }
+        if n == 0 {
+            return Some(got);
+        }
+        got += n as usize;
+    }
+}
+
+/// The value of the environment variable `prefix` (`NAME=`) names, if it
+/// is set and not empty, as a NUL-terminated string.
+///
+/// # Safety
+/// `envp` is a NULL-terminated array of NUL-terminated strings.
+unsafe fn env_value(envp: *const *const u8, prefix: &[u8]) -> Option<*const u8> {
+    let mut i = 0;
+    loop {
+        // SAFETY: the caller's contract; the NULL entry ends the loop.
+        let entry = unsafe { *envp.add(i) };
+        if entry.is_null() {
+            return None;
+        }
+        // SAFETY: `entry` is NUL-terminated, so the first mismatch (at
+        // the latest its NUL) stops the comparison inside it.
+        let matches = prefix
+            .iter()
+            .enumerate()
+            .all(|(j, &b)| unsafe { core::ptr::read_volatile(entry.add(j)) } == b);
+        if matches {
+            // SAFETY: the whole prefix matched, so its end is inside the string.
+            let value = unsafe { entry.add(prefix.len()) };
+            // SAFETY: as above; an empty value is its NUL.
+            return (unsafe { core::ptr::read_volatile(value) } != 0).then_some(value);
+        }
+        i += 1;
+    }
+}
+
+/// The bytes of a NUL-terminated string, without the NUL.
+///
+/// # Safety
+/// `s` points to a NUL-terminated string that outlives the slice.
+unsafe fn c_bytes<'a>(s: *const u8) -> &'a [u8] {
+    let mut n = 0;
+    // SAFETY: the caller's contract; the loop stops at the NUL.
+    while unsafe { core::ptr::read_volatile(s.add(n)) } != 0 {
+        n += 1;
+    }
+    // SAFETY: the `n` bytes before the NUL.
+    unsafe { core::slice::from_raw_parts(s, n) }
+}
+
+/// Copies `bytes` into `buf` at `at`; the new length, or `None` when it
+/// does not fit.
+fn put(buf: &mut [u8], at: usize, bytes: &[u8]) -> Option<usize> {
+    let end = at.checked_add(bytes.len())?;
+    if end > buf.len() {
+        return None;
+    }
+    for (i, &b) in bytes.iter().enumerate() {
+        store(buf, at + i, load(bytes, i).unwrap_or(b));
+    }
+    Some(end)
+}
+
+fn find_nul(bytes: &[u8], from: usize) -> Option<usize> {
+    (from..bytes.len()).find(|&i| load(bytes, i) == Some(0))
+}
+
+/// `n` in decimal, written into the end of `digits`.
+fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &[u8] {
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        store(digits, at, b'0' + (n % 10) as u8);
+        n /= 10;
+        if n == 0 || at == 0 {
+            return digits.get(at..).unwrap_or_default();
+        }
+    }
+}
+
+fn load(bytes: &[u8], i: usize) -> Option<u8> {
+    // SAFETY: a reference to an element of a live slice.
+    bytes.get(i).map(|b| unsafe { core::ptr::read_volatile(b) })
+}
+
+fn store(bytes: &mut [u8], i: usize, value: u8) {
+    if let Some(b) = bytes.get_mut(i) {
+        // SAFETY: a reference to an element of a live slice.
+        unsafe { core::ptr::write_volatile(b, value) }
+    }
+}
+
+fn write_all(fd: usize, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        let n = sys::write(fd, bytes);
+        if n == -EINTR {
+            continue;
+        }
+        if n <= 0 {
+            return;
+        }
+        bytes = bytes.get(n as usize..).unwrap_or_default();
+    }
+}
+
+const AF_UNIX: u16 = 1;
+const SOCK_STREAM: usize = 1;
+const SOCK_CLOEXEC: usize = 0o2000000;
+const SHUT_WR: usize = 1;
+const EINTR: isize = 4;
+
+#[repr(C)]
+struct SockaddrUn {
+    family: u16,
+    path: [u8; 108],
+}
+
+/// Linux system calls, made directly. Each returns the kernel's result:
+/// a value, or `-errno`.
+mod sys {
+    use super::SockaddrUn;
+    use core::arch::asm;
+
+    /// # Safety
+    /// The arguments are valid for system call `nr`.
+    unsafe fn call(nr: usize, a0: usize, a1: usize, a2: usize, a3: usize) -> isize {
+        let ret: isize;
+        // SAFETY: the caller's contract; `syscall` clobbers rcx and r11.
+        unsafe {
+            asm!(
+                "syscall",
+                inlateout("rax") nr as isize => ret,
+                in("rdi") a0,
+                in("rsi") a1,
+                in("rdx") a2,
+                in("r10") a3,
+                // Unused arguments are zero (`sendto`'s address and its length).
+                in("r8") 0usize,
+                in("r9") 0usize,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
+    }
+
+    pub fn read(fd: usize, buf: &mut [u8]) -> isize {
+        // SAFETY: a writable buffer of this length.
+        unsafe { call(0, fd, buf.as_mut_ptr() as usize, buf.len(), 0) }
+    }
+
+    pub fn write(fd: usize, buf: &[u8]) -> isize {
+        // SAFETY: a readable buffer of this length.
+        unsafe { call(1, fd, buf.as_ptr() as usize, buf.len(), 0) }
+    }
+
+    pub fn close(fd: usize) {
+        // SAFETY: no memory is passed.
+        unsafe { call(3, fd, 0, 0, 0) };
+    }
+
+    pub fn socket(domain: usize, kind: usize, protocol: usize) -> isize {
+        // SAFETY: no memory is passed.
+        unsafe { call(41, domain, kind, protocol, 0) }
+    }
+
+    pub fn connect(fd: usize, address: &SockaddrUn, len: usize) -> isize {
+        // SAFETY: `len` is at most the size of `address`.
+        unsafe {
+            call(
+                42,
+                fd,
+                address as *const SockaddrUn as usize,
+                len.min(110),
+                0,
+            )
+        }
+    }
+
+    /// `sendto` with `MSG_NOSIGNAL`: a session that went away is an error,
+    /// not death by SIGPIPE.
+    pub fn send(fd: usize, buf: &[u8]) -> isize {
+        const MSG_NOSIGNAL: usize = 0x4000;
+        // SAFETY: a readable buffer of this length; no address.
+        unsafe { call(44, fd, buf.as_ptr() as usize, buf.len(), MSG_NOSIGNAL) }
+    }
+
+    pub fn shutdown(fd: usize, how: usize) -> isize {
+        // SAFETY: no memory is passed.
+        unsafe { call(48, fd, how, 0, 0) }
+    }
+
+    pub fn getcwd(buf: *mut u8, len: usize) -> isize {
+        // SAFETY: the caller passes a writable buffer of this length.
+        unsafe { call(79, buf as usize, len, 0, 0) }
+    }
+
+    /// Returns only on failure, with `-errno`.
+    ///
+    /// # Safety
+    /// NUL-terminated `path`; NULL-terminated arrays of NUL-terminated strings.
+    pub unsafe fn execve(path: *const u8, argv: *const *const u8, envp: *const *const u8) -> isize {
+        // SAFETY: the caller's contract.
+        unsafe { call(59, path as usize, argv as usize, envp as usize, 0) }
+    }
+
+    pub fn exit(code: usize) -> ! {
+        // SAFETY: `exit_group` takes no memory and does not return.
+        unsafe { asm!("syscall", in("rax") 231, in("rdi") code, options(noreturn, nostack)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aileron_session::{ShimCall, ShimReply};
+    use std::ffi::CString;
+
+    #[test]
+    fn the_request_is_what_the_session_reads() {
+        let args = ["-bash", "-lc", "", "ls 'a b' | wc -l"].map(|a| CString::new(a).unwrap());
+        let ptrs: Vec<*const u8> = args.iter().map(|a| a.as_ptr().cast()).collect();
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: `ptrs` holds pointers to live NUL-terminated strings.
+        let len = unsafe { write_request(&mut buf, ptrs.len(), ptrs.as_ptr()) }.unwrap();
+        let call = ShimCall::decode(&buf[..len]).unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(call.cwd, cwd.to_str().unwrap());
+        assert_eq!(call.arg0, "-bash");
+        assert_eq!(call.args, ["-lc", "", "ls 'a b' | wc -l"]);
+    }
+
+    #[test]
+    fn a_request_that_does_not_fit_is_left_to_the_full_shim() {
+        let arg = CString::new("x".repeat(200)).unwrap();
+        let ptrs = [arg.as_ptr().cast::<u8>()];
+        let mut buf = vec![0u8; 150];
+        // SAFETY: as above.
+        assert_eq!(unsafe { write_request(&mut buf, 1, ptrs.as_ptr()) }, None);
+    }
+
+    #[test]
+    fn replies_are_read_as_the_session_writes_them() {
+        let bytes = ShimReply::Exec {
+            shell: "/bin/bash".into(),
+            arg0: "-bash".into(),
+        }
+        .encode();
+        let Reply::Exec { shell, arg0 } = parse_reply(&bytes) else {
+            panic!("not an exec");
+        };
+        // SAFETY: both point to NUL-terminated fields inside `bytes`.
+        unsafe {
+            assert_eq!(c_bytes(shell), b"/bin/bash");
+            assert_eq!(c_bytes(arg0), b"-bash");
+        }
+        let refuse = ShimReply::Refuse("aileron: denied: no (r1)".into()).encode();
+        assert_eq!(
+            parse_reply(&refuse),
+            Reply::Refuse(b"aileron: denied: no (r1)")
+        );
+        assert_eq!(parse_reply(&ShimReply::FullShim.encode()), Reply::FullShim);
+    }
+
+    #[test]
+    fn a_reply_cut_short_is_left_to_the_full_shim() {
+        for bytes in [
+            &b""[..],
+            b"x/bin/bash",
+            b"x/bin/bash\0-bash",
+            b"x\0bash\0",
+            b"?",
+        ] {
+            assert_eq!(parse_reply(bytes), Reply::FullShim, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn the_socket_path_is_found_in_the_environment() {
+        let env = [
+            "PATH=/bin",
+            "AILERON_SOCKETX=/no",
+            "AILERON_SOCKET=/run/s.sock",
+        ]
+        .map(|a| CString::new(a).unwrap());
+        let mut ptrs: Vec<*const u8> = env.iter().map(|a| a.as_ptr().cast()).collect();
+        ptrs.push(std::ptr::null());
+        // SAFETY: a NULL-terminated array of live strings.
+        let value = unsafe { env_value(ptrs.as_ptr(), b"AILERON_SOCKET=") }.unwrap();
+        // SAFETY: points into a live NUL-terminated string.
+        assert_eq!(unsafe { c_bytes(value) }, b"/run/s.sock");
+        let empty = [CString::new("AILERON_SOCKET=").unwrap()];
+        let ptrs = [empty[0].as_ptr().cast::<u8>(), std::ptr::null()];
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { env_value(ptrs.as_ptr(), b"AILERON_SOCKET=") },
+            None
+        );
+    }
+
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        let mut digits = [0u8; 20];
+        assert_eq!(decimal(0, &mut digits), b"0");
+        assert_eq!(decimal(13, &mut digits), b"13");
+        assert_eq!(decimal(usize::MAX, &mut digits), b"18446744073709551615");
+    }
+}
