@@ -538,6 +538,55 @@ fn the_adversarial_corpus_never_runs_its_hidden_part() {
     );
 }
 
+/// bash's option forms that an argument parser can get wrong: a lone `-`
+/// or `+` ends the options, `+c` is `-c`, each `o` in a group takes an
+/// argument. Under a deny list (`default: allow`), deciding the wrong word
+/// would let the real command run. Checked called directly and in a session.
+#[test]
+fn bash_s_option_forms_are_read_as_bash_reads_them() {
+    const DENY_TOUCH: &str = "version: 1\ndefault: allow\ndeny:\n  - id: no-touch\n    when: {type: shell.exec, shell.binary: touch}\n";
+    let forms: &[&[&str]] = &[
+        &["-c", "-", "touch HIDDEN"],
+        &["-c", "+", "touch HIDDEN"],
+        &["+c", "-", "touch HIDDEN"],
+        &["+c", "touch HIDDEN"],
+        &["-cs", "-", "touch HIDDEN"],
+        &["-coo", "pipefail", "errexit", "touch HIDDEN"],
+        &["-oc", "pipefail", "touch HIDDEN"],
+        &["-c", "bash -c + 'touch HIDDEN'"],
+        &["-c", "bash -c - 'touch HIDDEN'"],
+        &["-c", "bash +c 'touch HIDDEN'"],
+        &["-c", "sh -c + 'touch HIDDEN'"],
+        &["-c", "bash -coo pipefail errexit 'touch HIDDEN'"],
+    ];
+    let p = Project::new(DENY_TOUCH);
+    let session = support::LaunchSession::start(&p);
+    for args in forms {
+        // Control: plain bash runs the hidden command.
+        run_no_tty(&mut p.bash(args));
+        assert!(p.path("HIDDEN").exists(), "{args:?}: bash did not run it");
+        std::fs::remove_file(p.path("HIDDEN")).unwrap();
+        for in_session in [false, true] {
+            let mut shim = if in_session {
+                session.shim(&p, args)
+            } else {
+                p.shim(args)
+            };
+            let out = run_no_tty(&mut shim);
+            assert!(
+                !p.path("HIDDEN").exists(),
+                "{args:?} (in a session: {in_session}): the hidden command ran"
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(126),
+                "{args:?}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+}
+
 /// The same corpus asked of a launch session, as an agent's shell asks it
 /// (the shim's early path, before its C library starts).
 #[test]

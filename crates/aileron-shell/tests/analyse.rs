@@ -665,6 +665,16 @@ fn shell_payloads_are_parsed() {
         ("zsh -c 'rm x'", &[E::Child("rm", "zsh")]),
         ("dash -c 'rm x'", &[E::Child("rm", "dash")]),
         ("bash -e -o pipefail -c 'rm x'", &[E::Child("rm", "bash")]),
+        // Option forms checked against bash 5.2 and dash: a lone `-` or
+        // `+` ends the options, `+c` is `-c`, each `o` takes an argument.
+        ("bash -c + 'rm x'", &[E::Child("rm", "bash")]),
+        ("bash -c - 'rm x'", &[E::Child("rm", "bash")]),
+        ("bash +c 'rm x'", &[E::Child("rm", "bash")]),
+        ("dash +c 'rm x'", &[E::Child("rm", "dash")]),
+        (
+            "bash -coo pipefail errexit 'rm x'",
+            &[E::Child("rm", "bash")],
+        ),
         (
             "bash -c 'bash -c \"rm -rf nested\"'",
             &[E::Cmd("rm -rf nested")],

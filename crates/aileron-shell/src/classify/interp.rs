@@ -223,7 +223,8 @@ fn shell(name: &str, args: &[Word]) -> Facts {
     let mut stdin = false;
     while i < n {
         let a = text(args, i);
-        if a == "--" || a == "-" {
+        // A lone `+` ends the options too (`bash -c + CMD` runs CMD).
+        if a == "--" || a == "-" || a == "+" {
             i += 1;
             stdin |= a == "-";
             break;
@@ -250,8 +251,9 @@ fn shell(name: &str, args: &[Word]) -> Facts {
             let mut next = 0;
             for ch in a[1..].chars() {
                 match ch {
-                    'c' if a.starts_with('-') => command = true,
-                    's' if a.starts_with('-') => stdin = true,
+                    // bash and dash read `+c` as `-c`, and `+s` as `-s`.
+                    'c' => command = true,
+                    's' => stdin = true,
                     'o' | 'O' => next += 1,
                     'C' if name == "fish" => {
                         f.run_line_arg(args, i + 1 + next, 0, format!("init command of `{name}`"));
