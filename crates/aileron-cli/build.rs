@@ -31,7 +31,10 @@ fn main() {
     }
     // The shim's own entry point, which takes the launch session's path
     // before the C library starts (src/bin/aileron-sh.rs).
-    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
+    // (x86-64 with 64-bit pointers: not x32.)
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64")
+        && std::env::var("CARGO_CFG_TARGET_POINTER_WIDTH").as_deref() == Ok("64")
+    {
         println!("cargo:rustc-link-arg-bin=aileron-sh=-Wl,--entry=aileron_sh_entry");
     }
     if !glibc {

@@ -189,14 +189,13 @@ fn what_the_session_leaves_to_the_full_shim_is_asked_again_in_json() {
     assert_eq!(json["cwd"], p.dir.to_str().unwrap());
 }
 
+/// Once the session has the whole request it may have decided, recorded
+/// and prompted: asking again would do all that twice. So a missing or
+/// unreadable answer is a refusal.
 #[test]
-fn a_session_that_hangs_up_is_asked_again_in_json_and_its_refusal_holds() {
+fn a_session_that_hangs_up_after_the_request_is_a_refusal() {
     let p = Project::new(ALLOW_ALL);
-    let mut deny = allow_json();
-    deny.allow = false;
-    deny.decision = "deny".into();
-    deny.message = Some("aileron: denied: second thoughts (rule r2)".into());
-    let session = FakeSession::start(&p, vec![Answer::HangUp, Answer::Json(deny)]);
+    let session = FakeSession::start(&p, vec![Answer::HangUp, Answer::Json(allow_json())]);
     let out = run_no_tty(
         p.shim(&["-c", "touch made"])
             .env("AILERON_SOCKET", &session.socket),
@@ -204,9 +203,55 @@ fn a_session_that_hangs_up_is_asked_again_in_json_and_its_refusal_holds() {
     assert_eq!(out.status.code(), Some(126));
     assert_eq!(
         text(&out.stderr),
-        "aileron: denied: second thoughts (rule r2)\n"
+        "aileron: denied: the launch session did not answer\n"
     );
     assert!(!p.path("made").exists());
+    assert_eq!(session.requests().len(), 1, "asked twice");
+}
+
+#[test]
+fn a_refusal_longer_than_the_early_path_s_buffer_is_printed_as_far_as_it_goes() {
+    let p = Project::new(ALLOW_ALL);
+    let message = format!("aileron: rejected: {}", "x".repeat(40 * 1024));
+    let session = FakeSession::start(
+        &p,
+        vec![
+            Answer::Raw(ShimReply::Refuse(message.clone())),
+            Answer::Json(allow_json()),
+        ],
+    );
+    let out = run_no_tty(
+        p.shim(&["-c", "touch made"])
+            .env("AILERON_SOCKET", &session.socket),
+    );
+    assert_eq!(out.status.code(), Some(126));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("aileron: rejected: xxx") && err.ends_with("x\n"),
+        "{err:.80}"
+    );
+    assert!(err.len() < message.len());
+    assert!(!p.path("made").exists());
+    assert_eq!(session.requests().len(), 1, "asked twice");
+}
+
+/// A session of an older version reads only JSON: it refuses the raw
+/// request as malformed without deciding it, and the shim asks again.
+#[test]
+fn a_session_that_answers_in_json_is_asked_in_json() {
+    let p = Project::new(ALLOW_ALL);
+    let mut malformed = allow_json();
+    malformed.allow = false;
+    malformed.message = Some("aileron: denied: malformed request to the session".into());
+    let session = FakeSession::start(
+        &p,
+        vec![Answer::Json(malformed), Answer::Json(allow_json())],
+    );
+    let out = run_no_tty(
+        p.shim(&["-c", "echo again"])
+            .env("AILERON_SOCKET", &session.socket),
+    );
+    assert_eq!(text(&out.stdout), "again\n", "{}", text(&out.stderr));
     assert_eq!(session.requests().len(), 2);
 }
 
@@ -228,6 +273,21 @@ fn arguments_too_long_for_the_early_path_go_to_the_full_shim() {
         "expected one JSON request: {:?}",
         requests.len()
     );
+}
+
+/// Arguments that are not UTF-8 are read lossily; the early path would
+/// run the original bytes, so the session leaves them to the full shim,
+/// which runs the text it decided.
+#[test]
+fn in_a_real_session_arguments_that_are_not_utf8_run_as_decided() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = Project::new(ALLOW_ALL);
+    let session = LaunchSession::start(&p);
+    let mut cmd = session.shim(&p, &["-c"]);
+    cmd.arg(std::ffi::OsStr::from_bytes(b"printf '%s' '\xff'"));
+    let out = run_no_tty(&mut cmd);
+    assert_eq!(out.stdout, "\u{FFFD}".as_bytes(), "{}", text(&out.stderr));
+    assert_eq!(p.audit().len(), 1, "decided once");
 }
 
 #[test]

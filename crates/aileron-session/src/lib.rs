@@ -12,4 +12,4 @@ pub mod server;
 
 pub use decider::{Config, Decider, SavedApproval, SavedSession};
 pub use prompt::{Answer, Prompter, TtyPrompter};
-pub use protocol::{Request, Response, ShimCall, ShimReply};
+pub use protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};

@@ -80,9 +80,11 @@ impl Response {
 /// (`aileron_shim::prestart`), and what it gets back. That code can neither
 /// allocate nor write JSON, so both ways are plain bytes:
 ///
-/// - request: [`ShimCall::MAGIC`], then the working directory, `argv[0]`
-///   and each argument, each ended by a NUL; the end of the request is the
-///   end of the stream (the shim shuts down its writing side).
+/// - request: [`ShimCall::MAGIC`], the number of arguments including
+///   `argv[0]` in decimal and a newline, then the working directory and
+///   each argument, each ended by a NUL. The count makes a request cut
+///   short (the shim failed while sending) malformed, never another
+///   command line. The shim then shuts down its writing side.
 /// - reply: one byte, then its fields: `x` SHELL NUL ARGV0 NUL (exec the
 ///   real shell with this `argv[0]` and the shim's other arguments
 ///   untouched), `d` MESSAGE (print it, run nothing, exit 126), or `f`
@@ -95,27 +97,53 @@ pub struct ShimCall {
     pub args: Vec<String>,
 }
 
+/// Why a [`ShimCall`] could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShimCallError {
+    /// Not a request as the shim writes it.
+    Malformed(String),
+    /// A field is not UTF-8: the full shim must read it (it decides and
+    /// runs the same lossily read text).
+    NotUtf8,
+}
+
 impl ShimCall {
     /// The first bytes of a request; a JSON request starts with `{`.
     pub const MAGIC: &'static [u8] = b"aileron-sh 1\n";
 
-    /// Reads a request. Arguments that are not UTF-8 are read lossily, as
-    /// the full shim reads them.
-    pub fn decode(bytes: &[u8]) -> Result<ShimCall, String> {
+    pub fn decode(bytes: &[u8]) -> Result<ShimCall, ShimCallError> {
+        let malformed = |why: &str| ShimCallError::Malformed(why.to_owned());
         let body = bytes
             .strip_prefix(Self::MAGIC)
-            .ok_or("it does not start with the shim's header")?;
-        let fields = body
+            .ok_or_else(|| malformed("it does not start with the shim's header"))?;
+        let (count, fields) = body
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|n| (&body[..n], &body[n + 1..]))
+            .ok_or_else(|| malformed("it has no argument count"))?;
+        let count: usize = std::str::from_utf8(count)
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .filter(|&c| c >= 1)
+            .ok_or_else(|| malformed("its argument count is not a positive number"))?;
+        let fields = fields
             .strip_suffix(b"\0")
-            .ok_or("its last field is not ended by a NUL")?;
-        let mut fields = fields
+            .ok_or_else(|| malformed("its last field is not ended by a NUL"))?;
+        let fields = fields
             .split(|&b| b == 0)
-            .map(|f| String::from_utf8_lossy(f).into_owned());
+            .map(|f| String::from_utf8(f.to_vec()).map_err(|_| ShimCallError::NotUtf8))
+            .collect::<Result<Vec<String>, _>>()?;
+        if fields.len() != count + 1 {
+            return Err(malformed("it does not hold as many arguments as it says"));
+        }
+        let mut fields = fields.into_iter();
         let (Some(cwd), Some(arg0)) = (fields.next(), fields.next()) else {
-            return Err("it names no working directory and program".into());
+            return Err(malformed("it names no working directory and program"));
         };
         if !cwd.starts_with('/') {
-            return Err(format!("its working directory {cwd:?} is not absolute"));
+            return Err(ShimCallError::Malformed(format!(
+                "its working directory {cwd:?} is not absolute"
+            )));
         }
         Ok(ShimCall {
             cwd,
@@ -126,6 +154,7 @@ impl ShimCall {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Self::MAGIC.to_vec();
+        out.extend_from_slice(format!("{}\n", self.args.len() + 1).as_bytes());
         for field in [&self.cwd, &self.arg0].into_iter().chain(&self.args) {
             out.extend_from_slice(field.as_bytes());
             out.push(0);
@@ -179,18 +208,30 @@ mod tests {
             args: vec!["-c".into(), String::new(), "ls 'a b'".into()],
         };
         let bytes = call.encode();
-        assert!(bytes.starts_with(b"aileron-sh 1\n/work/repo\0-bash\0-c\0\0ls 'a b'\0"));
+        assert!(bytes.starts_with(b"aileron-sh 1\n4\n/work/repo\0-bash\0-c\0\0ls 'a b'\0"));
         assert_eq!(ShimCall::decode(&bytes), Ok(call));
     }
 
     #[test]
     fn a_malformed_shim_call_is_an_error() {
-        assert!(ShimCall::decode(b"{\"line\":\"ls\"}").is_err());
-        assert!(ShimCall::decode(b"aileron-sh 1\n/w\0sh\0-c\0ls").is_err());
-        assert!(ShimCall::decode(b"aileron-sh 1\n/w\0").is_err());
-        assert!(ShimCall::decode(b"aileron-sh 1\nw\0sh\0").is_err());
-        let no_args = ShimCall::decode(b"aileron-sh 1\n/w\0sh\0").unwrap();
+        let malformed =
+            |bytes: &[u8]| matches!(ShimCall::decode(bytes), Err(ShimCallError::Malformed(_)));
+        assert!(malformed(b"{\"line\":\"ls\"}"));
+        assert!(malformed(b"aileron-sh 1\n3\n/w\0sh\0-c\0ls"));
+        assert!(malformed(b"aileron-sh 1\n1\n/w\0"));
+        assert!(malformed(b"aileron-sh 1\n1\nw\0sh\0"));
+        assert!(malformed(b"aileron-sh 1\n0\n/w\0"));
+        assert!(malformed(b"aileron-sh 1\n/w\0sh\0"));
+        // Cut short after a whole field: a different command line, were
+        // it not for the count.
+        assert!(malformed(b"aileron-sh 1\n4\n/w\0sh\0-o\0pipefail\0"));
+        assert!(malformed(b"aileron-sh 1\n2\n/w\0sh\0-c\0ls\0"));
+        let no_args = ShimCall::decode(b"aileron-sh 1\n1\n/w\0sh\0").unwrap();
         assert!(no_args.args.is_empty());
+        assert_eq!(
+            ShimCall::decode(b"aileron-sh 1\n3\n/w\0sh\0-c\0echo \xff\0"),
+            Err(ShimCallError::NotUtf8)
+        );
     }
 
     #[test]

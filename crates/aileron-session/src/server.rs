@@ -5,7 +5,7 @@
 //! that asks before its C library has started ([`ShimCall`]).
 
 use crate::decider::Decider;
-use crate::protocol::{Request, Response, ShimCall, ShimReply};
+use crate::protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};
 use aileron_shell::harness;
 use aileron_shell::invocation::{self, Invocation};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -13,6 +13,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Accepts shims on `listener` until the process ends.
 ///
@@ -41,24 +42,41 @@ struct Pool {
 }
 
 impl Pool {
-    fn start_thread(self: &Arc<Self>) {
+    /// Starts a thread that waits in `accept`; false when none can be
+    /// started (connections then queue until a busy thread comes back).
+    fn start_thread(self: &Arc<Self>) -> bool {
         self.waiting.fetch_add(1, Ordering::SeqCst);
         let pool = Arc::clone(self);
-        std::thread::spawn(move || pool.work());
+        let started = std::thread::Builder::new()
+            .name("aileron-session".into())
+            .spawn(move || pool.work());
+        if started.is_err() {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+        started.is_ok()
     }
 
     fn work(self: Arc<Self>) {
         loop {
             let accepted = self.listener.accept();
             if self.waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
+                // The last waiting thread: another takes its place before
+                // this one may wait for a human.
                 self.start_thread();
             }
-            if let Ok((stream, _)) = accepted {
-                handle(stream, &self.decider);
+            match accepted {
+                Ok((stream, _)) => handle(stream, &self.decider),
+                // Out of descriptors, say: not a busy loop.
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
             }
-            let waiting = self.waiting.fetch_add(1, Ordering::SeqCst);
-            if waiting >= MAX_WAITING {
-                self.waiting.fetch_sub(1, Ordering::SeqCst);
+            // Back to waiting, unless enough threads wait already. The
+            // count only ever includes threads that will reach `accept`.
+            let rejoined = self
+                .waiting
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
+                    (w < MAX_WAITING).then_some(w + 1)
+                });
+            if rejoined.is_err() {
                 return;
             }
         }
@@ -107,7 +125,10 @@ fn handle(stream: UnixStream, decider: &Decider) {
 fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
     let call = match ShimCall::decode(bytes) {
         Ok(call) => call,
-        Err(e) => {
+        // The full shim decides the arguments as read lossily, and runs
+        // that same text; the early path would run the original bytes.
+        Err(ShimCallError::NotUtf8) => return ShimReply::FullShim,
+        Err(ShimCallError::Malformed(e)) => {
             return ShimReply::Refuse(format!(
                 "aileron: denied: malformed request to the session: {e}"
             ));

@@ -9,7 +9,11 @@
 //! Start-up is lean: no async runtime, no argument-parsing library, and the
 //! compiled policy comes from the on-disk cache when its sources are unchanged.
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_pointer_width = "64"
+))]
 pub mod prestart;
 mod stdin_script;
 

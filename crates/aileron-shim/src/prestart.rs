@@ -7,9 +7,16 @@
 //! feature probe traps to the hypervisor on a VM, dozens of times), and bash
 //! pays it again. So `aileron-sh`'s entry point calls [`run`] first: it does
 //! the round trip with raw system calls and execs the real shell or refuses.
-//! Whatever it does not handle (no session, a form other than `-c`, any
-//! error) returns, and the C library and `main` start as before; `main`
-//! then asks the session again in JSON, or decides on its own.
+//! Whatever it does not handle (no session, a form other than `-c`,
+//! arguments that are not UTF-8, any failure before the session has the
+//! whole request) returns, and the C library and `main` start as before;
+//! `main` then asks the session in JSON, or decides on its own. Once the
+//! session has the request it may have decided, recorded and prompted, so
+//! a missing or unreadable answer is then a refusal, never a second ask.
+//!
+//! What reaches bash is what the shim was given: its environment, its
+//! open descriptors (closed ones stay closed) and its signal dispositions,
+//! as if the agent had run bash itself.
 //!
 //! The wire format is [`aileron_session::ShimCall`]; the tests below check
 //! this side against that one.
@@ -45,6 +52,10 @@ pub unsafe extern "C" fn run(stack: *mut usize) {
     // SAFETY: the caller's contract; each step below says what it relies on.
     unsafe {
         let argc = *stack;
+        // Without even argv[0] (possible before Linux 5.18), the full shim.
+        if argc == 0 {
+            return;
+        }
         let argv = stack.add(1).cast::<*const u8>();
         let envp = argv.add(argc.saturating_add(1)).cast_const();
         let Some(socket) = env_value(envp, b"AILERON_SOCKET=") else {
@@ -58,31 +69,44 @@ pub unsafe extern "C" fn run(stack: *mut usize) {
         let Some(request) = request.get(..len) else {
             return;
         };
-        let Some(got) = ask(socket, request, reply) else {
-            return;
+        let answer = match ask(socket, request, reply) {
+            // Nothing was decided: the full shim asks (or decides) itself.
+            Asked::NotDelivered => return,
+            // Asking again could decide, record and prompt a second time.
+            Asked::NoAnswer => refuse(&[b"aileron: denied: the launch session did not answer"]),
+            Asked::Answered(got) => reply.get(..got).unwrap_or_default(),
         };
-        match parse_reply(reply.get(..got).unwrap_or_default()) {
+        match parse_reply(answer) {
             Reply::Exec { shell, arg0 } => {
                 // The kernel's argv array is ours to change: only argv[0]
                 // differs from what the shim was given.
                 *argv = arg0;
                 let err = sys::execve(shell, argv.cast_const(), envp);
-                write_all(2, b"aileron: denied: cannot run the shell ");
-                write_all(2, c_bytes(shell));
-                write_all(2, b": error ");
                 let digits = &mut *core::ptr::addr_of_mut!(DIGITS);
-                write_all(2, decimal(err.unsigned_abs(), digits));
-                write_all(2, b"\n");
-                sys::exit(EXIT_DENIED);
+                let n = put_decimal(digits, 0, err.unsigned_abs()).unwrap_or(0);
+                refuse(&[
+                    b"aileron: denied: cannot run the shell ",
+                    c_bytes(shell),
+                    b": error ",
+                    digits.get(..n).unwrap_or_default(),
+                ]);
             }
-            Reply::Refuse(message) => {
-                write_all(2, message);
-                write_all(2, b"\n");
-                sys::exit(EXIT_DENIED);
-            }
+            Reply::Refuse(message) => refuse(&[message]),
             Reply::FullShim => {}
+            Reply::Unreadable => {
+                refuse(&[b"aileron: denied: the launch session's answer cannot be read"])
+            }
         }
     }
+}
+
+/// Prints `parts` and a newline on stderr, and exits 126.
+fn refuse(parts: &[&[u8]]) -> ! {
+    for part in parts {
+        write_all(2, part);
+    }
+    write_all(2, b"\n");
+    sys::exit(EXIT_DENIED)
 }
 
 // Statics, not locals: an array on the stack would be zeroed by a call to
@@ -95,6 +119,16 @@ static mut ADDRESS: SockaddrUn = SockaddrUn {
 };
 static mut DIGITS: [u8; 20] = [0; 20];
 
+/// How asking the session went.
+enum Asked {
+    /// The request did not reach the session whole: nothing was decided.
+    NotDelivered,
+    /// The session had the whole request but no answer came back.
+    NoAnswer,
+    /// The answer's length in the reply buffer (cut at its end if longer).
+    Answered(usize),
+}
+
 /// The session's answer, pointing into the reply buffer.
 #[derive(Debug, PartialEq, Eq)]
 enum Reply<'a> {
@@ -104,20 +138,22 @@ enum Reply<'a> {
         arg0: *const u8,
     },
     Refuse(&'a [u8]),
+    /// `f`, or `{`: a session that speaks only JSON, and did not decide.
     FullShim,
+    /// Empty, cut short or unknown.
+    Unreadable,
 }
 
-/// Reads a reply as `ShimReply::encode` writes it. Anything else, and a
-/// reply cut short, is left to the full shim.
+/// Reads a reply as `ShimReply::encode` writes it.
 fn parse_reply(reply: &[u8]) -> Reply<'_> {
     match load(reply, 0) {
         Some(b'x') => {
             let Some(end) = find_nul(reply, 1) else {
-                return Reply::FullShim;
+                return Reply::Unreadable;
             };
             let arg0 = end + 1;
             if find_nul(reply, arg0).is_none() || end == 1 {
-                return Reply::FullShim;
+                return Reply::Unreadable;
             }
             // Both fields are NUL-terminated inside `reply`.
             Reply::Exec {
@@ -125,8 +161,10 @@ fn parse_reply(reply: &[u8]) -> Reply<'_> {
                 arg0: reply.as_ptr().wrapping_add(arg0),
             }
         }
+        // A message longer than the buffer is printed as far as it goes.
         Some(b'd') => Reply::Refuse(reply.get(1..).unwrap_or_default()),
-        _ => Reply::FullShim,
+        Some(b'f' | b'{') => Reply::FullShim,
+        _ => Reply::Unreadable,
     }
 }
 
@@ -138,6 +176,8 @@ fn parse_reply(reply: &[u8]) -> Reply<'_> {
 /// `argv` holds `argc` pointers to NUL-terminated strings.
 unsafe fn write_request(buf: &mut [u8], argc: usize, argv: *const *const u8) -> Option<usize> {
     let mut len = put(buf, 0, b"aileron-sh 1\n")?;
+    len = put_decimal(buf, len, argc)?;
+    len = put(buf, len, b"\n")?;
     let rest = buf.get_mut(len..)?;
     // The kernel writes the path and its NUL; a directory that is gone or
     // outside this root reads as an error or a path not starting with `/`.
@@ -156,25 +196,27 @@ unsafe fn write_request(buf: &mut [u8], argc: usize, argv: *const *const u8) -> 
 }
 
 /// Connects to the session at `socket` (NUL-terminated), sends `request`
-/// and reads the reply into `reply`. `None` on any failure.
-fn ask(socket: *const u8, request: &[u8], reply: &mut [u8]) -> Option<usize> {
+/// and reads the reply into `reply`.
+fn ask(socket: *const u8, request: &[u8], reply: &mut [u8]) -> Asked {
     // SAFETY: `socket` comes from the environment block and is NUL-terminated.
     let path = unsafe { c_bytes(socket) };
     // SAFETY: only this single-threaded code touches the static.
     let address = unsafe { &mut *core::ptr::addr_of_mut!(ADDRESS) };
     if path.is_empty() || path.len() >= address.path.len() {
-        return None;
+        return Asked::NotDelivered;
     }
-    put(&mut address.path, 0, path)?;
+    if put(&mut address.path, 0, path).is_none() {
+        return Asked::NotDelivered;
+    }
     store(&mut address.path, path.len(), 0);
     let fd = sys::socket(AF_UNIX.into(), SOCK_STREAM | SOCK_CLOEXEC, 0);
     if fd < 0 {
-        return None;
+        return Asked::NotDelivered;
     }
     let fd = fd as usize;
-    let got = exchange(fd, address, 2 + path.len(), request, reply);
+    let asked = exchange(fd, address, 2 + path.len(), request, reply);
     sys::close(fd);
-    got
+    asked
 }
 
 fn exchange(
@@ -183,9 +225,9 @@ fn exchange(
     address_len: usize,
     request: &[u8],
     reply: &mut [u8],
-) -> Option<usize> {
+) -> Asked {
     if sys::connect(fd, address, address_len) != 0 {
-        return None;
+        return Asked::NotDelivered;
     }
     let mut sent = 0;
     while let Some(rest) = request.get(sent..).filter(|r| !r.is_empty()) {
@@ -194,29 +236,28 @@ fn exchange(
             continue;
         }
         if n <= 0 {
-            return None;
+            // The session reads a request cut short as malformed.
+            return Asked::NotDelivered;
         }
         sent += n as usize;
     }
     if sys::shutdown(fd, SHUT_WR) != 0 {
-        return None;
+        return Asked::NotDelivered;
     }
     let mut got = 0;
     loop {
-        let rest = reply.get_mut(got..)?;
-        if rest.is_empty() {
-            // Longer than any reply the session writes.
-            return None;
-        }
+        let Some(rest) = reply.get_mut(got..).filter(|r| !r.is_empty()) else {
+            return Asked::Answered(got);
+        };
         let n = sys::read(fd, rest);
         if n == -EINTR {
             continue;
         }
-        if n < 0 {
-            return None;
+        if n < 0 || (n == 0 && got == 0) {
+            return Asked::NoAnswer;
         }
         if n == 0 {
-            return Some(got);
+            return Asked::Answered(got);
         }
         got += n as usize;
     }
@@ -282,17 +323,25 @@ fn find_nul(bytes: &[u8], from: usize) -> Option<usize> {
     (from..bytes.len()).find(|&i| load(bytes, i) == Some(0))
 }
 
-/// `n` in decimal, written into the end of `digits`.
-fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &[u8] {
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        store(digits, at, b'0' + (n % 10) as u8);
-        n /= 10;
-        if n == 0 || at == 0 {
-            return digits.get(at..).unwrap_or_default();
-        }
+/// Writes `n` in decimal into `buf` at `at`; the new length, or `None`
+/// when it does not fit.
+fn put_decimal(buf: &mut [u8], at: usize, n: usize) -> Option<usize> {
+    let mut width = 1;
+    let mut rest = n / 10;
+    while rest > 0 {
+        width += 1;
+        rest /= 10;
     }
+    let end = at.checked_add(width)?;
+    if end > buf.len() {
+        return None;
+    }
+    let mut rest = n;
+    for i in (at..end).rev() {
+        store(buf, i, b'0' + (rest % 10) as u8);
+        rest /= 10;
+    }
+    Some(end)
 }
 
 fn load(bytes: &[u8], i: usize) -> Option<u8> {
@@ -478,10 +527,13 @@ mod tests {
             Reply::Refuse(b"aileron: denied: no (r1)")
         );
         assert_eq!(parse_reply(&ShimReply::FullShim.encode()), Reply::FullShim);
+        // A session that speaks only JSON refuses the raw request without
+        // deciding it: the full shim asks again.
+        assert_eq!(parse_reply(b"{\"allow\":false}\n"), Reply::FullShim);
     }
 
     #[test]
-    fn a_reply_cut_short_is_left_to_the_full_shim() {
+    fn a_reply_cut_short_or_unknown_cannot_be_read() {
         for bytes in [
             &b""[..],
             b"x/bin/bash",
@@ -489,7 +541,7 @@ mod tests {
             b"x\0bash\0",
             b"?",
         ] {
-            assert_eq!(parse_reply(bytes), Reply::FullShim, "{bytes:?}");
+            assert_eq!(parse_reply(bytes), Reply::Unreadable, "{bytes:?}");
         }
     }
 
@@ -518,9 +570,11 @@ mod tests {
 
     #[test]
     fn numbers_are_written_in_decimal() {
-        let mut digits = [0u8; 20];
-        assert_eq!(decimal(0, &mut digits), b"0");
-        assert_eq!(decimal(13, &mut digits), b"13");
-        assert_eq!(decimal(usize::MAX, &mut digits), b"18446744073709551615");
+        let mut buf = [b'-'; 24];
+        for (n, text) in [(0, "0"), (13, "13"), (usize::MAX, "18446744073709551615")] {
+            let end = put_decimal(&mut buf, 2, n).unwrap();
+            assert_eq!(&buf[2..end], text.as_bytes());
+        }
+        assert_eq!(put_decimal(&mut buf, 23, 10), None);
     }
 }

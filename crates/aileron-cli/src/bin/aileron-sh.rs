@@ -25,7 +25,11 @@ extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
 // call preserves, tries the session path, and, if that returns, restores
 // both and starts the C library through its own entry, `_start`, as if
 // nothing had run.
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_pointer_width = "64"
+))]
 std::arch::global_asm!(
     ".globl aileron_sh_entry",
     ".type aileron_sh_entry, @function",
