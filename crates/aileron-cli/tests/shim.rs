@@ -956,3 +956,172 @@ fn the_shim_is_linked_without_the_dynamic_loader_where_libc_a_exists() {
         "{SHIM} asks for a dynamic loader: build.rs fell back to a dynamic link"
     );
 }
+
+/// The shim's early path (`aileron_shim::prestart`) runs before the C
+/// library has started, so it must never call into it: not even a
+/// `memcpy` the compiler emits, which static glibc resolves only during
+/// its start-up, nor touch thread-local storage, which is not set up yet.
+/// This walks the machine code from the entry point, through direct calls
+/// and calls through the GOT, and fails on any C function reached. Panic
+/// paths (only reached when an invariant is already broken) are not
+/// followed.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn the_early_path_never_calls_into_the_c_library() {
+    use std::collections::{BTreeSet, HashMap};
+    let objdump = |args: &[&str]| {
+        let out = std::process::Command::new("objdump")
+            .args(args)
+            .arg(SHIM)
+            .output()
+            .expect("objdump (binutils) runs");
+        assert!(
+            out.status.success(),
+            "objdump {args:?}: {}",
+            text(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // The GOT's slots, as read from the file (no relocation in a fixed-address binary).
+    let mut got: HashMap<u64, u64> = HashMap::new();
+    for line in objdump(&["-s", "-j", ".got", "-j", ".got.plt"]).lines() {
+        let mut words = line.split_whitespace();
+        let Some(addr) = words.next().and_then(|a| u64::from_str_radix(a, 16).ok()) else {
+            continue;
+        };
+        let hex: String = words.take(4).filter(|w| w.len() == 8).collect();
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+            .collect();
+        for (i, slot) in bytes.chunks_exact(8).enumerate() {
+            got.insert(
+                addr + 8 * i as u64,
+                u64::from_le_bytes(slot.try_into().unwrap()),
+            );
+        }
+    }
+    // Functions by address (generic instances share a demangled name):
+    // name and instructions.
+    let dis = objdump(&["-d", "--no-show-raw-insn", "-C"]);
+    let mut functions: HashMap<u64, (String, Vec<String>)> = HashMap::new();
+    let mut current = None;
+    for line in dis.lines() {
+        if let Some((addr, rest)) = line.split_once(" <")
+            && let Some(name) = rest.strip_suffix(">:")
+            && let Ok(addr) = u64::from_str_radix(addr, 16)
+        {
+            functions.insert(addr, (name.to_owned(), Vec::new()));
+            current = Some(addr);
+        } else if line.starts_with("  ")
+            && let Some(f) = current.and_then(|a| functions.get_mut(&a))
+        {
+            f.1.push(line.to_owned());
+        }
+    }
+    let name = |addr: u64| functions.get(&addr).map_or("?", |f| f.0.as_str());
+    let is_panic = |name: &str| {
+        name.starts_with("core::panicking::")
+            || name.contains("panic")
+            || name.ends_with("_fail")
+            || name.contains("unwrap_failed")
+            || name == "_Unwind_Resume"
+    };
+    let slot_of = |insn: &str| {
+        let (_, comment) = insn.split_once("# ")?;
+        u64::from_str_radix(comment.split_whitespace().next()?, 16).ok()
+    };
+    let entry = *functions
+        .iter()
+        .find(|(_, f)| f.0 == "aileron_sh_entry")
+        .expect("the shim has its own entry point")
+        .0;
+    let mut caller: HashMap<u64, u64> = HashMap::new();
+    let mut seen = BTreeSet::from([entry]);
+    let mut todo = vec![entry];
+    let mut failures = Vec::new();
+    let call_path = |caller: &HashMap<u64, u64>, mut f: u64| {
+        let mut path = vec![name(f)];
+        while let Some(&c) = caller.get(&f) {
+            path.push(name(c));
+            f = c;
+        }
+        path.join(" <- ")
+    };
+    while let Some(function) = todo.pop() {
+        // Registers loaded from a GOT slot, for `call *%reg`.
+        let mut loaded: HashMap<String, u64> = HashMap::new();
+        for insn in &functions[&function].1 {
+            let Some((_, code)) = insn.split_once(":\t") else {
+                continue;
+            };
+            let (op, operands) = code.split_once(char::is_whitespace).unwrap_or((code, ""));
+            let operands = operands.trim();
+            if operands.contains("%fs:") {
+                failures.push(format!(
+                    "thread-local storage: {code} in {}",
+                    call_path(&caller, function)
+                ));
+            }
+            if op == "mov"
+                && operands.contains("(%rip)")
+                && let Some(slot) = slot_of(operands)
+                && let Some(reg) = operands.split(',').nth(1)
+            {
+                let reg = reg.split_whitespace().next().unwrap_or("").to_owned();
+                loaded.insert(reg, slot);
+            }
+            if op != "call" && op != "jmp" {
+                continue;
+            }
+            let target =
+                if let Some(reg) = operands.strip_prefix('*').filter(|r| r.starts_with('%')) {
+                    if op == "jmp" {
+                        continue; // a jump table inside the function
+                    }
+                    loaded
+                        .get(reg.trim())
+                        .and_then(|slot| got.get(slot))
+                        .copied()
+                } else if operands.starts_with("*0x") && operands.contains("(%rip)") {
+                    slot_of(operands).and_then(|slot| got.get(&slot)).copied()
+                } else if let Some((addr, target)) = operands.split_once(" <") {
+                    if target.contains("+0x") {
+                        continue; // a jump inside a function
+                    }
+                    u64::from_str_radix(addr.trim(), 16).ok()
+                } else {
+                    None
+                };
+            let Some(target) = target.filter(|t| functions.contains_key(t)) else {
+                failures.push(format!(
+                    "a call that cannot be followed: {code} in {}",
+                    call_path(&caller, function)
+                ));
+                continue;
+            };
+            let target_name = name(target);
+            if function == entry && target_name == "_start" {
+                continue; // the hand-over to the C library
+            }
+            if is_panic(target_name) || !seen.insert(target) {
+                continue;
+            }
+            caller.insert(target, function);
+            // Rust functions are demangled to paths; C functions are not.
+            if !target_name.contains("::") {
+                failures.push(format!(
+                    "calls the C function: {}",
+                    call_path(&caller, target)
+                ));
+                continue;
+            }
+            todo.push(target);
+        }
+    }
+    assert!(
+        seen.iter()
+            .any(|&f| name(f) == "aileron_shim::prestart::run"),
+        "the entry point does not reach prestart::run"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
