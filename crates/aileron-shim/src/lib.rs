@@ -8,6 +8,8 @@
 //!
 //! Start-up is lean: no async runtime, no argument-parsing library, and the
 //! compiled policy comes from the on-disk cache when its sources are unchanged.
+//! Under a launch session a `-c` line does not even reach [`main`]: the
+//! binary's entry point asks the session first ([`prestart`], x86-64 Linux).
 
 #[cfg(all(
     target_os = "linux",
