@@ -587,6 +587,55 @@ fn bash_s_option_forms_are_read_as_bash_reads_them() {
     }
 }
 
+/// Under GBK, Big5 or Shift_JIS bash reads `中\;` as a character and a
+/// command separator where the analysis reads an escaped `;`. The shim
+/// refuses to run under such a locale (or with `LOCPATH`, which can give
+/// any locale name such a character set), called directly and in a session.
+#[test]
+fn a_locale_whose_characters_can_hide_shell_syntax_is_refused() {
+    let p = Project::new(ALLOW_ALL);
+    let session = support::LaunchSession::start(&p);
+    let cases: &[(&str, &str)] = &[
+        ("LANG", "zh_CN.GBK"),
+        ("LC_ALL", "zh_TW.BIG5"),
+        ("LC_CTYPE", "ja_JP.SJIS"),
+        ("LOCPATH", "/tmp/locales"),
+    ];
+    for (variable, value) in cases {
+        for in_session in [false, true] {
+            let mut shim = if in_session {
+                session.shim(&p, &["-c", "touch made"])
+            } else {
+                p.shim(&["-c", "touch made"])
+            };
+            // The test environment's `LC_ALL=C` would win over the others.
+            let out = run_no_tty(shim.env_remove("LC_ALL").env(variable, value));
+            let err = text(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(126),
+                "{variable}={value} ({in_session}): {:?} {err}",
+                out.status
+            );
+            assert!(
+                err.starts_with("aileron: denied: ") && err.contains(variable),
+                "{variable}={value}: {err}"
+            );
+            assert!(!p.path("made").exists(), "{variable}={value}: it ran");
+        }
+    }
+    // A UTF-8 or single-byte locale runs as usual.
+    for (variable, value) in [("LANG", "C.UTF-8"), ("LC_ALL", "en_US.ISO-8859-1")] {
+        let out = run_no_tty(session.shim(&p, &["-c", "echo ok"]).env(variable, value));
+        assert_eq!(
+            text(&out.stdout),
+            "ok\n",
+            "{variable}={value}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 /// The same corpus asked of a launch session, as an agent's shell asks it
 /// (the shim's early path, before its C library starts).
 #[test]
@@ -1085,8 +1134,17 @@ fn the_early_path_never_calls_into_the_c_library() {
                 } else if operands.starts_with("*0x") && operands.contains("(%rip)") {
                     slot_of(operands).and_then(|slot| got.get(&slot)).copied()
                 } else if let Some((addr, target)) = operands.split_once(" <") {
-                    if target.contains("+0x") {
-                        continue; // a jump inside a function
+                    if let Some((base, _)) = target.split_once("+0x") {
+                        if op == "jmp" && base == name(function) {
+                            continue; // a jump inside this function
+                        }
+                        // Into the middle of something: a PLT stub, such
+                        // as the IFUNC slots `memcpy` goes through.
+                        failures.push(format!(
+                            "a call to no function's start: {code} in {}",
+                            call_path(&caller, function)
+                        ));
+                        continue;
                     }
                     u64::from_str_radix(addr.trim(), 16).ok()
                 } else {

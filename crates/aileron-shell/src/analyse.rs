@@ -1092,6 +1092,28 @@ impl<'c> Walker<'c> {
         sc.reads.push(abs);
     }
 
+    /// Tags `opaque` for an assignment after which bash may read the rest
+    /// of the line in another character set (see [`crate::locale`]).
+    fn locale_change(sc: &mut SimpleCommand, name: &str, value: &Word) {
+        let note = if name == "LOCPATH" {
+            "`LOCPATH` makes programs read character sets from files the analysis cannot check"
+                .to_owned()
+        } else if !crate::locale::CTYPE_VARIABLES.contains(&name) {
+            return;
+        } else if value.dynamic {
+            format!("the locale in `{name}` is not known before it runs")
+        } else if !crate::locale::is_safe(&value.text) {
+            format!(
+                "`{name}={}` selects a character set in which shell syntax can hide inside a multibyte character",
+                value.text
+            )
+        } else {
+            return;
+        };
+        add_tag(&mut sc.tags, tags::OPAQUE);
+        sc.notes.push(note);
+    }
+
     /// Tags `env-exec` for an assignment that makes programs run others,
     /// and queues the command line in its value.
     fn env_exec(
@@ -1245,6 +1267,7 @@ impl<'c> Walker<'c> {
         for a in &p.assigns {
             sc.env_changes.push(a.name.clone());
             Self::env_exec(&mut sc, &a.name, &a.value, &mut lines);
+            Self::locale_change(&mut sc, &a.name, &a.value);
         }
         for n in &facts.env_changes {
             sc.env_changes.push(n.clone());
@@ -1259,6 +1282,7 @@ impl<'c> Walker<'c> {
                     ..Word::default()
                 };
                 Self::env_exec(&mut sc, name, &value, &mut lines);
+                Self::locale_change(&mut sc, name, &value);
             }
         }
         dedup(&mut sc.env_changes);

@@ -22,6 +22,7 @@ mod analyse;
 mod classify;
 pub mod harness;
 pub mod invocation;
+pub mod locale;
 mod paths;
 mod prescan;
 mod words;

@@ -649,6 +649,38 @@ fn wrappers_are_peeled() {
     ]);
 }
 
+/// Under a locale whose multibyte characters can end in `\` (GBK, Big5,
+/// Shift_JIS, ...) bash reads `中\;` as a character and a separator, the
+/// analysis an escaped `;`: a line that selects one is opaque.
+#[test]
+fn locales_that_hide_shell_syntax_are_opaque() {
+    table(&[
+        (
+            "LC_ALL=zh_CN.GBK bash -c 'echo hi'",
+            &[E::Tag("bash", tags::OPAQUE), E::Note("character set")],
+        ),
+        (
+            "export LANG=zh_TW.BIG5; echo hi",
+            &[E::Tag("export", tags::OPAQUE)],
+        ),
+        (
+            "env LC_CTYPE=ja_JP.SJIS bash x.sh",
+            &[E::AnyTag(tags::OPAQUE)],
+        ),
+        (
+            "LOCPATH=./loc bash -c 'echo hi'",
+            &[E::Tag("bash", tags::OPAQUE)],
+        ),
+        ("LANG=$L bash -c 'echo hi'", &[E::Tag("bash", tags::OPAQUE)]),
+        ("LC_ALL=C.UTF-8 sort x", &[E::NoTag("sort", tags::OPAQUE)]),
+        (
+            "LANG=en_US.UTF-8 git status",
+            &[E::NoTag("git", tags::OPAQUE)],
+        ),
+        ("LC_ALL=C ls", &[E::NoTag("ls", tags::OPAQUE)]),
+    ]);
+}
+
 #[test]
 fn shell_payloads_are_parsed() {
     table(&[

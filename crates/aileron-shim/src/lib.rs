@@ -43,7 +43,13 @@ pub fn main() -> u8 {
             ));
         }
     };
-    let line = match invocation::parse(&args) {
+    let invocation = invocation::parse(&args);
+    if invocation != Invocation::Probe
+        && let Some(why) = unsafe_locale()
+    {
+        return deny(&format!("aileron: denied: {why}"));
+    }
+    let line = match invocation {
         Invocation::Probe => return exec(&standalone_shell(), &arg0, &args),
         Invocation::Command(cmd) => harness::unwrap(&cmd).unwrap_or(cmd),
         Invocation::Script(path) => match std::fs::read_to_string(cwd.join(&path)) {
@@ -95,6 +101,18 @@ pub fn main() -> u8 {
         return deny(response.message.as_deref().unwrap_or("aileron: denied"));
     }
     exec(&response.real_shell, &arg0, &args)
+}
+
+/// Why bash would read the line in another character set than the
+/// analysis does, if it would (see `aileron_shell::locale`).
+fn unsafe_locale() -> Option<String> {
+    let vars: Vec<(&str, String)> = ["LOCPATH", "LC_ALL", "LC_CTYPE", "LANG"]
+        .into_iter()
+        .filter_map(|k| Some((k, std::env::var_os(k)?.to_string_lossy().into_owned())))
+        .collect();
+    aileron_shell::locale::unsafe_environment(|k| {
+        vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str())
+    })
 }
 
 fn standalone(cwd: PathBuf) -> Decider {

@@ -61,6 +61,9 @@ pub unsafe extern "C" fn run(stack: *mut usize) {
         let Some(socket) = env_value(envp, b"AILERON_SOCKET=") else {
             return;
         };
+        if !plain_locale(envp) {
+            return;
+        }
         let request = &mut *core::ptr::addr_of_mut!(REQUEST);
         let reply = &mut *core::ptr::addr_of_mut!(REPLY);
         let Some(len) = write_request(request, argc, argv.cast_const()) else {
@@ -290,6 +293,75 @@ unsafe fn env_value(envp: *const *const u8, prefix: &[u8]) -> Option<*const u8> 
         }
         i += 1;
     }
+}
+
+/// Whether the environment's character set is one bash reads as the
+/// analysis does, at a glance: no `LOCPATH`, and the first of `LC_ALL`,
+/// `LC_CTYPE` and `LANG` that is set is `C`, `POSIX` or a UTF-8 locale.
+/// Anything else goes to the full shim, which looks closer
+/// (`aileron_shell::locale`).
+///
+/// # Safety
+/// `envp` is a NULL-terminated array of NUL-terminated strings.
+unsafe fn plain_locale(envp: *const *const u8) -> bool {
+    // SAFETY: the caller's contract, for each lookup.
+    unsafe {
+        if env_value(envp, b"LOCPATH=").is_some() {
+            return false;
+        }
+        let value = match env_value(envp, b"LC_ALL=") {
+            Some(v) => v,
+            None => match env_value(envp, b"LC_CTYPE=") {
+                Some(v) => v,
+                None => match env_value(envp, b"LANG=") {
+                    Some(v) => v,
+                    None => return true,
+                },
+            },
+        };
+        let value = c_bytes(value);
+        same(value, b"C")
+            || same(value, b"POSIX")
+            || contains_lowercased(value, b"utf-8")
+            || contains_lowercased(value, b"utf8")
+    }
+}
+
+// Plain loops: in an unoptimized build, a closure that captures more than
+// 32 bytes is copied with `memcpy`.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if load(a, i) != load(b, i) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `hay`, lowercased, contains `needle` (lowercase).
+fn contains_lowercased(hay: &[u8], needle: &[u8]) -> bool {
+    let Some(last) = hay.len().checked_sub(needle.len()) else {
+        return false;
+    };
+    let mut at = 0;
+    while at <= last {
+        let mut j = 0;
+        while j < needle.len()
+            && load(hay, at + j).map(|b| b.to_ascii_lowercase()) == load(needle, j)
+        {
+            j += 1;
+        }
+        if j == needle.len() {
+            return true;
+        }
+        at += 1;
+    }
+    false
 }
 
 /// The bytes of a NUL-terminated string, without the NUL.
@@ -566,6 +638,29 @@ mod tests {
             unsafe { env_value(ptrs.as_ptr(), b"AILERON_SOCKET=") },
             None
         );
+    }
+
+    #[test]
+    fn only_a_plain_locale_stays_on_the_early_path() {
+        let plain = |vars: &[&str]| {
+            let env: Vec<CString> = vars.iter().map(|v| CString::new(*v).unwrap()).collect();
+            let mut ptrs: Vec<*const u8> = env.iter().map(|a| a.as_ptr().cast()).collect();
+            ptrs.push(std::ptr::null());
+            // SAFETY: a NULL-terminated array of live strings.
+            unsafe { plain_locale(ptrs.as_ptr()) }
+        };
+        assert!(plain(&[]));
+        assert!(plain(&["LANG=C.UTF-8"]));
+        assert!(plain(&["LANG=en_US.utf8"]));
+        assert!(plain(&["LC_ALL=C", "LANG=zh_CN.GBK"]));
+        assert!(plain(&["LC_ALL=", "LANG=POSIX"]));
+        assert!(!plain(&["LANG=zh_CN.GBK"]));
+        assert!(!plain(&["LC_CTYPE=zh_TW", "LANG=en_US.UTF-8"]));
+        assert!(
+            !plain(&["LANG=en_US"]),
+            "not UTF-8: the full shim looks closer"
+        );
+        assert!(!plain(&["LANG=C.UTF-8", "LOCPATH=/tmp/loc"]));
     }
 
     #[test]
