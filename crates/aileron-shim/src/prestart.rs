@@ -8,8 +8,8 @@
 //! pays it again. So `aileron-sh`'s entry point calls [`run`] first: it does
 //! the round trip with raw system calls and execs the real shell or refuses.
 //! Whatever it does not handle (no session, a form other than `-c`,
-//! arguments that are not UTF-8, any failure before the session has the
-//! whole request) returns, and the C library and `main` start as before;
+//! arguments that are not UTF-8, a locale other than C, POSIX or UTF-8,
+//! any failure before the session has the whole request) returns, and the C library and `main` start as before;
 //! `main` then asks the session in JSON, or decides on its own. Once the
 //! session has the request it may have decided, recorded and prompted, so
 //! a missing or unreadable answer is then a refusal, never a second ask.
@@ -30,7 +30,12 @@
 //!   (slices are read with `get`, arithmetic is checked);
 //! - buffers are statics, and bytes are read and written with volatile
 //!   accesses, which the optimizer cannot merge into a library call;
-//! - system calls are made with inline assembly.
+//! - system calls are made with inline assembly;
+//! - no closure that captures more than 32 bytes, and no value of that
+//!   size moved: unoptimized builds copy those with `memcpy`.
+//!
+//! `tests/shim.rs::the_early_path_never_calls_into_the_c_library` walks
+//! the binary's machine code from the entry point and fails on any of it.
 
 /// Room for the request: the header, working directory and arguments.
 /// A larger request is left to the full shim.
