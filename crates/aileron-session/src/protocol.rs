@@ -176,21 +176,26 @@ pub enum ShimReply {
 }
 
 impl ShimReply {
+    /// The first byte of each kind of reply.
+    pub const EXEC: u8 = b'x';
+    pub const REFUSE: u8 = b'd';
+    pub const FULL_SHIM: u8 = b'f';
+
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
             ShimReply::Exec { shell, arg0 } => {
-                out.push(b'x');
+                out.push(Self::EXEC);
                 for field in [shell, arg0] {
                     out.extend_from_slice(field.as_bytes());
                     out.push(0);
                 }
             }
             ShimReply::Refuse(message) => {
-                out.push(b'd');
+                out.push(Self::REFUSE);
                 out.extend_from_slice(message.trim_end_matches('\n').as_bytes());
             }
-            ShimReply::FullShim => out.push(b'f'),
+            ShimReply::FullShim => out.push(Self::FULL_SHIM),
         }
         out
     }

@@ -42,9 +42,9 @@ struct Pool {
 }
 
 impl Pool {
-    /// Starts a thread that waits in `accept`; false when none can be
-    /// started (connections then queue until a busy thread comes back).
-    fn start_thread(self: &Arc<Self>) -> bool {
+    /// Starts a thread that waits in `accept`. When none can be started,
+    /// connections queue until a busy thread comes back.
+    fn start_thread(self: &Arc<Self>) {
         self.waiting.fetch_add(1, Ordering::SeqCst);
         let pool = Arc::clone(self);
         let started = std::thread::Builder::new()
@@ -53,7 +53,6 @@ impl Pool {
         if started.is_err() {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
         }
-        started.is_ok()
     }
 
     fn work(self: Arc<Self>) {
@@ -138,7 +137,7 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
         return ShimReply::FullShim;
     };
     let req = Request {
-        line: harness::unwrap(&cmd).unwrap_or(cmd),
+        line: harness::model_command(cmd),
         cwd: call.cwd,
         argv: call.args,
         ..Request::default()

@@ -3,6 +3,13 @@
 //! recognizes the known wrappers exactly and decides what they wrap. A line
 //! that is not exactly a known wrapper is decided as it is.
 
+/// The line to decide for a shell's `-c` text: the model's command when
+/// it is in a known agent wrapper, the text itself otherwise. The shim and
+/// the launch session both decide this, so they decide the same line.
+pub fn model_command(text: String) -> String {
+    unwrap(&text).unwrap_or(text)
+}
+
 /// The model's command inside a known agent wrapper, if `line` is one.
 pub fn unwrap(line: &str) -> Option<String> {
     claude_code(line).or_else(|| gemini_cli(line))

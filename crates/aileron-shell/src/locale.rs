@@ -47,7 +47,7 @@ pub fn is_safe(name: &str) -> bool {
 
 /// Why a process environment's locale makes bash read a line differently
 /// from the analysis, if it does: `get` looks up a variable.
-pub fn unsafe_environment<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<String> {
+pub fn unsafe_environment(get: impl Fn(&str) -> Option<String>) -> Option<String> {
     if get("LOCPATH").is_some_and(|v| !v.is_empty()) {
         return Some(
             "`LOCPATH` is set: bash would read its character set from locale files the analysis cannot check".to_owned(),
@@ -56,7 +56,7 @@ pub fn unsafe_environment<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<S
     let (variable, value) = CTYPE_VARIABLES
         .iter()
         .find_map(|v| get(v).filter(|x| !x.is_empty()).map(|x| (*v, x)))?;
-    (!is_safe(value)).then(|| {
+    (!is_safe(&value)).then(|| {
         format!(
             "the locale `{variable}={value}` has a character set in which shell syntax can hide inside a multibyte character; use a UTF-8 locale"
         )
@@ -113,7 +113,12 @@ mod tests {
     #[test]
     fn the_first_locale_variable_set_decides_and_locpath_is_refused() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v)
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
         };
         assert_eq!(unsafe_environment(env(&[])), None);
         assert_eq!(unsafe_environment(env(&[("LANG", "en_US.UTF-8")])), None);

@@ -51,7 +51,7 @@ pub fn main() -> u8 {
     }
     let line = match invocation {
         Invocation::Probe => return exec(&standalone_shell(), &arg0, &args),
-        Invocation::Command(cmd) => harness::unwrap(&cmd).unwrap_or(cmd),
+        Invocation::Command(cmd) => harness::model_command(cmd),
         Invocation::Script(path) => match std::fs::read_to_string(cwd.join(&path)) {
             Ok(text) => text,
             // What cannot be read cannot be checked.
@@ -106,12 +106,8 @@ pub fn main() -> u8 {
 /// Why bash would read the line in another character set than the
 /// analysis does, if it would (see `aileron_shell::locale`).
 fn unsafe_locale() -> Option<String> {
-    let vars: Vec<(&str, String)> = ["LOCPATH", "LC_ALL", "LC_CTYPE", "LANG"]
-        .into_iter()
-        .filter_map(|k| Some((k, std::env::var_os(k)?.to_string_lossy().into_owned())))
-        .collect();
     aileron_shell::locale::unsafe_environment(|k| {
-        vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str())
+        std::env::var_os(k).map(|v| v.to_string_lossy().into_owned())
     })
 }
 

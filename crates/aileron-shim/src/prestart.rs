@@ -37,6 +37,9 @@
 //! `tests/shim.rs::the_early_path_never_calls_into_the_c_library` walks
 //! the binary's machine code from the entry point and fails on any of it.
 
+use aileron_session::{ShimCall, ShimReply};
+use aileron_shell::locale::CTYPE_VARIABLES;
+
 /// Room for the request: the header, working directory and arguments.
 /// A larger request is left to the full shim.
 const REQUEST_CAP: usize = 256 * 1024;
@@ -63,7 +66,7 @@ pub unsafe extern "C" fn run(stack: *mut usize) {
         }
         let argv = stack.add(1).cast::<*const u8>();
         let envp = argv.add(argc.saturating_add(1)).cast_const();
-        let Some(socket) = env_value(envp, b"AILERON_SOCKET=") else {
+        let Some(socket) = env_value(envp, b"AILERON_SOCKET") else {
             return;
         };
         if !plain_locale(envp) {
@@ -155,7 +158,7 @@ enum Reply<'a> {
 /// Reads a reply as `ShimReply::encode` writes it.
 fn parse_reply(reply: &[u8]) -> Reply<'_> {
     match load(reply, 0) {
-        Some(b'x') => {
+        Some(ShimReply::EXEC) => {
             let Some(end) = find_nul(reply, 1) else {
                 return Reply::Unreadable;
             };
@@ -170,8 +173,8 @@ fn parse_reply(reply: &[u8]) -> Reply<'_> {
             }
         }
         // A message longer than the buffer is printed as far as it goes.
-        Some(b'd') => Reply::Refuse(reply.get(1..).unwrap_or_default()),
-        Some(b'f' | b'{') => Reply::FullShim,
+        Some(ShimReply::REFUSE) => Reply::Refuse(reply.get(1..).unwrap_or_default()),
+        Some(ShimReply::FULL_SHIM | b'{') => Reply::FullShim,
         _ => Reply::Unreadable,
     }
 }
@@ -183,7 +186,7 @@ fn parse_reply(reply: &[u8]) -> Reply<'_> {
 /// # Safety
 /// `argv` holds `argc` pointers to NUL-terminated strings.
 unsafe fn write_request(buf: &mut [u8], argc: usize, argv: *const *const u8) -> Option<usize> {
-    let mut len = put(buf, 0, b"aileron-sh 1\n")?;
+    let mut len = put(buf, 0, ShimCall::MAGIC)?;
     len = put_decimal(buf, len, argc)?;
     len = put(buf, len, b"\n")?;
     let rest = buf.get_mut(len..)?;
@@ -271,12 +274,12 @@ fn exchange(
     }
 }
 
-/// The value of the environment variable `prefix` (`NAME=`) names, if it
-/// is set and not empty, as a NUL-terminated string.
+/// The value of the environment variable `name`, if it is set and not
+/// empty, as a NUL-terminated string.
 ///
 /// # Safety
 /// `envp` is a NULL-terminated array of NUL-terminated strings.
-unsafe fn env_value(envp: *const *const u8, prefix: &[u8]) -> Option<*const u8> {
+unsafe fn env_value(envp: *const *const u8, name: &[u8]) -> Option<*const u8> {
     let mut i = 0;
     loop {
         // SAFETY: the caller's contract; the NULL entry ends the loop.
@@ -285,14 +288,16 @@ unsafe fn env_value(envp: *const *const u8, prefix: &[u8]) -> Option<*const u8> 
             return None;
         }
         // SAFETY: `entry` is NUL-terminated, so the first mismatch (at
-        // the latest its NUL) stops the comparison inside it.
-        let matches = prefix
+        // the latest its NUL) stops the comparison inside it; after a
+        // whole match, the byte after the name is inside it too.
+        let matches = name
             .iter()
             .enumerate()
-            .all(|(j, &b)| unsafe { core::ptr::read_volatile(entry.add(j)) } == b);
+            .all(|(j, &b)| unsafe { core::ptr::read_volatile(entry.add(j)) } == b)
+            && unsafe { core::ptr::read_volatile(entry.add(name.len())) } == b'=';
         if matches {
-            // SAFETY: the whole prefix matched, so its end is inside the string.
-            let value = unsafe { entry.add(prefix.len()) };
+            // SAFETY: `NAME=` matched, so the value (at least its NUL) follows.
+            let value = unsafe { entry.add(name.len() + 1) };
             // SAFETY: as above; an empty value is its NUL.
             return (unsafe { core::ptr::read_volatile(value) } != 0).then_some(value);
         }
@@ -311,24 +316,19 @@ unsafe fn env_value(envp: *const *const u8, prefix: &[u8]) -> Option<*const u8> 
 unsafe fn plain_locale(envp: *const *const u8) -> bool {
     // SAFETY: the caller's contract, for each lookup.
     unsafe {
-        if env_value(envp, b"LOCPATH=").is_some() {
+        if env_value(envp, b"LOCPATH").is_some() {
             return false;
         }
-        let value = match env_value(envp, b"LC_ALL=") {
-            Some(v) => v,
-            None => match env_value(envp, b"LC_CTYPE=") {
-                Some(v) => v,
-                None => match env_value(envp, b"LANG=") {
-                    Some(v) => v,
-                    None => return true,
-                },
-            },
-        };
-        let value = c_bytes(value);
-        same(value, b"C")
-            || same(value, b"POSIX")
-            || contains_lowercased(value, b"utf-8")
-            || contains_lowercased(value, b"utf8")
+        for variable in &CTYPE_VARIABLES {
+            if let Some(value) = env_value(envp, variable.as_bytes()) {
+                let value = c_bytes(value);
+                return same(value, b"C")
+                    || same(value, b"POSIX")
+                    || contains_lowercased(value, b"utf-8")
+                    || contains_lowercased(value, b"utf8");
+            }
+        }
+        true
     }
 }
 
@@ -557,7 +557,6 @@ mod sys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aileron_session::{ShimCall, ShimReply};
     use std::ffi::CString;
 
     #[test]
@@ -633,16 +632,13 @@ mod tests {
         let mut ptrs: Vec<*const u8> = env.iter().map(|a| a.as_ptr().cast()).collect();
         ptrs.push(std::ptr::null());
         // SAFETY: a NULL-terminated array of live strings.
-        let value = unsafe { env_value(ptrs.as_ptr(), b"AILERON_SOCKET=") }.unwrap();
+        let value = unsafe { env_value(ptrs.as_ptr(), b"AILERON_SOCKET") }.unwrap();
         // SAFETY: points into a live NUL-terminated string.
         assert_eq!(unsafe { c_bytes(value) }, b"/run/s.sock");
         let empty = [CString::new("AILERON_SOCKET=").unwrap()];
         let ptrs = [empty[0].as_ptr().cast::<u8>(), std::ptr::null()];
         // SAFETY: as above.
-        assert_eq!(
-            unsafe { env_value(ptrs.as_ptr(), b"AILERON_SOCKET=") },
-            None
-        );
+        assert_eq!(unsafe { env_value(ptrs.as_ptr(), b"AILERON_SOCKET") }, None);
     }
 
     #[test]
