@@ -64,6 +64,13 @@ impl FakeSession {
         FakeSession { socket, received }
     }
 
+    /// `aileron-sh ARGS` in `p`, asking this session.
+    fn shim(&self, p: &Project, args: &[&str]) -> std::process::Command {
+        let mut cmd = p.shim(args);
+        cmd.env("AILERON_SOCKET", &self.socket);
+        cmd
+    }
+
     /// Every request received so far.
     fn requests(&self) -> Vec<Received> {
         self.received.try_iter().collect()
@@ -106,11 +113,7 @@ fn the_shim_sends_its_arguments_and_directory_and_runs_the_shell_it_is_told() {
     let p = Project::new(ALLOW_ALL);
     let session = FakeSession::start(&p, vec![exec_bash("/bin/bash")]);
     let script = r#"printf '%s|' "$0" "$1" "$PWD"; exit 3"#;
-    let out = run(
-        p.shim(&["-c", script, "zero", "one"])
-            .env("AILERON_SOCKET", &session.socket),
-        b"",
-    );
+    let out = run(&mut session.shim(&p, &["-c", script, "zero", "one"]), b"");
     let bash = run(&mut p.bash(&["-c", script, "zero", "one"]), b"");
     assert_eq!(text(&out.stdout), text(&bash.stdout));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
@@ -128,8 +131,7 @@ fn the_session_names_the_shell_s_argv0_so_a_login_shell_stays_one() {
     let p = Project::new(ALLOW_ALL);
     let session = FakeSession::start(&p, vec![exec_bash("-bash")]);
     let out = run(
-        p.shim(&["-c", "shopt -q login_shell && echo login"])
-            .env("AILERON_SOCKET", &session.socket),
+        &mut session.shim(&p, &["-c", "shopt -q login_shell && echo login"]),
         b"",
     );
     assert_eq!(text(&out.stdout), "login\n", "{}", text(&out.stderr));
@@ -140,10 +142,7 @@ fn a_refusal_is_printed_as_one_line_and_nothing_runs() {
     let p = Project::new(ALLOW_ALL);
     let message = "aileron: denied: no writes here (rule no-writes)";
     let session = FakeSession::start(&p, vec![Answer::Raw(ShimReply::Refuse(message.into()))]);
-    let out = run_no_tty(
-        p.shim(&["-c", "touch made"])
-            .env("AILERON_SOCKET", &session.socket),
-    );
+    let out = run_no_tty(&mut session.shim(&p, &["-c", "touch made"]));
     assert_eq!(out.status.code(), Some(126));
     assert_eq!(text(&out.stderr), format!("{message}\n"));
     assert!(out.stdout.is_empty());
@@ -158,10 +157,7 @@ fn a_shell_that_cannot_be_started_is_a_refusal() {
         arg0: "/nonexistent/bash".into(),
     };
     let session = FakeSession::start(&p, vec![Answer::Raw(reply)]);
-    let out = run_no_tty(
-        p.shim(&["-c", "true"])
-            .env("AILERON_SOCKET", &session.socket),
-    );
+    let out = run_no_tty(&mut session.shim(&p, &["-c", "true"]));
     assert_eq!(out.status.code(), Some(126));
     assert_eq!(
         text(&out.stderr),
@@ -176,10 +172,7 @@ fn what_the_session_leaves_to_the_full_shim_is_asked_again_in_json() {
         &p,
         vec![Answer::Raw(ShimReply::FullShim), Answer::Json(allow_json())],
     );
-    let out = run_no_tty(
-        p.shim(&["-c", "echo asked twice"])
-            .env("AILERON_SOCKET", &session.socket),
-    );
+    let out = run_no_tty(&mut session.shim(&p, &["-c", "echo asked twice"]));
     assert_eq!(text(&out.stdout), "asked twice\n", "{}", text(&out.stderr));
     let requests = session.requests();
     let [Received::Raw(_), Received::Json(json)] = &requests[..] else {
@@ -196,10 +189,7 @@ fn what_the_session_leaves_to_the_full_shim_is_asked_again_in_json() {
 fn a_session_that_hangs_up_after_the_request_is_a_refusal() {
     let p = Project::new(ALLOW_ALL);
     let session = FakeSession::start(&p, vec![Answer::HangUp, Answer::Json(allow_json())]);
-    let out = run_no_tty(
-        p.shim(&["-c", "touch made"])
-            .env("AILERON_SOCKET", &session.socket),
-    );
+    let out = run_no_tty(&mut session.shim(&p, &["-c", "touch made"]));
     assert_eq!(out.status.code(), Some(126));
     assert_eq!(
         text(&out.stderr),
@@ -220,10 +210,7 @@ fn a_refusal_longer_than_the_early_path_s_buffer_is_printed_as_far_as_it_goes() 
             Answer::Json(allow_json()),
         ],
     );
-    let out = run_no_tty(
-        p.shim(&["-c", "touch made"])
-            .env("AILERON_SOCKET", &session.socket),
-    );
+    let out = run_no_tty(&mut session.shim(&p, &["-c", "touch made"]));
     assert_eq!(out.status.code(), Some(126));
     let err = text(&out.stderr);
     assert!(
@@ -247,10 +234,7 @@ fn a_session_that_answers_in_json_is_asked_in_json() {
         &p,
         vec![Answer::Json(malformed), Answer::Json(allow_json())],
     );
-    let out = run_no_tty(
-        p.shim(&["-c", "echo again"])
-            .env("AILERON_SOCKET", &session.socket),
-    );
+    let out = run_no_tty(&mut session.shim(&p, &["-c", "echo again"]));
     assert_eq!(text(&out.stdout), "again\n", "{}", text(&out.stderr));
     assert_eq!(session.requests().len(), 2);
 }
@@ -262,10 +246,8 @@ fn arguments_too_long_for_the_early_path_go_to_the_full_shim() {
     // Linux takes at most 128 KiB per argument; three of 100 KiB are more
     // than the early path's room.
     let word = "x".repeat(100 * 1024);
-    let out = run_no_tty(
-        p.shim(&["-c", r#"printf %s "$@""#, "_", &word, &word, &word])
-            .env("AILERON_SOCKET", &session.socket),
-    );
+    let out =
+        run_no_tty(&mut session.shim(&p, &["-c", r#"printf %s "$@""#, "_", &word, &word, &word]));
     assert_eq!(out.stdout.len(), 300 * 1024, "{}", text(&out.stderr));
     let requests = session.requests();
     assert!(
