@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use brush_parser::ast;
 
-use crate::classify::{self, Cd, Facts, Inner, PathRef};
+use crate::classify::{self, Cd, Facts, Inner, PathRef, wrappers};
 use crate::paths;
 use crate::prescan;
 use crate::tags;
@@ -335,6 +335,13 @@ struct Walker<'c> {
     /// Redirect targets of enclosing compound commands: a resolved path, or
     /// why it is not known.
     inherited: Vec<Result<String, String>>,
+    /// Variables this line sets to values that bash would run code from if
+    /// they were evaluated as arithmetic or as a name (`a[$(cmd)]`), or
+    /// whose value is not known. Variables the line never sets come from
+    /// the environment the agent was started with.
+    tainted: Vec<String>,
+    /// The line sets `CDPATH`: `cd NAME` may go anywhere after that.
+    cdpath: bool,
 }
 
 impl<'c> Walker<'c> {
@@ -348,6 +355,95 @@ impl<'c> Walker<'c> {
             func: None,
             bombs: Vec::new(),
             inherited: Vec::new(),
+            tainted: Vec::new(),
+            cdpath: false,
+        }
+    }
+
+    /// Records that the line sets `name`; `clean` when its value is a
+    /// literal bash cannot run anything from.
+    fn set_var(&mut self, name: &str, clean: bool) {
+        let name = name.split('[').next().unwrap_or(name);
+        if clean {
+            self.tainted.retain(|t| t != name);
+        } else if !self.tainted.iter().any(|t| t == name) {
+            self.tainted.push(name.to_owned());
+        }
+    }
+
+    /// Why bash could run a command while evaluating `text` as arithmetic
+    /// (an array subscript in a value is expanded again), if it could.
+    fn arith_risk(&self, text: &str) -> Option<String> {
+        if text.contains('`') || text.contains("$(") {
+            return Some(format!(
+                "`{text}` is evaluated as arithmetic, which runs the commands in it"
+            ));
+        }
+        if text.contains(['\'', '"', '\\']) && text.contains('[') {
+            return Some(format!("`{text}` hides a subscript from the analysis"));
+        }
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_alphabetic() || c == b'_' {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let name = &text[start..i];
+                if self.tainted.iter().any(|t| t == name) {
+                    return Some(format!(
+                        "the value of `{name}` is evaluated as arithmetic and is not known to be a number"
+                    ));
+                }
+            } else if c.is_ascii_digit() {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'#')
+                {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        None
+    }
+
+    /// Why evaluating the variable name in `w` (`NAME`, `NAME[SUB]`,
+    /// `NAME[SUB]=value`) could run a command, if it could.
+    fn name_risk(&self, w: &Word, off: usize) -> Option<String> {
+        let t = w.text.get(off..).unwrap_or("");
+        let name = match t.find('=') {
+            Some(eq) if !t[..eq].contains('[') || t[..eq].ends_with(']') => &t[..eq],
+            _ => t,
+        };
+        if w.literal_len() < off + name.len() {
+            return Some(format!(
+                "the variable name `{t}` is not known before it runs"
+            ));
+        }
+        let sub = name.split_once('[').map(|(_, s)| s)?;
+        self.arith_risk(sub)
+    }
+
+    /// A stand-in command for a compound construct (`((...))`, `[[...]]`)
+    /// the analysis cannot vouch for.
+    fn opaque_construct(&mut self, text: &str, parent: Option<usize>, why: String) {
+        self.out.push(SimpleCommand {
+            command: text.to_owned(),
+            binary: text.split_whitespace().next().unwrap_or("").to_owned(),
+            sensitivity: Sensitivity::Mutate,
+            tags: vec![tags::OPAQUE],
+            notes: vec![why],
+            parent,
+            ..SimpleCommand::default()
+        });
+    }
+
+    /// Checks arithmetic text found in a construct.
+    fn check_arith(&mut self, text: &str, parent: Option<usize>) {
+        if let Some(why) = self.arith_risk(text) {
+            self.opaque_construct(&format!("(( {text} ))"), parent, why);
         }
     }
 
@@ -563,6 +659,7 @@ impl<'c> Walker<'c> {
                 let text = span_str(src, &a.loc);
                 let arithmetic = text.is_some_and(|t| t.starts_with("((") && t.ends_with("))"));
                 if arithmetic {
+                    self.check_arith(&a.expr.value, e.parent);
                     self.text_subs(&a.expr.value, e);
                 } else {
                     let saved = self.cwd.clone();
@@ -575,6 +672,7 @@ impl<'c> Walker<'c> {
                     .into_iter()
                     .flatten()
                 {
+                    self.check_arith(&x.value, e.parent);
                     self.text_subs(&x.value, e);
                 }
                 self.list(&f.body.list, src, e);
@@ -586,9 +684,13 @@ impl<'c> Walker<'c> {
                 self.cwd = saved;
             }
             ast::CompoundCommand::ForClause(f) => {
+                let mut clean = true;
                 for w in f.values.iter().flatten() {
-                    self.word_subs(&w.value, e);
+                    let d = self.word_subs(&w.value, e);
+                    clean &= value_is_clean(&d);
                 }
+                // `for x;` walks the positional parameters.
+                self.set_var(&f.variable_name, clean && f.values.is_some());
                 self.list(&f.body.list, src, e);
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -641,23 +743,53 @@ impl<'c> Walker<'c> {
                 ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
                     stack.push(a)
                 }
-                ast::ExtendedTestExpr::UnaryTest(_, w) => self.word_subs(&w.value, env),
-                ast::ExtendedTestExpr::BinaryTest(_, l, r) => {
-                    self.word_subs(&l.value, env);
-                    self.word_subs(&r.value, env);
+                ast::ExtendedTestExpr::UnaryTest(op, w) => {
+                    let d = self.word_subs(&w.value, env);
+                    if matches!(
+                        op,
+                        ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                            | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                    ) && let Some(why) = self.name_risk(&d, 0)
+                    {
+                        self.opaque_construct(&format!("[[ -v {} ]]", w.value), env.parent, why);
+                    }
+                }
+                ast::ExtendedTestExpr::BinaryTest(op, l, r) => {
+                    let arithmetic = matches!(
+                        op,
+                        ast::BinaryPredicate::ArithmeticEqualTo
+                            | ast::BinaryPredicate::ArithmeticNotEqualTo
+                            | ast::BinaryPredicate::ArithmeticLessThan
+                            | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+                            | ast::BinaryPredicate::ArithmeticGreaterThan
+                            | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+                    );
+                    for side in [l, r] {
+                        let d = self.word_subs(&side.value, env);
+                        if arithmetic && let Some(why) = self.arith_risk(&d.text) {
+                            self.opaque_construct(
+                                &format!("[[ {} {op} {} ]]", l.value, r.value),
+                                env.parent,
+                                why,
+                            );
+                        }
+                    }
                 }
             }
         }
     }
 
-    /// Reports the command substitutions in a word.
-    fn word_subs(&mut self, raw: &str, env: Env) {
+    /// Reports the command substitutions in a word, and returns it decoded.
+    fn word_subs(&mut self, raw: &str, env: Env) -> Word {
         let mut subs = Vec::new();
         let w = self.word(raw, &mut subs);
         if w.broken
             && let Some(p) = env.parent
         {
             self.mark_opaque(p, format!("cannot decode `{raw}`"));
+        }
+        for a in &w.arith {
+            self.check_arith(a, env.parent);
         }
         for text in subs {
             self.line(
@@ -669,6 +801,7 @@ impl<'c> Walker<'c> {
                 Stdin::Default,
             );
         }
+        w
     }
 
     /// Reports the command substitutions in free text (arithmetic).
@@ -1045,7 +1178,14 @@ impl<'c> Walker<'c> {
         let relative =
             !text.starts_with('/') && !text.starts_with('~') && paths::home_rest(text).is_none();
         let cwd = base.or(self.cwd.as_deref()).unwrap_or(self.ctx.cwd);
-        let unknown = relative && base.is_none() && self.cwd.is_none();
+        // `~-` is `$OLDPWD`, `~+N` / `~-N` / `~N` entries of the directory stack.
+        let dir_stack = text.strip_prefix('~').is_some_and(|r| {
+            let head = r.split('/').next().unwrap_or("");
+            head.starts_with('-')
+                || (head.starts_with('+') && head.len() > 1)
+                || head.bytes().next().is_some_and(|b| b.is_ascii_digit())
+        });
+        let unknown = dir_stack || (relative && base.is_none() && self.cwd.is_none());
         (paths::resolve(text, cwd, &self.home), unknown)
     }
 
@@ -1085,7 +1225,13 @@ impl<'c> Walker<'c> {
         if text.is_empty() {
             return;
         }
-        let (abs, _) = self.resolve(text, base);
+        let (abs, unknown) = self.resolve(text, base);
+        if unknown {
+            add_tag(&mut sc.tags, tags::OPAQUE);
+            sc.notes.push(format!(
+                "the file `{text}` it reads is relative to a directory not known before it runs"
+            ));
+        }
         if paths::is_harmless_device(&abs) || sc.writes.contains(&abs) || sc.reads.contains(&abs) {
             return;
         }
@@ -1262,15 +1408,58 @@ impl<'c> Walker<'c> {
             sens = sens.max(Sensitivity::Mutate);
         }
 
+        // words the analysis must understand
+        let mut risks: Vec<String> = Vec::new();
+        for w in p.words.iter().chain(p.assigns.iter().map(|a| &a.value)) {
+            risks.extend(w.arith.iter().filter_map(|a| self.arith_risk(a)));
+        }
+        for &(i, off) in &facts.names {
+            if let Some(w) = words.get(i) {
+                risks.extend(self.name_risk(w, off));
+            }
+        }
+        for (i, w) in words
+            .iter()
+            .enumerate()
+            .take(facts.skip_from.min(words.len()))
+            .skip(1)
+        {
+            if w.dynamic && !w.procsub && !facts.data.contains(&i) {
+                risks.push(format!(
+                    "the argument `{}` is not known before it runs",
+                    w.text
+                ));
+            }
+        }
+        for why in risks {
+            add_tag(&mut sc.tags, tags::OPAQUE);
+            sc.notes.push(why);
+        }
+
         // environment
         let mut lines: Vec<(String, bool, String)> = Vec::new();
         for a in &p.assigns {
+            if p.words.is_empty() {
+                self.set_var(&a.name, value_is_clean(&a.value));
+            }
             sc.env_changes.push(a.name.clone());
             Self::env_exec(&mut sc, &a.name, &a.value, &mut lines);
             Self::locale_change(&mut sc, &a.name, &a.value);
         }
         for n in &facts.env_changes {
             sc.env_changes.push(n.clone());
+            let clean = facts.env_assigns.iter().any(|&i| {
+                words.get(i).is_some_and(|w| {
+                    wrappers::assignment_name(&w.text) == Some(n.as_str())
+                        && w.text.split_once('=').is_some_and(|(_, v)| {
+                            value_is_clean(&Word {
+                                text: v.to_owned(),
+                                ..w.clone()
+                            })
+                        })
+                })
+            });
+            self.set_var(n, clean);
         }
         for &i in &facts.env_assigns {
             let Some(w) = words.get(i) else { continue };
@@ -1286,6 +1475,7 @@ impl<'c> Walker<'c> {
             }
         }
         dedup(&mut sc.env_changes);
+        self.cdpath |= sc.env_changes.iter().any(|n| n == "CDPATH");
 
         // writes
         let base_text = facts.base.as_ref().and_then(|b| Self::path_text(b, words));
@@ -1372,8 +1562,15 @@ impl<'c> Walker<'c> {
             }
         }
         for pr in &facts.reads {
-            if let Some((text, false)) = Self::path_text(pr, words) {
-                self.add_read(&mut sc, &text, base.as_deref());
+            match Self::path_text(pr, words) {
+                Some((text, false)) => self.add_read(&mut sc, &text, base.as_deref()),
+                Some((text, true)) => {
+                    add_tag(&mut sc.tags, tags::OPAQUE);
+                    sc.notes.push(format!(
+                        "the file `{text}` it reads is not known before it runs"
+                    ));
+                }
+                None => {}
             }
         }
         for (i, w) in p
@@ -1568,6 +1765,13 @@ impl<'c> Walker<'c> {
             Some(Cd::Home) => self.cwd = Some(self.home.clone()),
             Some(Cd::Unknown) => self.cwd = None,
             Some(Cd::To(pr)) => match Self::path_text(pr, words) {
+                Some((t, false))
+                    if self.cdpath
+                        && !t.starts_with(['/', '.', '~'])
+                        && paths::home_rest(&t).is_none() =>
+                {
+                    self.cwd = None;
+                }
                 Some((t, false)) => {
                     let (abs, unknown) = self.resolve(&t, None);
                     self.cwd = if unknown { None } else { Some(abs) };
@@ -1576,6 +1780,12 @@ impl<'c> Walker<'c> {
             },
         }
     }
+}
+
+/// Is a value one bash cannot run anything from when it is evaluated as a
+/// name or arithmetic later (no expansion, subscript or glob)?
+fn value_is_clean(w: &Word) -> bool {
+    !w.dynamic && !w.broken && !w.text.contains(['[', '$', '`', '*', '?'])
 }
 
 fn add_tag(tags: &mut Vec<&'static str>, tag: &'static str) {

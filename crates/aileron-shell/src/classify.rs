@@ -10,8 +10,9 @@ mod files;
 mod git;
 mod interp;
 mod opts;
+mod tables;
 mod tools;
-mod wrappers;
+pub(crate) mod wrappers;
 
 use crate::Sensitivity;
 use crate::paths;
@@ -107,6 +108,14 @@ pub(crate) struct Facts {
     pub recursive_delete: bool,
     /// A database client: a here-document fed to it is SQL.
     pub sql: bool,
+    /// Arguments whose value may be unknown without harm (option values and
+    /// data operands): any other argument from an expansion makes the
+    /// command opaque.
+    pub data: Vec<usize>,
+    /// Arguments bash evaluates as variable names (`printf -v NAME`,
+    /// `read NAME`, `test -v NAME`), as argument index and byte offset: a
+    /// subscript in them is arithmetic.
+    pub names: Vec<(usize, usize)>,
 }
 
 impl Facts {
@@ -128,6 +137,39 @@ impl Facts {
             stdin_program: None,
             recursive_delete: false,
             sql: false,
+            data: Vec::new(),
+            names: Vec::new(),
+        }
+    }
+
+    /// Tags the command opaque: the analysis cannot vouch for it.
+    pub(crate) fn opaque(&mut self, note: impl Into<String>) {
+        self.tag(tags::OPAQUE, note);
+        self.at_least(Sensitivity::Mutate);
+    }
+
+    /// Takes in a parse by the program's complete table: options it does
+    /// not know make the command opaque; option values, and operands when
+    /// they are data, may come from expansions.
+    pub(crate) fn accept(&mut self, name: &str, p: &opts::Parsed, table: &opts::Table) {
+        for why in &p.problems {
+            self.opaque(format!("`{name}`: {why}"));
+        }
+        self.data.extend(&p.values);
+        match table.operands {
+            opts::Operands::Free => self.data.extend(&p.operands),
+            opts::Operands::Data => {
+                for &i in &p.operands {
+                    if p.maybe_options.contains(&i) {
+                        self.opaque(format!(
+                            "an argument of `{name}` is not known before it runs and may be an option"
+                        ));
+                    } else {
+                        self.data.push(i);
+                    }
+                }
+            }
+            opts::Operands::Files => {}
         }
     }
 

@@ -29,6 +29,13 @@ pub(crate) struct Word {
     /// Has an unquoted brace expression (`{a,b}`, `{1..3}`): bash makes
     /// several words of it.
     pub brace: bool,
+    /// Length of the part of `text` before the first expansion, when
+    /// `dynamic`: an option name inside it is known (`--author=$(...)`).
+    pub lit: usize,
+    /// Texts bash evaluates as arithmetic: `$((...))`, array subscripts,
+    /// substring offsets. Their variables' values are evaluated again
+    /// (`a[$(cmd)]` inside a value runs `cmd`), so the analyser checks them.
+    pub arith: Vec<String>,
 }
 
 impl Word {
@@ -36,6 +43,15 @@ impl Word {
         Word {
             text: text.into(),
             ..Word::default()
+        }
+    }
+
+    /// How much of `text`, from its start, is known before the line runs.
+    pub(crate) fn literal_len(&self) -> usize {
+        if self.dynamic {
+            self.lit.min(self.text.len())
+        } else {
+            self.text.len()
         }
     }
 }
@@ -90,6 +106,8 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 raw,
                 out: String::with_capacity(raw.len()),
                 dynamic: false,
+                lit: None,
+                arith: Vec::new(),
                 brace: false,
                 prompt: false,
                 subs,
@@ -98,11 +116,13 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
             d.pieces(&pieces, false);
             let brace = d.brace && has_brace_expression(&d.out);
             Word {
+                lit: d.lit.unwrap_or(d.out.len()),
                 text: d.out,
                 dynamic: d.dynamic,
                 procsub: false,
                 broken: d.prompt,
                 brace,
+                arith: d.arith,
             }
         }
         _ => broken(raw),
@@ -123,6 +143,8 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
                 raw: body,
                 out: String::with_capacity(body.len()),
                 dynamic: false,
+                lit: None,
+                arith: Vec::new(),
                 brace: false,
                 prompt: false,
                 subs,
@@ -130,13 +152,112 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
             };
             d.pieces(&pieces, true);
             Word {
+                lit: d.lit.unwrap_or(d.out.len()),
                 text: d.out,
                 dynamic: d.dynamic,
                 broken: d.prompt,
+                arith: d.arith,
                 ..Word::default()
             }
         }
         _ => broken(body),
+    }
+}
+
+/// The variable whose value `${!name...}` uses as a name.
+fn indirect_name(expr: &ParameterExpr) -> Option<&str> {
+    use ParameterExpr as P;
+    match expr {
+        P::Parameter {
+            parameter,
+            indirect: true,
+        }
+        | P::UseDefaultValues {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::AssignDefaultValues {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::UseAlternativeValue {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::ParameterLength {
+            parameter,
+            indirect: true,
+        }
+        | P::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::RemoveLargestSuffixPattern {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::RemoveLargestPrefixPattern {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::Substring {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::Transform {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::UppercaseFirstChar {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::UppercasePattern {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::LowercaseFirstChar {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::LowercasePattern {
+            parameter,
+            indirect: true,
+            ..
+        }
+        | P::ReplaceSubstring {
+            parameter,
+            indirect: true,
+            ..
+        } => match parameter {
+            bw::Parameter::Named(n)
+            | bw::Parameter::NamedWithIndex { name: n, .. }
+            | bw::Parameter::NamedWithAllIndices { name: n, .. } => Some(n),
+            // `${!1}`, `${!#}`: a name from an argument or a count.
+            _ => Some("1"),
+        },
+        _ => None,
     }
 }
 
@@ -153,6 +274,9 @@ struct Decoding<'r, 's> {
     raw: &'r str,
     out: String,
     dynamic: bool,
+    /// Length of `out` when the first expansion was met.
+    lit: Option<usize>,
+    arith: Vec<String>,
     /// An unquoted part of the word has a `{`.
     brace: bool,
     /// Has a `${x@P}` expansion.
@@ -164,6 +288,11 @@ struct Decoding<'r, 's> {
 impl Decoding<'_, '_> {
     fn source(&self, p: &WordPieceWithSource) -> &str {
         self.raw.get(p.start_index..p.end_index).unwrap_or("")
+    }
+
+    fn set_dynamic(&mut self) {
+        self.dynamic = true;
+        self.lit.get_or_insert(self.out.len());
     }
 
     fn pieces(&mut self, pieces: &[WordPieceWithSource], quoted: bool) {
@@ -184,7 +313,7 @@ impl Decoding<'_, '_> {
                 WordPiece::ParameterExpansion(expr) => {
                     let leading_home = self.out.is_empty() && is_home(expr);
                     if !leading_home {
-                        self.dynamic = true;
+                        self.set_dynamic();
                     }
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
@@ -192,7 +321,7 @@ impl Decoding<'_, '_> {
                 }
                 WordPiece::CommandSubstitution(cmd)
                 | WordPiece::BackquotedCommandSubstitution(cmd) => {
-                    self.dynamic = true;
+                    self.set_dynamic();
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
                     self.subs.push(cmd.clone());
@@ -213,7 +342,8 @@ impl Decoding<'_, '_> {
                     }
                 }
                 WordPiece::ArithmeticExpression(expr) => {
-                    self.dynamic = true;
+                    self.set_dynamic();
+                    self.arith.push(expr.value.clone());
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
                     self.nested(&expr.value);
@@ -225,12 +355,17 @@ impl Decoding<'_, '_> {
     /// Looks for command substitutions in the operands of a parameter
     /// expansion (`${x:-$(cmd)}`).
     fn operands(&mut self, expr: &ParameterExpr) {
+        if let Some(name) = indirect_name(expr) {
+            // `${!x}` takes the value of `x` as a name, subscript and all.
+            self.arith.push(name.to_owned());
+        }
         let mut strings: [Option<&str>; 2] = [None, None];
         match expr {
             ParameterExpr::Parameter { parameter, .. }
             | ParameterExpr::ParameterLength { parameter, .. } => {
                 if let bw::Parameter::NamedWithIndex { index, .. } = parameter {
                     strings[0] = Some(index);
+                    self.arith.push(index.clone());
                 }
             }
             ParameterExpr::UseDefaultValues {
@@ -259,6 +394,8 @@ impl Decoding<'_, '_> {
             | ParameterExpr::LowercaseFirstChar { pattern: v, .. }
             | ParameterExpr::LowercasePattern { pattern: v, .. } => strings[0] = v.as_deref(),
             ParameterExpr::Substring { offset, length, .. } => {
+                self.arith.push(offset.value.clone());
+                self.arith.extend(length.as_ref().map(|l| l.value.clone()));
                 strings[0] = Some(&offset.value);
                 strings[1] = length.as_ref().map(|l| l.value.as_str());
             }

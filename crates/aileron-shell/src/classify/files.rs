@@ -1,6 +1,7 @@
 //! File tools: what they read, write, move and delete.
 
 use super::opts::{self, Parsed, Spec};
+use super::tables;
 use super::{Facts, PathRef};
 use crate::Sensitivity::{self, Mutate, Read, Write};
 use crate::tags;
@@ -498,19 +499,6 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
                 },
             )
         }
-        "date" => {
-            let p = opts::parse(
-                args,
-                1,
-                &Spec {
-                    short_val: "dfIrs",
-                    long_val: &["date", "file", "reference", "set"],
-                    permute: true,
-                    ..Spec::default()
-                },
-            );
-            Facts::new(if p.has('s', "set") { Mutate } else { Read })
-        }
         "umask" => Facts::new(if args.len() > 1 && !text(args, 1).starts_with('-') {
             Write
         } else {
@@ -533,11 +521,13 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
                 if !w.text.starts_with('-') && !functions {
                     f.env_changes.push(w.text.clone());
                     f.skip.push(i);
+                    f.names.push((i, 0));
                 }
             }
             f
         }
         "read" | "mapfile" | "readarray" | "getopts" | "let" | "printf" => vars(name, args),
+        "test" | "[" => test(args),
         "cd" | "pushd" | "popd" | "chdir" => cd(name, args),
         "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "mkdosfs" | "mkntfs" | "mkexfatfs" => {
             mkfs(name, args)
@@ -580,6 +570,9 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
 
 /// A program that reads the files it is given.
 fn reader(name: &str, args: &[Word]) -> Facts {
+    if let Some(table) = tables::table(name) {
+        return read_by_table(name, args, table);
+    }
     let spec = match name {
         "head" | "tail" => Spec {
             short_val: "ncs",
@@ -797,6 +790,57 @@ fn reader(name: &str, args: &[Word]) -> Facts {
     };
     let p = opts::parse(args, 1, &spec);
     let mut f = Facts::new(Read);
+    if let Some(o) = args[1..]
+        .iter()
+        .find(|w| w.text.len() > 1 && w.text.starts_with('-'))
+    {
+        // Without its complete table the analysis cannot vouch that an
+        // option only changes what is printed.
+        f.at_least(Mutate);
+        f.notes.push(format!(
+            "`{name}` has no option table in the analysis, so `{}` is not known to only read",
+            o.text
+        ));
+    }
+    read_operands(name, args, &p, f)
+}
+
+/// A reader whose every option is in `table`.
+fn read_by_table(name: &str, args: &[Word], table: &'static opts::Table) -> Facts {
+    let mut f = Facts::new(Read);
+    if table.operands == opts::Operands::Free {
+        f.data.extend(1..args.len());
+        return f;
+    }
+    let p = opts::parse(args, 1, &Spec::of(table));
+    f.accept(name, &p, table);
+    if let Some(o) = p
+        .opts
+        .iter()
+        .find(|o| o.is_long("files0-from") || (name == "file" && o.is('f', "files-from")))
+    {
+        let from = o.value_text(args).unwrap_or("");
+        f.opaque(format!(
+            "`{name}` reads the files named in `{from}`, not known before it runs"
+        ));
+    }
+    if name == "tree"
+        && let Some((i, off)) = p.get('o', "").and_then(|o| o.value)
+    {
+        f.write_at(i, off);
+        f.at_least(Write);
+    }
+    if name == "date"
+        && (p.has('s', "set") || p.operands.iter().any(|&i| !text(args, i).starts_with('+')))
+    {
+        f.at_least(Mutate);
+        f.notes.push("`date` sets the system clock".to_owned());
+    }
+    read_operands(name, args, &p, f)
+}
+
+/// What a reader does with its operands and file-valued options.
+fn read_operands(name: &str, args: &[Word], p: &Parsed, mut f: Facts) -> Facts {
     let mut ops = p.operands.iter().copied().peekable();
     let pattern_given =
         p.has('e', "regexp") || p.has('f', "file") || (name == "jq" && p.has('f', "from-file"));
@@ -805,6 +849,7 @@ fn reader(name: &str, args: &[Word]) -> Facts {
         && let Some(pat) = ops.next()
     {
         f.skip.push(pat);
+        f.data.push(pat);
     }
     if name == "jq" {
         for o in p
@@ -818,10 +863,15 @@ fn reader(name: &str, args: &[Word]) -> Facts {
         }
     }
     for o in p.opts.iter().filter(|o| {
-        (o.is('f', "file") && name != "cut")
+        (o.is('f', "file") && !matches!(name, "cut" | "file" | "date"))
             || o.is_long("from-file")
+            || o.is_long("to-file")
             || o.is_long("exclude-from")
             || o.is_long("ignore-file")
+            || o.is_long("magic-file")
+            || o.is_long("random-source")
+            || (name == "date" && (o.is('f', "file") || o.is('r', "reference")))
+            || (name == "file" && o.is('m', "magic-file"))
     }) {
         if let Some((i, off)) = o.value {
             f.reads.push(PathRef::Arg { idx: i, off });
@@ -1742,29 +1792,23 @@ pub(crate) fn ssh_option_command(v: &str) -> Option<&str> {
 }
 
 fn sort(args: &[Word]) -> Facts {
-    let spec = Spec {
-        short_val: "koStT",
-        long_val: &[
-            "key",
-            "output",
-            "buffer-size",
-            "field-separator",
-            "temporary-directory",
-            "compress-program",
-            "files0-from",
-            "random-source",
-            "parallel",
-            "batch-size",
-            "sort",
-        ],
-        permute: true,
-        ..Spec::default()
-    };
-    let p = opts::parse(args, 1, &spec);
+    let table = tables::table("sort").expect("sort has a table");
+    let p = opts::parse(args, 1, &Spec::of(table));
     let mut f = Facts::new(Read);
+    f.accept("sort", &p, table);
     if let Some((i, off)) = p.get('o', "output").and_then(|o| o.value) {
         f.write_at(i, off);
         f.at_least(Write);
+    }
+    // Its temporary files go in this directory.
+    if let Some((i, off)) = p.get('T', "temporary-directory").and_then(|o| o.value) {
+        f.write_at(i, off);
+    }
+    if let Some((i, off)) = p.get(' ', "random-source").and_then(|o| o.value) {
+        f.reads.push(PathRef::Arg { idx: i, off });
+    }
+    if p.has_long("files0-from") {
+        f.opaque("`sort --files0-from` reads the files named in a file");
     }
     if let Some((i, off)) = p.get(' ', "compress-program").and_then(|o| o.value) {
         f.run_line_arg(args, i, off, "compressor run by `sort`".to_owned());
@@ -1894,6 +1938,7 @@ fn declare(name: &str, args: &[Word]) -> Facts {
         }
         listed = false;
         f.skip.push(i);
+        f.names.push((i, 0));
         match super::wrappers::assignment_name(t) {
             Some(n) => {
                 f.env_changes.push(n.to_owned());
@@ -1952,6 +1997,7 @@ fn vars(name: &str, args: &[Word]) -> Facts {
         }
         "let" => {
             for (i, w) in args.iter().enumerate().skip(1) {
+                f.names.push((i, 0));
                 if let Some(eq) = w.text.find('=') {
                     let lhs = w.text[..eq]
                         .trim_end_matches(['+', '-', '*', '/', '%', '<', '>', '&', '|', '^']);
@@ -1965,22 +2011,22 @@ fn vars(name: &str, args: &[Word]) -> Facts {
             }
         }
         _ => {
-            // printf -v NAME
-            let mut i = 1;
-            while i < args.len() {
-                let t = text(args, i);
-                if t == "-v" {
-                    names.push(i + 1);
-                    i += 2;
-                } else if t == "--" || !t.starts_with('-') {
-                    break;
-                } else {
-                    i += 1;
-                }
+            // printf [-v NAME] FORMAT ARGS...
+            let table = tables::table("printf").expect("printf has a table");
+            let p = opts::parse(args, 1, &Spec::of(table));
+            f.accept(name, &p, table);
+            if let Some((i, off)) = p.get('v', "").and_then(|o| o.value) {
+                f.names.push((i, off));
+                f.skip.push(i);
+                let n = text(args, i).get(off..).unwrap_or("");
+                f.env_changes
+                    .push(n.split('[').next().unwrap_or("").to_owned());
             }
         }
     }
     for i in names {
+        f.names.push((i, 0));
+        f.data.push(i);
         if let Some(w) = args.get(i) {
             let n = w.text.split('[').next().unwrap_or("");
             if !n.is_empty() {
@@ -2000,6 +2046,21 @@ fn vars(name: &str, args: &[Word]) -> Facts {
     f
 }
 
+/// `test` and `[`: operators and strings, and the names `-v` checks.
+fn test(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    for (i, w) in args.iter().enumerate().skip(1) {
+        f.data.push(i);
+        if w.text == "-v" && !w.dynamic && i + 1 < args.len() {
+            f.names.push((i + 1, 0));
+        }
+        if w.dynamic && (w.text.contains("$(") || w.text.contains('`')) {
+            f.opaque("the output of a command in `test` can become an operator such as `-v`");
+        }
+    }
+    f
+}
+
 fn cd(name: &str, args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
     let p = opts::parse(args, 1, &Spec::default());
@@ -2013,6 +2074,9 @@ fn cd(name: &str, args: &[Word]) -> Facts {
             }
         }
         (_, Some(&i)) => {
+            // A directory not known makes later relative paths unknown,
+            // which the analyser reports; the `cd` itself is harmless.
+            f.data.push(i);
             let t = text(args, i);
             if args[i].dynamic
                 || t == "-"

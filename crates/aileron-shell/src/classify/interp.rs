@@ -507,21 +507,10 @@ fn source(name: &str, args: &[Word]) -> Facts {
 
 fn awk(name: &str, args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
-    let spec = Spec {
-        short_val: "FvfilEe",
-        long_val: &[
-            "file",
-            "assign",
-            "field-separator",
-            "include",
-            "load",
-            "exec",
-            "source",
-        ],
-        ..Spec::default()
-    };
-    let p = opts::parse(args, 1, &spec);
-    let mut programs: Vec<usize> = Vec::new();
+    let table = &super::tables::AWK;
+    let p = opts::parse(args, 1, &Spec::of(table));
+    f.accept(name, &p, table);
+    let mut programs: Vec<(usize, usize)> = Vec::new();
     let mut from_file = false;
     for o in &p.opts {
         if o.is('f', "file") || o.is('E', "exec") || o.is('i', "include") {
@@ -529,10 +518,34 @@ fn awk(name: &str, args: &[Word]) -> Facts {
             if let Some((i, off)) = o.value {
                 f.reads.push(PathRef::Arg { idx: i, off });
             }
-        } else if (o.is('e', "source"))
-            && let Some((i, _)) = o.value
+        } else if o.is('e', "source") {
+            programs.extend(o.value);
+        } else if o.is('W', "") {
+            // mawk's and gawk's `-W option`: only the harmless ones.
+            let v = o.value_text(args).unwrap_or("");
+            if !matches!(
+                v,
+                "version"
+                    | "v"
+                    | "posix"
+                    | "traditional"
+                    | "sandbox"
+                    | "interactive"
+                    | "i"
+                    | "usage"
+                    | "help"
+            ) {
+                f.opaque(format!("`{name} -W {v}` is not known to the analysis"));
+            }
+        } else if o.is('l', "load")
+            || o.is('d', "dump-variables")
+            || o.is('D', "debug")
+            || o.is('o', "pretty-print")
+            || o.is('p', "profile")
         {
-            programs.push(i);
+            f.opaque(format!(
+                "`{name}` loads an extension or writes a file with this option"
+            ));
         }
     }
     let mut operands = p.operands.iter().copied();
@@ -540,11 +553,15 @@ fn awk(name: &str, args: &[Word]) -> Facts {
         && !from_file
         && let Some(i) = operands.next()
     {
-        programs.push(i);
+        programs.push((i, 0));
+        f.data.push(i);
     }
-    for &i in &programs {
+    for &(i, off) in &programs {
         f.skip.push(i);
-        let scan = awk_scan(&args[i].text);
+        if args[i].dynamic {
+            f.opaque(format!("the `{name}` program is not known before it runs"));
+        }
+        let scan = awk_scan(args[i].text.get(off..).unwrap_or(""));
         if scan.exec {
             f.tag(
                 tags::INLINE_INTERPRETER,
@@ -558,8 +575,9 @@ fn awk(name: &str, args: &[Word]) -> Facts {
         f.writes.extend(scan.writes.into_iter().map(PathRef::Lit));
     }
     if from_file {
-        f.notes.push(format!("`{name}` runs a program from a file"));
-        f.at_least(Mutate);
+        f.opaque(format!(
+            "`{name}` runs a program from a file the analysis does not read"
+        ));
     }
     for i in operands {
         if !text(args, i).contains('=') {
@@ -578,6 +596,21 @@ pub(crate) struct AwkScan {
 /// Looks through an awk program for ways to run commands (`system(`,
 /// pipes, `|&`) and for output redirected to literal files.
 pub(crate) fn awk_scan(prog: &str) -> AwkScan {
+    // Whether a `/` starts a regex or divides depends on the grammar; a
+    // program that reads differently either way must not hide a command
+    // in the part taken for a regex, so both readings count.
+    let mut out = awk_scan_as(prog, true);
+    let other = awk_scan_as(prog, false);
+    out.exec |= other.exec;
+    for w in other.writes {
+        if !out.writes.contains(&w) {
+            out.writes.push(w);
+        }
+    }
+    out
+}
+
+fn awk_scan_as(prog: &str, regex_literals: bool) -> AwkScan {
     let b = prog.as_bytes();
     let n = b.len();
     let mut out = AwkScan::default();
@@ -603,21 +636,22 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
                 }
                 continue;
             }
-            b'/' if matches!(
-                prev,
-                b'(' | b','
-                    | b'~'
-                    | b'!'
-                    | b'{'
-                    | b'}'
-                    | b';'
-                    | b'&'
-                    | b'|'
-                    | b'?'
-                    | b':'
-                    | b'='
-                    | b'\n'
-            ) =>
+            b'/' if regex_literals
+                && matches!(
+                    prev,
+                    b'(' | b','
+                        | b'~'
+                        | b'!'
+                        | b'{'
+                        | b'}'
+                        | b';'
+                        | b'&'
+                        | b'|'
+                        | b'?'
+                        | b':'
+                        | b'='
+                        | b'\n'
+                ) =>
             {
                 i += 1;
                 while i < n && b[i] != b'/' && b[i] != b'\n' {
@@ -696,91 +730,38 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
 
 fn sed(args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
-    let n = args.len();
-    let mut i = 1;
-    let mut scripts: Vec<usize> = Vec::new();
+    let table = &super::tables::SED;
+    let p = opts::parse(args, 1, &Spec::of(table));
+    f.accept("sed", &p, table);
+    // Scripts as (argument, offset of the script text in it).
+    let mut scripts: Vec<(usize, usize)> = Vec::new();
     let mut from_file = false;
-    let mut in_place = false;
-    let mut operands: Vec<usize> = Vec::new();
-    while i < n {
-        let a = text(args, i);
-        if a == "--" {
-            operands.extend(i + 1..n);
-            break;
-        }
-        if let Some(long) = a.strip_prefix("--") {
-            if long == "in-place" || long.starts_with("in-place=") {
-                in_place = true;
-            } else if long == "expression" {
-                scripts.push(i + 1);
-                i += 1;
-            } else if long.starts_with("expression=") {
-                // Decoded below from the offset.
-                scripts.push(i);
-            } else if long == "file" || long.starts_with("file=") {
-                from_file = true;
-                if long == "file" {
-                    f.read(i + 1);
-                    i += 1;
-                }
-            } else if long == "line-length" {
-                i += 1;
+    let in_place = p.has('i', "in-place");
+    for o in &p.opts {
+        if o.is('e', "expression") {
+            scripts.extend(o.value);
+        } else if o.is('f', "file") {
+            from_file = true;
+            if let Some((i, off)) = o.value {
+                f.reads.push(PathRef::Arg { idx: i, off });
             }
-            i += 1;
-            continue;
         }
-        if a.len() > 1 && a.starts_with('-') {
-            let mut next = false;
-            for (pos, ch) in a[1..].char_indices() {
-                let rest = 1 + pos + ch.len_utf8();
-                match ch {
-                    'i' => {
-                        in_place = true;
-                        // BSD `sed -i '' ...`: an empty suffix argument.
-                        if rest == a.len() && args.get(i + 1).is_some_and(|w| w.text.is_empty()) {
-                            next = true;
-                        }
-                        break;
-                    }
-                    'e' | 'f' | 'l' => {
-                        if ch == 'f' {
-                            from_file = true;
-                        }
-                        if rest == a.len() {
-                            next = true;
-                            if ch == 'e' {
-                                scripts.push(i + 1);
-                            } else if ch == 'f' {
-                                f.read(i + 1);
-                            }
-                        } else if ch == 'f' {
-                            f.reads.push(PathRef::Arg { idx: i, off: rest });
-                        }
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            i += if next { 2 } else { 1 };
-            continue;
-        }
-        operands.push(i);
-        i += 1;
     }
+    let operands = p.operands.clone();
     let mut ops = operands.into_iter();
     if scripts.is_empty()
         && !from_file
         && let Some(s) = ops.next()
     {
-        scripts.push(s);
+        scripts.push((s, 0));
+        f.data.push(s);
     }
-    for &s in &scripts {
-        if s >= n {
-            continue;
-        }
+    for &(s, off) in &scripts {
         f.skip.push(s);
-        let t = text(args, s);
-        let t = t.strip_prefix("--expression=").unwrap_or(t);
+        let t = text(args, s).get(off..).unwrap_or("");
+        if args[s].dynamic {
+            f.opaque("the `sed` script is not known before it runs");
+        }
         let scan = sed_scan(t);
         if scan.exec {
             f.tag(tags::INLINE_INTERPRETER, "`sed` script runs commands");
@@ -796,8 +777,7 @@ fn sed(args: &[Word]) -> Facts {
         f.reads.extend(scan.reads.into_iter().map(PathRef::Lit));
     }
     if from_file {
-        f.notes.push("`sed` runs a script from a file".to_owned());
-        f.at_least(Mutate);
+        f.opaque("`sed` runs a script from a file the analysis does not read");
     }
     for k in ops {
         if in_place {
@@ -964,7 +944,10 @@ mod tests {
     #[test]
     fn awk_programs() {
         assert!(!awk_scan("{print $1}").exec);
-        assert!(!awk_scan("/foo|bar/ {print}").exec);
+        // A `|` in what may be a regex counts: the analysis does not guess
+        // which reading awk takes.
+        assert!(awk_scan("/foo|bar/ {print}").exec);
+        assert!(awk_scan("/system(/ {print}").exec);
         assert!(!awk_scan("$1 > 5 || $2 < 3").exec);
         assert!(awk_scan("{system(\"rm -rf x\")}").exec);
         assert!(awk_scan("{print | \"sh\"}").exec);

@@ -17,20 +17,120 @@ pub(crate) struct Opt<'a> {
 }
 
 impl<'a> Opt<'a> {
+    /// Is this the option `-short` or `--long`? A long option seen by a
+    /// lenient parse is taken for every name it abbreviates (`--out` is
+    /// `--output`), so that a check for a dangerous option cannot be
+    /// dodged by a prefix; a table parse has already resolved it.
     pub(crate) fn is(&self, short: char, long: &str) -> bool {
         match self.name {
             Name::Short(c) => c == short,
-            Name::Long(l) => !long.is_empty() && l == long,
+            Name::Long(l) => abbreviates(l, long),
         }
     }
 
     pub(crate) fn is_long(&self, long: &str) -> bool {
-        matches!(self.name, Name::Long(l) if l == long)
+        matches!(self.name, Name::Long(l) if abbreviates(l, long))
     }
 
     pub(crate) fn value_text<'w>(&self, args: &'w [Word]) -> Option<&'w str> {
         let (i, off) = self.value?;
         args.get(i)?.text.get(off..)
+    }
+}
+
+/// What an option takes, read from a [`Table`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Takes {
+    Nothing,
+    /// A value, attached or in the next argument.
+    Value,
+    /// A value only when attached (`-iSUF`, `--in-place=SUF`).
+    Attached,
+}
+
+/// A program's complete option table, written as its own source declares
+/// them, so that it can be checked against the manual line by line.
+///
+/// `short` is a getopt string: a letter, `:` after it when it takes a
+/// value, `::` when the value is optional and only attached. `long` lists
+/// the long names: `name`, `name=` (takes a value), `name=?` (optional,
+/// only as `--name=VALUE`). Long options may be abbreviated to any
+/// unambiguous prefix, as `getopt_long` allows; an option missing from the
+/// table makes the command opaque.
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub short: &'static str,
+    pub long: &'static [&'static str],
+    pub operands: Operands,
+    /// Options may follow operands (GNU tools); bash's builtins stop at the
+    /// first operand.
+    pub permute: bool,
+}
+
+/// What a program's operands are, for words whose value is not known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Operands {
+    /// Files it reads (or what its classifier says): an unknown operand is
+    /// an unknown path.
+    Files,
+    /// Data (strings, numbers): an unknown operand is harmless, unless it
+    /// can turn into an option.
+    Data,
+    /// Data, and every option is harmless too (`echo`).
+    Free,
+}
+
+impl Table {
+    fn short_takes(&self, c: char) -> Option<Takes> {
+        let mut it = self.short.char_indices().peekable();
+        while let Some((i, ch)) = it.next() {
+            if ch == ':' {
+                continue;
+            }
+            if ch == c {
+                let rest = &self.short[i + ch.len_utf8()..];
+                return Some(if rest.starts_with("::") {
+                    Takes::Attached
+                } else if rest.starts_with(':') {
+                    Takes::Value
+                } else {
+                    Takes::Nothing
+                });
+            }
+        }
+        None
+    }
+
+    fn entry(e: &'static str) -> (&'static str, Takes) {
+        if let Some(n) = e.strip_suffix("=?") {
+            (n, Takes::Attached)
+        } else if let Some(n) = e.strip_suffix('=') {
+            (n, Takes::Value)
+        } else {
+            (e, Takes::Nothing)
+        }
+    }
+
+    /// The long option `name` stands for: an exact name, or the only one it
+    /// is a prefix of.
+    fn long_takes(&self, name: &str) -> Result<(&'static str, Takes), String> {
+        let mut found: Option<(&'static str, Takes)> = None;
+        let mut ambiguous = false;
+        for &e in self.long {
+            let (n, t) = Table::entry(e);
+            if n == name {
+                return Ok((n, t));
+            }
+            if n.starts_with(name) {
+                ambiguous |= found.is_some();
+                found = Some((n, t));
+            }
+        }
+        match found {
+            Some(f) if !ambiguous => Ok(f),
+            Some(_) => Err(format!("`--{name}` is ambiguous")),
+            None => Err(format!("`--{name}` is not an option it is known to take")),
+        }
     }
 }
 
@@ -46,6 +146,21 @@ pub(crate) struct Spec<'s> {
     pub permute: bool,
     /// Single-dash long options (`-name`, as `find` or Go tools have).
     pub single_dash_long: bool,
+    /// The complete table of the program's options. Without one the parse
+    /// is lenient: unknown options are kept as seen, and a long option
+    /// matches every name it is a prefix of (see [`Opt::is`]).
+    pub table: Option<&'static Table>,
+}
+
+impl Spec<'static> {
+    /// Parses by `table`, with GNU argument permutation.
+    pub(crate) fn of(table: &'static Table) -> Spec<'static> {
+        Spec {
+            permute: true,
+            table: Some(table),
+            ..Spec::default()
+        }
+    }
 }
 
 /// Options and operands of a command line.
@@ -53,6 +168,12 @@ pub(crate) struct Spec<'s> {
 pub(crate) struct Parsed<'a> {
     pub opts: Vec<Opt<'a>>,
     pub operands: Vec<usize>,
+    /// Operands whose value is not known and may turn into an option.
+    pub maybe_options: Vec<usize>,
+    /// Arguments that are option values (whole or attached).
+    pub values: Vec<usize>,
+    /// What the table could not account for, for people.
+    pub problems: Vec<String>,
 }
 
 impl<'a> Parsed<'a> {
@@ -75,6 +196,9 @@ impl<'a> Parsed<'a> {
 
 /// Parses `args[start..]` by `spec`.
 pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'a> {
+    if let Some(table) = spec.table {
+        return parse_table(args, start, table);
+    }
     let mut p = Parsed::default();
     let n = args.len();
     let mut i = start;
@@ -90,11 +214,13 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                     name: Name::Long(&long[..eq]),
                     value: Some((i, 2 + eq + 1)),
                 });
-            } else if spec.long_val.contains(&long) && i + 1 < n {
+                p.values.push(i);
+            } else if spec.long_val.iter().any(|v| abbreviates(long, v)) && i + 1 < n {
                 p.opts.push(Opt {
                     name: Name::Long(long),
                     value: Some((i + 1, 0)),
                 });
+                p.values.push(i + 1);
                 i += 1;
             } else {
                 p.opts.push(Opt {
@@ -111,6 +237,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                     value: takes.then_some((i + 1, 0)),
                 });
                 if takes {
+                    p.values.push(i + 1);
                     i += 1;
                 }
             } else {
@@ -122,11 +249,13 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                                 name: Name::Short(ch),
                                 value: Some((i, off)),
                             });
+                            p.values.push(i);
                         } else if i + 1 < n {
                             p.opts.push(Opt {
                                 name: Name::Short(ch),
                                 value: Some((i + 1, 0)),
                             });
+                            p.values.push(i + 1);
                             i += 1;
                         } else {
                             p.opts.push(Opt {
@@ -145,6 +274,123 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
         } else {
             p.operands.push(i);
             if !spec.permute {
+                p.operands.extend(i + 1..n);
+                break;
+            }
+        }
+        i += 1;
+    }
+    p
+}
+
+/// Is `given` the long option `name` or a prefix of it (`getopt_long`
+/// accepts any unambiguous one)?
+pub(crate) fn abbreviates(given: &str, name: &str) -> bool {
+    !given.is_empty() && name.starts_with(given)
+}
+
+/// Parses by a complete table, as `getopt_long` with permutation would:
+/// abbreviations resolved to the full name, attached and separate values,
+/// and everything the table does not know reported in `problems`.
+fn parse_table<'a>(args: &'a [Word], start: usize, table: &Table) -> Parsed<'a> {
+    let mut p = Parsed::default();
+    let n = args.len();
+    let mut i = start;
+    while i < n {
+        let w = &args[i];
+        let a = w.text.as_str();
+        let known = w.literal_len();
+        if a == "--" && known == 2 {
+            for j in i + 1..n {
+                p.operands.push(j);
+            }
+            break;
+        }
+        if known == 0 && w.dynamic && !w.procsub {
+            // `$x` may expand to an option, or to several words.
+            p.operands.push(i);
+            p.maybe_options.push(i);
+            i += 1;
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let eq = long.find('=');
+            let given = &long[..eq.unwrap_or(long.len())];
+            if 2 + given.len() > known {
+                p.problems
+                    .push(format!("the option `{a}` is not known before it runs"));
+                i += 1;
+                continue;
+            }
+            match table.long_takes(given) {
+                Err(why) => p.problems.push(why),
+                Ok((name, takes)) => {
+                    let value = match (takes, eq) {
+                        (Takes::Nothing, Some(_)) => {
+                            p.problems.push(format!("`--{name}` does not take a value"));
+                            None
+                        }
+                        (_, Some(e)) => {
+                            p.values.push(i);
+                            Some((i, 2 + e + 1))
+                        }
+                        (Takes::Value, None) if i + 1 < n => {
+                            i += 1;
+                            p.values.push(i);
+                            Some((i, 0))
+                        }
+                        _ => None,
+                    };
+                    p.opts.push(Opt {
+                        name: Name::Long(name),
+                        value,
+                    });
+                }
+            }
+        } else if a.len() > 1 && a.starts_with('-') {
+            let mut consumed_next = false;
+            for (pos, ch) in a[1..].char_indices() {
+                let off = 1 + pos + ch.len_utf8();
+                if off > known {
+                    p.problems
+                        .push(format!("the option `{a}` is not known before it runs"));
+                    break;
+                }
+                match table.short_takes(ch) {
+                    None => {
+                        p.problems
+                            .push(format!("`-{ch}` is not an option it is known to take"));
+                        break;
+                    }
+                    Some(Takes::Nothing) => p.opts.push(Opt {
+                        name: Name::Short(ch),
+                        value: None,
+                    }),
+                    Some(takes) => {
+                        let value = if off < a.len() {
+                            p.values.push(i);
+                            Some((i, off))
+                        } else if takes == Takes::Value && i + 1 < n {
+                            consumed_next = true;
+                            p.values.push(i + 1);
+                            Some((i + 1, 0))
+                        } else {
+                            None
+                        };
+                        p.opts.push(Opt {
+                            name: Name::Short(ch),
+                            value,
+                        });
+                        break;
+                    }
+                }
+            }
+            if consumed_next {
+                i += 1;
+            }
+        } else {
+            p.operands.push(i);
+            if !table.permute {
                 p.operands.extend(i + 1..n);
                 break;
             }
