@@ -59,8 +59,50 @@ const EXEC_VARS: &[&str] = &[
     "PATH",
     "BROWSER",
     "SHELLOPTS",
+    "BASHOPTS",
     "PS4",
+    // Where programs read their configuration (git's `core.pager`,
+    // `core.fsmonitor`, hooks, ...): pointed at a file the agent wrote,
+    // they run what it says.
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_DIR",
+    "GIT_COMMON_DIR",
+    "GIT_TEMPLATE_DIR",
+    "GIT_ATTR_SOURCE",
+    "CDPATH",
 ];
+
+/// Whether setting `name` to `value` makes a program write the file `value`
+/// names (`GIT_TRACE=/path`, `SSLKEYLOGFILE`, history files, ...).
+fn writes_to_value(name: &str, value: &str) -> bool {
+    const PATH_VARS: &[&str] = &[
+        "SSLKEYLOGFILE",
+        "HISTFILE",
+        "LESSHISTFILE",
+        "NODE_REPL_HISTORY",
+        "PYTHON_HISTORY",
+        "MYSQL_HISTFILE",
+        "PSQL_HISTORY",
+        "SQLITE_HISTORY",
+        "REDISCLI_HISTFILE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "CARGO_TARGET_DIR",
+        "TMPDIR",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+    ];
+    if name.starts_with("GIT_TRACE") {
+        // A number is a descriptor, `true`/`1`/`2` standard error.
+        let v = value.to_ascii_lowercase();
+        return !(v.is_empty()
+            || v.bytes().all(|b| b.is_ascii_digit())
+            || matches!(v.as_str(), "true" | "false" | "yes" | "no" | "on" | "off"));
+    }
+    PATH_VARS.contains(&name)
+}
 
 /// Of those, the ones whose value is a command line.
 const LINE_VARS: &[&str] = &[
@@ -248,6 +290,21 @@ impl Env {
     }
 }
 
+/// What a descriptor is open on, from a redirection (`3<file`, `2>&1`).
+#[derive(Clone, Debug)]
+enum FdTarget {
+    File(Word),
+    Dup(i32),
+    /// Closed, a pipe, a here-document: nothing to write through.
+    Nothing,
+}
+
+/// Descriptors set by the redirections of one command, in order.
+type Fds = Vec<(i32, FdTarget)>;
+
+/// How deep `/dev/fd/N` pointing at `/dev/fd/M` is followed.
+const FD_DEPTH: usize = 8;
+
 /// A prefix assignment (`FOO=1 cmd`).
 struct Assign {
     name: String,
@@ -262,6 +319,7 @@ struct Pending {
     redir_texts: Vec<String>,
     redir_writes: Vec<Word>,
     redir_reads: Vec<Word>,
+    fds: Fds,
     broken: Vec<String>,
     note: Option<String>,
     parent: Option<usize>,
@@ -269,6 +327,8 @@ struct Pending {
     script: Option<(String, bool)>,
     /// What `{}` in the argv stands for (resolved).
     placeholder: Vec<String>,
+    /// Gets more arguments that are not known here (`xargs CMD`).
+    more_args: bool,
     /// Reported as is, with this sensitivity and these (resolved) writes.
     synthetic: Option<Sensitivity>,
     extra_writes: Vec<String>,
@@ -285,12 +345,14 @@ impl Pending {
             redir_texts: Vec::new(),
             redir_writes: Vec::new(),
             redir_reads: Vec::new(),
+            fds: Vec::new(),
             broken: Vec::new(),
             note: None,
             parent,
             stdin: Stdin::Default,
             script: None,
             placeholder: Vec::new(),
+            more_args: false,
             synthetic: None,
             extra_writes: Vec::new(),
             from_ast: false,
@@ -312,6 +374,7 @@ struct Items<'a> {
 #[derive(Default)]
 struct Redirs<'a> {
     texts: Vec<String>,
+    fds: Fds,
     writes: Vec<Word>,
     reads: Vec<Word>,
     stdin: Option<Stdin>,
@@ -342,6 +405,12 @@ struct Walker<'c> {
     tainted: Vec<String>,
     /// The line sets `CDPATH`: `cd NAME` may go anywhere after that.
     cdpath: bool,
+    /// Descriptors opened by `exec` redirections, for the rest of the line.
+    exec_fds: Fds,
+    /// Descriptors of the command being reported.
+    cmd_fds: Fds,
+    /// Descriptors set by the redirections of enclosing compound commands.
+    outer_fds: Fds,
 }
 
 impl<'c> Walker<'c> {
@@ -357,6 +426,9 @@ impl<'c> Walker<'c> {
             inherited: Vec::new(),
             tainted: Vec::new(),
             cdpath: false,
+            exec_fds: Vec::new(),
+            cmd_fds: Vec::new(),
+            outer_fds: Vec::new(),
         }
     }
 
@@ -600,6 +672,8 @@ impl<'c> Walker<'c> {
         let list: Vec<&ast::IoRedirect> = r.0.iter().collect();
         let mut subs = Vec::new();
         let red = self.redirects(&list, src, &mut subs);
+        let saved_fds = std::mem::replace(&mut self.cmd_fds, red.fds.clone());
+        self.outer_fds.extend(red.fds.iter().cloned());
         for w in &red.writes {
             if w.dynamic {
                 self.inherited.push(Err(format!(
@@ -611,6 +685,13 @@ impl<'c> Walker<'c> {
                 if paths::is_harmless_device(&abs) {
                     continue;
                 }
+                if paths::descriptor(&abs).is_some() {
+                    match self.through_descriptor(&abs, 0) {
+                        Ok(files) => self.inherited.extend(files.into_iter().map(Ok)),
+                        Err(why) => self.inherited.push(Err(why)),
+                    }
+                    continue;
+                }
                 if unknown {
                     self.inherited.push(Err(format!(
                         "redirect target `{}` is relative to a directory not known before it runs",
@@ -620,6 +701,7 @@ impl<'c> Walker<'c> {
                 self.inherited.push(Ok(abs));
             }
         }
+        self.cmd_fds = saved_fds;
         for text in subs {
             self.line(
                 &text,
@@ -647,6 +729,7 @@ impl<'c> Walker<'c> {
             return;
         };
         let mark = self.inherited.len();
+        let fd_mark = self.outer_fds.len();
         if let Some(r) = redirects
             && let Some(stdin) = self.compound_redirects(r, src, env)
         {
@@ -730,6 +813,7 @@ impl<'c> Walker<'c> {
             }
         }
         self.inherited.truncate(mark);
+        self.outer_fds.truncate(fd_mark);
     }
 
     fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, env: Env) {
@@ -906,6 +990,13 @@ impl<'c> Walker<'c> {
                 ast::IoRedirect::File(fd, kind, target) => {
                     let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
                     let op = kind_str(kind);
+                    let input = matches!(
+                        kind,
+                        ast::IoFileRedirectKind::Read
+                            | ast::IoFileRedirectKind::DuplicateInput
+                            | ast::IoFileRedirectKind::ReadAndWrite
+                    );
+                    let n = fd.unwrap_or(if input { 0 } else { 1 });
                     let on_stdin = matches!(fd, None | Some(0));
                     match target {
                         ast::IoFileRedirectTarget::Filename(w) => {
@@ -914,6 +1005,7 @@ impl<'c> Walker<'c> {
                             if d.broken {
                                 r.broken.push(w.value.clone());
                             }
+                            r.fds.push((n, FdTarget::File(d.clone())));
                             match kind {
                                 ast::IoFileRedirectKind::Read
                                 | ast::IoFileRedirectKind::DuplicateInput => {
@@ -931,15 +1023,33 @@ impl<'c> Walker<'c> {
                                 _ => r.writes.push(d),
                             }
                         }
-                        ast::IoFileRedirectTarget::Fd(n) => r.texts.push(format!("{fd_s}{op}{n}")),
+                        ast::IoFileRedirectTarget::Fd(m) => {
+                            r.texts.push(format!("{fd_s}{op}{m}"));
+                            r.fds.push((n, FdTarget::Dup(*m)));
+                        }
                         ast::IoFileRedirectTarget::Duplicate(w) => {
                             r.texts.push(format!("{fd_s}{op}{}", w.value));
                             let d = self.word(&w.value, subs);
                             let digits = d.text.trim_end_matches('-');
-                            let is_fd = d.text == "-"
-                                || (!digits.is_empty()
-                                    && digits.bytes().all(|b| b.is_ascii_digit()));
-                            if !is_fd {
+                            let is_fd = !d.dynamic
+                                && (d.text == "-"
+                                    || (!digits.is_empty()
+                                        && digits.bytes().all(|b| b.is_ascii_digit())));
+                            if is_fd {
+                                let target = match digits.parse::<i32>() {
+                                    Ok(m) => FdTarget::Dup(m),
+                                    Err(_) => FdTarget::Nothing,
+                                };
+                                r.fds.push((n, target));
+                            } else if d.dynamic {
+                                // `>&$x` is a descriptor or a file: not known.
+                                r.fds.push((n, FdTarget::File(d.clone())));
+                                r.writes.push(d);
+                            } else {
+                                r.fds.push((n, FdTarget::File(d.clone())));
+                                if matches!(kind, ast::IoFileRedirectKind::DuplicateOutput) {
+                                    r.fds.push((2, FdTarget::File(d.clone())));
+                                }
                                 // `>&file` is `&>file`.
                                 if matches!(kind, ast::IoFileRedirectKind::DuplicateOutput) {
                                     r.writes.push(d);
@@ -952,6 +1062,7 @@ impl<'c> Walker<'c> {
                             r.texts
                                 .push(format!("{fd_s}{op} {}", procsub_text(k, sub, src)));
                             r.procsubs.push(sub);
+                            r.fds.push((n, FdTarget::Nothing));
                             if matches!(kind, ast::IoFileRedirectKind::Read) && on_stdin {
                                 r.stdin = Some(Stdin::ProcSub);
                             }
@@ -959,6 +1070,7 @@ impl<'c> Walker<'c> {
                     }
                 }
                 ast::IoRedirect::HereDocument(fd, doc) => {
+                    r.fds.push((fd.unwrap_or(0), FdTarget::Nothing));
                     let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
                     let dash = if doc.remove_tabs { "-" } else { "" };
                     r.texts
@@ -974,6 +1086,7 @@ impl<'c> Walker<'c> {
                     }
                 }
                 ast::IoRedirect::HereString(fd, w) => {
+                    r.fds.push((fd.unwrap_or(0), FdTarget::Nothing));
                     let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
                     r.texts.push(format!("{fd_s}<<< {}", w.value));
                     let d = self.word(&w.value, subs);
@@ -989,6 +1102,8 @@ impl<'c> Walker<'c> {
                     if d.broken {
                         r.broken.push(w.value.clone());
                     }
+                    r.fds.push((1, FdTarget::File(d.clone())));
+                    r.fds.push((2, FdTarget::File(d.clone())));
                     r.writes.push(d);
                 }
             }
@@ -1099,6 +1214,7 @@ impl<'c> Walker<'c> {
         p.redir_texts = red.texts;
         p.redir_writes = red.writes;
         p.redir_reads = red.reads;
+        p.fds = red.fds;
         p.broken = broken;
         p.stdin = red.stdin.unwrap_or(env.stdin);
         p.script = red.script;
@@ -1186,7 +1302,12 @@ impl<'c> Walker<'c> {
                 || head.bytes().next().is_some_and(|b| b.is_ascii_digit())
         });
         let unknown = dir_stack || (relative && base.is_none() && self.cwd.is_none());
-        (paths::resolve(text, cwd, &self.home), unknown)
+        let abs = paths::resolve(text, cwd, &self.home);
+        match paths::proc_alias(&abs, cwd) {
+            Some(Ok(real)) => (real, unknown),
+            Some(Err(())) => (abs, true),
+            None => (abs, unknown),
+        }
     }
 
     fn add_write(
@@ -1210,6 +1331,22 @@ impl<'c> Walker<'c> {
         if paths::is_harmless_device(&abs) {
             return;
         }
+        if paths::descriptor(&abs).is_some() {
+            match self.through_descriptor(&abs, 0) {
+                Ok(files) => {
+                    for f in files {
+                        if !sc.writes.contains(&f) {
+                            sc.writes.push(f);
+                        }
+                    }
+                }
+                Err(why) => {
+                    add_tag(&mut sc.tags, tags::OPAQUE);
+                    sc.notes.push(why);
+                }
+            }
+            return;
+        }
         if unknown {
             add_tag(&mut sc.tags, tags::OPAQUE);
             sc.notes.push(format!(
@@ -1219,6 +1356,68 @@ impl<'c> Walker<'c> {
         if !sc.writes.contains(&abs) {
             sc.writes.push(abs);
         }
+    }
+
+    /// The files a write to a descriptor path (`/dev/fd/3`, `/dev/stdout`)
+    /// reaches: opening it opens the descriptor's file anew, for writing.
+    /// The shell's own 0, 1 and 2, not redirected, are the agent's pipes.
+    fn through_descriptor(&self, path: &str, depth: usize) -> Result<Vec<String>, String> {
+        let unknown = || format!("`{path}` is a descriptor the analysis cannot resolve");
+        let Some(fd) = paths::descriptor(path)
+            .flatten()
+            .and_then(|n| i32::try_from(n).ok())
+        else {
+            return Err(unknown());
+        };
+        self.descriptor_files(fd, depth).ok_or_else(unknown)
+    }
+
+    fn descriptor_files(&self, fd: i32, depth: usize) -> Option<Vec<String>> {
+        if depth > FD_DEPTH {
+            return None;
+        }
+        // Any redirection of the descriptor counts, wherever it stands in
+        // the command: the analysis does not order them.
+        let targets: Vec<&FdTarget> = self
+            .cmd_fds
+            .iter()
+            .chain(&self.outer_fds)
+            .chain(&self.exec_fds)
+            .filter(|(n, _)| *n == fd)
+            .map(|(_, t)| t)
+            .collect();
+        if targets.is_empty() {
+            return (fd <= 2).then(Vec::new);
+        }
+        let mut files = Vec::new();
+        for t in targets {
+            match t {
+                FdTarget::Nothing => {}
+                FdTarget::Dup(m) => files.extend(self.descriptor_files(*m, depth + 1)?),
+                FdTarget::File(w) => {
+                    if w.dynamic {
+                        return None;
+                    }
+                    let (abs, unknown) = self.resolve(&w.text, None);
+                    if unknown {
+                        return None;
+                    }
+                    if paths::descriptor(&abs).is_some() {
+                        let m = paths::descriptor(&abs)
+                            .flatten()
+                            .and_then(|n| i32::try_from(n).ok())?;
+                        // `>/dev/stdout` reopens what fd 1 was before: the
+                        // other redirections of it, or the shell's own.
+                        if m != fd {
+                            files.extend(self.descriptor_files(m, depth + 1)?);
+                        }
+                    } else if !paths::is_harmless_device(&abs) {
+                        files.push(abs);
+                    }
+                }
+            }
+        }
+        Some(files)
     }
 
     fn add_read(&self, sc: &mut SimpleCommand, text: &str, base: Option<&str>) {
@@ -1302,6 +1501,7 @@ impl<'c> Walker<'c> {
             parent: p.parent,
             ..SimpleCommand::default()
         };
+        self.cmd_fds.clone_from(&p.fds);
         if let Some(n) = &p.note {
             sc.notes.push(n.clone());
         }
@@ -1376,7 +1576,9 @@ impl<'c> Walker<'c> {
         let facts = if let Some(s) = p.synthetic {
             Facts::new(s)
         } else if words.is_empty() {
-            let writes = !p.redir_writes.is_empty() || !p.assigns.is_empty();
+            // Assignments change only the shell's variables; the ones that
+            // matter are tagged below.
+            let writes = !p.redir_writes.is_empty();
             Facts::new(if writes {
                 Sensitivity::Write
             } else {
@@ -1418,13 +1620,32 @@ impl<'c> Walker<'c> {
                 risks.extend(self.name_risk(w, off));
             }
         }
+        if p.more_args
+            && !classify::tables::table(paths::basename(&sc.binary))
+                .is_some_and(|t| t.operands == classify::opts::Operands::Free)
+        {
+            risks.push(format!(
+                "`{}` gets more arguments from its input, not known before it runs",
+                sc.binary
+            ));
+        }
+        let free = classify::tables::table(paths::basename(&sc.binary))
+            .is_some_and(|t| t.operands == classify::opts::Operands::Free);
         for (i, w) in words
             .iter()
             .enumerate()
             .take(facts.skip_from.min(words.len()))
             .skip(1)
         {
-            if w.dynamic && !w.procsub && !facts.data.contains(&i) {
+            if !w.dynamic || w.procsub || free {
+                continue;
+            }
+            if w.split {
+                risks.push(format!(
+                    "the unquoted `{}` may become several arguments, not known before it runs",
+                    w.text
+                ));
+            } else if !facts.data.contains(&i) {
                 risks.push(format!(
                     "the argument `{}` is not known before it runs",
                     w.text
@@ -1437,6 +1658,7 @@ impl<'c> Walker<'c> {
         }
 
         // environment
+        let mut redirect_writes = false;
         let mut lines: Vec<(String, bool, String)> = Vec::new();
         for a in &p.assigns {
             if p.words.is_empty() {
@@ -1474,6 +1696,46 @@ impl<'c> Walker<'c> {
                 Self::locale_change(&mut sc, name, &value);
             }
         }
+        // Set by a builtin to a value not known here (`read PAGER`,
+        // `printf -v PATH`).
+        for n in &facts.env_changes {
+            if !facts.env_assigns.iter().any(|&i| {
+                words
+                    .get(i)
+                    .and_then(|w| wrappers::assignment_name(&w.text))
+                    == Some(n.as_str())
+            }) {
+                let unknown = Word {
+                    text: format!("${n}"),
+                    dynamic: true,
+                    ..Word::default()
+                };
+                Self::env_exec(&mut sc, n, &unknown, &mut lines);
+            }
+        }
+        let mut var_writes: Vec<(String, Word)> = Vec::new();
+        for a in &p.assigns {
+            var_writes.push((a.name.clone(), a.value.clone()));
+        }
+        for &i in &facts.env_assigns {
+            if let Some((name, value)) = words.get(i).and_then(|w| w.text.split_once('=')) {
+                var_writes.push((
+                    name.trim_end_matches('+').to_owned(),
+                    Word {
+                        text: value.to_owned(),
+                        dynamic: words[i].dynamic,
+                        ..Word::default()
+                    },
+                ));
+            }
+        }
+        for (name, value) in var_writes {
+            if writes_to_value(&name, &value.text) {
+                let what = format!("file named by `{name}`");
+                self.add_write(&mut sc, &value.text, value.dynamic, &what, None);
+                redirect_writes |= value.dynamic || !value.text.is_empty();
+            }
+        }
         dedup(&mut sc.env_changes);
         self.cdpath |= sc.env_changes.iter().any(|n| n == "CDPATH");
 
@@ -1483,7 +1745,6 @@ impl<'c> Walker<'c> {
             .as_ref()
             .filter(|(_, d)| !d)
             .map(|(t, _)| self.resolve(t, None).0);
-        let mut redirect_writes = false;
         for w in &p.redir_writes {
             self.add_write(&mut sc, &w.text, w.dynamic, "redirect target", None);
             redirect_writes = true;
@@ -1559,6 +1820,15 @@ impl<'c> Walker<'c> {
                 && let Some(u) = used.get_mut(*idx)
             {
                 *u = true;
+            }
+        }
+        if !p.placeholder.is_empty() && words.iter().skip(1).any(|w| w.text.contains("{}")) {
+            // `{}` is every file below the roots `find` walks.
+            for root in &p.placeholder {
+                let all = format!("{}/**", root.trim_end_matches('/'));
+                if !sc.reads.contains(&all) {
+                    sc.reads.push(all);
+                }
             }
         }
         for pr in &facts.reads {
@@ -1662,12 +1932,15 @@ impl<'c> Walker<'c> {
                     note,
                     stdin,
                     placeholder,
+                    more_args,
                 } => {
                     let Some(ws) = words.get(*start..*end) else {
                         continue;
                     };
                     let mut q = Pending::new(ws.to_vec(), None);
                     q.note = Some(note.clone());
+                    q.fds.clone_from(&p.fds);
+                    q.more_args = *more_args;
                     if *stdin {
                         q.stdin = p.stdin;
                         q.script.clone_from(&p.script);
@@ -1744,6 +2017,10 @@ impl<'c> Walker<'c> {
 
         if p.from_ast && p.parent == env.parent {
             self.apply_cd(facts.cd.as_ref(), words);
+            if words.len() == 1 && words[0].text == "exec" {
+                // `exec 3<file`: the descriptors stay open for the rest.
+                self.exec_fds.extend(p.fds.iter().cloned());
+            }
         }
         for (text, _dynamic, note) in lines {
             let stdin = if note.starts_with("payload") {

@@ -9,8 +9,8 @@
 mod files;
 mod git;
 mod interp;
-mod opts;
-mod tables;
+pub(crate) mod opts;
+pub(crate) mod tables;
 mod tools;
 pub(crate) mod wrappers;
 
@@ -54,6 +54,8 @@ pub(crate) enum Inner {
         stdin: bool,
         /// What `{}` stands for in the inner argv (`find -exec`).
         placeholder: Vec<PathRef>,
+        /// More arguments, not known here, are added (`xargs`).
+        more_args: bool,
     },
     /// A command it performs itself, reported as if it ran it
     /// (`find -delete` as `rm {}`).
@@ -211,6 +213,7 @@ impl Facts {
                 note,
                 stdin,
                 placeholder: Vec::new(),
+                more_args: false,
             });
             self.skip_from = self.skip_from.min(start);
         }

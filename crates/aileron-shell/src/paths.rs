@@ -93,21 +93,53 @@ pub(crate) fn is_root_or_home(path: &str, home: &str) -> bool {
     home.len() > base.len() && home.starts_with(base) && home.as_bytes()[base.len()] == b'/'
 }
 
-/// Special files that are not real write targets.
+/// Special files that are not real write targets. The descriptors
+/// (`/dev/stdout`, `/dev/fd/N`, ...) are not among them: they are
+/// whatever file the descriptor is open on, see [`descriptor`].
 pub(crate) fn is_harmless_device(path: &str) -> bool {
     matches!(
         path,
-        "/dev/null"
-            | "/dev/stdout"
-            | "/dev/stderr"
-            | "/dev/stdin"
-            | "/dev/tty"
-            | "/dev/zero"
-            | "/dev/full"
-            | "/dev/random"
-            | "/dev/urandom"
-    ) || path.starts_with("/dev/fd/")
-        || path.starts_with("/proc/self/fd/")
+        "/dev/null" | "/dev/tty" | "/dev/zero" | "/dev/full" | "/dev/random" | "/dev/urandom"
+    )
+}
+
+/// The descriptor a path reopens: `/dev/stdin` 0, `/dev/stdout` 1,
+/// `/dev/stderr` 2, `/dev/fd/N`, `/proc/self/fd/N`. `Some(None)` for a
+/// descriptor of another process (`/proc/PID/fd/N`), not known here.
+pub(crate) fn descriptor(path: &str) -> Option<Option<u32>> {
+    let n = match path {
+        "/dev/stdin" => return Some(Some(0)),
+        "/dev/stdout" => return Some(Some(1)),
+        "/dev/stderr" => return Some(Some(2)),
+        _ => path
+            .strip_prefix("/dev/fd/")
+            .or_else(|| path.strip_prefix("/proc/self/fd/"))
+            .or_else(|| path.strip_prefix("/proc/thread-self/fd/")),
+    };
+    if let Some(n) = n {
+        return Some(n.parse().ok());
+    }
+    let rest = path.strip_prefix("/proc/")?;
+    let (_pid, fd) = rest.split_once("/fd/")?;
+    let _ = fd;
+    Some(None)
+}
+
+/// What a path under `/proc` names: `/proc/self/cwd/X` is `cwd/X`,
+/// `/proc/self/root/X` is `/X`; `Err` for another process's directories
+/// (`/proc/PID/cwd`), which cannot be known here; `None` for any other path.
+pub(crate) fn proc_alias(path: &str, cwd: &str) -> Option<Result<String, ()>> {
+    let rest = path.strip_prefix("/proc/")?;
+    let (who, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let (link, sub) = tail.split_once('/').unwrap_or((tail, ""));
+    let own = matches!(who, "self" | "thread-self");
+    Some(match link {
+        "cwd" if own => Ok(join(cwd, sub)),
+        "root" if own => Ok(join("/", sub)),
+        "cwd" | "root" => Err(()),
+        _ if who.bytes().all(|b| b.is_ascii_digit()) && link == "task" => Err(()),
+        _ => return None,
+    })
 }
 
 /// Block devices (disks, partitions, loop and mapper devices).
@@ -239,7 +271,14 @@ mod tests {
         assert!(is_block_device("/dev/mapper/root"));
         assert!(!is_block_device("/dev/null"));
         assert!(!is_block_device("/dev/stdout"));
-        assert!(is_harmless_device("/dev/fd/3"));
+        assert!(!is_harmless_device("/dev/fd/3"));
+        assert_eq!(descriptor("/proc/self/fd/3"), Some(Some(3)));
+        assert_eq!(descriptor("/proc/42/fd/3"), Some(None));
+        assert_eq!(
+            proc_alias("/proc/self/cwd/a", "/w"),
+            Some(Ok("/w/a".to_owned()))
+        );
+        assert_eq!(proc_alias("/proc/1/root/etc", "/w"), Some(Err(())));
     }
 
     #[test]

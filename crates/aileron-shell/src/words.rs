@@ -36,6 +36,9 @@ pub(crate) struct Word {
     /// substring offsets. Their variables' values are evaluated again
     /// (`a[$(cmd)]` inside a value runs `cmd`), so the analyser checks them.
     pub arith: Vec<String>,
+    /// Has an unquoted expansion: bash splits its value into words (and
+    /// expands globs in them), so it may become several arguments.
+    pub split: bool,
 }
 
 impl Word {
@@ -108,6 +111,7 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 dynamic: false,
                 lit: None,
                 arith: Vec::new(),
+                split: false,
                 brace: false,
                 prompt: false,
                 subs,
@@ -123,6 +127,7 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 broken: d.prompt,
                 brace,
                 arith: d.arith,
+                split: d.split,
             }
         }
         _ => broken(raw),
@@ -145,6 +150,7 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
                 dynamic: false,
                 lit: None,
                 arith: Vec::new(),
+                split: false,
                 brace: false,
                 prompt: false,
                 subs,
@@ -277,6 +283,7 @@ struct Decoding<'r, 's> {
     /// Length of `out` when the first expansion was met.
     lit: Option<usize>,
     arith: Vec<String>,
+    split: bool,
     /// An unquoted part of the word has a `{`.
     brace: bool,
     /// Has a `${x@P}` expansion.
@@ -290,8 +297,9 @@ impl Decoding<'_, '_> {
         self.raw.get(p.start_index..p.end_index).unwrap_or("")
     }
 
-    fn set_dynamic(&mut self) {
+    fn set_dynamic(&mut self, quoted: bool) {
         self.dynamic = true;
+        self.split |= !quoted;
         self.lit.get_or_insert(self.out.len());
     }
 
@@ -313,7 +321,7 @@ impl Decoding<'_, '_> {
                 WordPiece::ParameterExpansion(expr) => {
                     let leading_home = self.out.is_empty() && is_home(expr);
                     if !leading_home {
-                        self.set_dynamic();
+                        self.set_dynamic(quoted);
                     }
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
@@ -321,7 +329,7 @@ impl Decoding<'_, '_> {
                 }
                 WordPiece::CommandSubstitution(cmd)
                 | WordPiece::BackquotedCommandSubstitution(cmd) => {
-                    self.set_dynamic();
+                    self.set_dynamic(quoted);
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
                     self.subs.push(cmd.clone());
@@ -342,7 +350,7 @@ impl Decoding<'_, '_> {
                     }
                 }
                 WordPiece::ArithmeticExpression(expr) => {
-                    self.set_dynamic();
+                    self.set_dynamic(quoted);
                     self.arith.push(expr.value.clone());
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);

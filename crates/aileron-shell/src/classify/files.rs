@@ -433,6 +433,23 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
                 },
             );
             let mut f = Facts::new(Write);
+            // `zip -TT CMD` / `--unzip-command CMD` tests the archive with CMD.
+            for (i, w) in args.iter().enumerate().skip(1) {
+                let long = w.text.strip_prefix("--").unwrap_or("");
+                let long = long.split('=').next().unwrap_or("");
+                if w.text.starts_with("-TT")
+                    || (long.len() >= 2 && "unzip-command".starts_with(long))
+                {
+                    f.opaque("`zip` runs a command given to test the archive");
+                    let at =
+                        if w.text.contains('=') || w.text.len() > 3 && !w.text.starts_with("--") {
+                            i
+                        } else {
+                            i + 1
+                        };
+                    f.run_line_arg(args, at, 0, "test command run by `zip`".to_owned());
+                }
+            }
             let mut ops = p.operands.iter();
             if let Some(&a) = ops.next() {
                 f.write(a);
@@ -1811,6 +1828,8 @@ fn sort(args: &[Word]) -> Facts {
         f.opaque("`sort --files0-from` reads the files named in a file");
     }
     if let Some((i, off)) = p.get(' ', "compress-program").and_then(|o| o.value) {
+        // The program gets sort's data on its input: a shell would run it.
+        f.opaque("`sort --compress-program` runs a program on the data it sorts");
         f.run_line_arg(args, i, off, "compressor run by `sort`".to_owned());
     }
     for &i in &p.operands {
@@ -1919,7 +1938,9 @@ fn editor(name: &str, args: &[Word]) -> Facts {
 }
 
 fn declare(name: &str, args: &[Word]) -> Facts {
-    let mut f = Facts::new(Write);
+    // Only the shell's variables change; the ones that make programs run
+    // others are tagged by the analyser.
+    let mut f = Facts::new(Read);
     let mut functions = false;
     let mut listed = true;
     for (i, w) in args.iter().enumerate().skip(1) {

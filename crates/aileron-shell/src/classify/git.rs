@@ -161,6 +161,9 @@ fn git(args: &[Word]) -> Facts {
                 );
             }
             i = next;
+        } else if a == "--git-dir" || a.starts_with("--git-dir=") {
+            f.opaque("`git --git-dir` reads the configuration of another repository");
+            i += if a == "--git-dir" { 2 } else { 1 };
         } else if matches!(
             a,
             "--git-dir"
@@ -285,9 +288,13 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
             }
             // `git diff --output=FILE` and friends write a file.
             let p = sub_opts(args, s, "", &["output"]);
+            f.data.extend(&p.values);
             if let Some((i, off)) = p.get('\0', "output").and_then(|o| o.value) {
                 f.write_at(i, off);
                 f.sensitivity = Write;
+            }
+            if sub == "grep" && p.has('O', "open-files-in-pager") {
+                f.opaque("`git grep -O` runs a pager program on the files it finds");
             }
         }
         "branch" => {

@@ -215,6 +215,28 @@ fn inline(name: &str, mut f: Facts) -> Facts {
     f
 }
 
+/// bash's long options, which it also takes after a single dash.
+const BASH_LONG: &[&str] = &[
+    "debugger",
+    "dump-po-strings",
+    "dump-strings",
+    "help",
+    "init-file",
+    "login",
+    "noediting",
+    "noprofile",
+    "norc",
+    "posix",
+    "pretty-print",
+    "protected",
+    "rcfile",
+    "rpm-requires",
+    "restricted",
+    "verbose",
+    "version",
+    "wordexp",
+];
+
 fn shell(name: &str, args: &[Word]) -> Facts {
     let mut f = Facts::new(Mutate);
     let n = args.len();
@@ -229,10 +251,19 @@ fn shell(name: &str, args: &[Word]) -> Facts {
             stdin |= a == "-";
             break;
         }
-        if let Some(long) = a.strip_prefix("--") {
+        // bash also takes its long options with one dash (`-rcfile`).
+        let long = a.strip_prefix("--").or_else(|| {
+            a.strip_prefix('-')
+                .filter(|l| name.ends_with("bash") && BASH_LONG.contains(l))
+        });
+        if let Some(long) = long {
             match long {
                 "rcfile" | "init-file" => {
                     f.read(i + 1);
+                    f.skip.push(i + 1);
+                    f.opaque(format!(
+                        "`{name} {a}` runs a start-up file the analysis does not read"
+                    ));
                     i += 2;
                 }
                 "command" => {
@@ -600,6 +631,8 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
     // program that reads differently either way must not hide a command
     // in the part taken for a regex, so both readings count.
     let mut out = awk_scan_as(prog, true);
+    // gawk's `@load` loads a shared library, `@include` a program file.
+    out.exec |= prog.contains("@load") || prog.contains("@include");
     let other = awk_scan_as(prog, false);
     out.exec |= other.exec;
     for w in other.writes {

@@ -82,8 +82,7 @@ pub(crate) enum Operands {
 
 impl Table {
     fn short_takes(&self, c: char) -> Option<Takes> {
-        let mut it = self.short.char_indices().peekable();
-        while let Some((i, ch)) = it.next() {
+        for (i, ch) in self.short.char_indices() {
             if ch == ':' {
                 continue;
             }

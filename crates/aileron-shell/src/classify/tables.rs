@@ -356,7 +356,7 @@ const RG: Table = t(
     Files,
 );
 const TREE: Table = t(
-    "aAdDfFgiJlnopqQrsStuvxXCNRUcH:L:P:I:o:T:h",
+    "aAdDfFgiJlnpqQrsStuvxXCNRUcH:L:P:I:o:T:h",
     &[
         "help",
         "version",
@@ -484,7 +484,7 @@ const DF: Table = t(
     ],
     Files,
 );
-const WHICH: Table = t("as", &[], Data);
+const WHICH: Table = t("as", &[], Free);
 const DIFF: Table = t(
     "0123456789abBcC:dD:eEfFhHiI:lL:nNpPqrsS:tTuU:vwWx:X:yZ",
     &[
@@ -618,9 +618,9 @@ const CUT: Table = t(
 const BASENAME: Table = t(
     "as:z",
     &["multiple", "suffix=", "zero", "help", "version"],
-    Data,
+    Free,
 );
-const DIRNAME: Table = t("z", &["zero", "help", "version"], Data);
+const DIRNAME: Table = t("z", &["zero", "help", "version"], Free);
 const REALPATH: Table = t(
     "eLmPqsz",
     &[
@@ -637,7 +637,7 @@ const REALPATH: Table = t(
         "help",
         "version",
     ],
-    Data,
+    Free,
 );
 const READLINK: Table = t(
     "efmnqsvz",
@@ -653,7 +653,7 @@ const READLINK: Table = t(
         "help",
         "version",
     ],
-    Data,
+    Free,
 );
 const DATE: Table = t(
     "d:f:I::r:Rs:u",
@@ -689,7 +689,7 @@ const UNAME: Table = t(
         "help",
         "version",
     ],
-    Data,
+    Free,
 );
 const TR: Table = t(
     "cCdst",
@@ -701,7 +701,7 @@ const TR: Table = t(
         "help",
         "version",
     ],
-    Data,
+    Free,
 );
 const PASTE: Table = t(
     "d:sz",
@@ -772,16 +772,16 @@ const REV: Table = t("0hV", &["zero", "help", "version"], Files);
 const SEQ: Table = t(
     "f:s:w0123456789.",
     &["format=", "separator=", "equal-width", "help", "version"],
-    Data,
+    Free,
 );
-const HELP_VERSION_DATA: Table = t("", &["help", "version"], Data);
-const PRINTENV: Table = t("0", &["null", "help", "version"], Data);
+const HELP_VERSION_DATA: Table = t("", &["help", "version"], Free);
+const PRINTENV: Table = t("0", &["null", "help", "version"], Free);
 const ID: Table = t(
     "agGnruzZ",
     &[
         "context", "group", "groups", "name", "real", "user", "zero", "help", "version",
     ],
-    Data,
+    Free,
 );
 const SUMS: Table = t(
     "bctwz",
@@ -818,7 +818,7 @@ const OD: Table = t(
     ],
     Files,
 );
-const PWD: Table = t("LP", &["logical", "physical", "help", "version"], Data);
+const PWD: Table = t("LP", &["logical", "physical", "help", "version"], Free);
 /// `echo` and others whose options and operands can only change what they print.
 const FREE: Table = t("", &[], Free);
 /// bash's `printf`: only `-v NAME`, which the classifier reports.
@@ -932,4 +932,43 @@ pub(crate) fn table(name: &str) -> Option<&'static Table> {
         "awk" | "gawk" | "mawk" | "nawk" => &AWK,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMES: &[&str] = &[
+        "cat", "tac", "head", "tail", "wc", "ls", "grep", "rg", "tree", "file", "stat", "du", "df",
+        "which", "diff", "sort", "uniq", "cut", "basename", "dirname", "realpath", "readlink",
+        "date", "uname", "tr", "paste", "column", "nl", "rev", "seq", "sleep", "printenv", "id",
+        "md5sum", "od", "pwd", "echo", "printf", "sed", "awk",
+    ];
+
+    /// A letter or name listed twice would make the first one win,
+    /// whatever the second says it takes.
+    #[test]
+    fn each_option_is_listed_once() {
+        for name in NAMES {
+            let t = table(name).expect(name);
+            let letters: Vec<char> = t.short.chars().filter(|&c| c != ':').collect();
+            let mut sorted = letters.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(
+                sorted.len(),
+                letters.len(),
+                "`{name}` lists a short option twice"
+            );
+            let mut longs: Vec<&str> = t
+                .long
+                .iter()
+                .map(|l| l.trim_end_matches("=?").trim_end_matches('='))
+                .collect();
+            let n = longs.len();
+            longs.sort_unstable();
+            longs.dedup();
+            assert_eq!(longs.len(), n, "`{name}` lists a long option twice");
+        }
+    }
 }

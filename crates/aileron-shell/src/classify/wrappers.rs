@@ -1,7 +1,7 @@
 //! Programs that run another program: `env`, `sudo`, `nice`, `xargs`,
 //! `find -exec`, ... The wrapper is reported, and so is the program it runs.
 
-use super::opts::{self, Spec};
+use super::opts::{self, Operands, Spec, Table};
 use super::{Facts, Inner, PathRef};
 use crate::Sensitivity::{self, Mutate, Read, Write};
 use crate::words::Word;
@@ -352,71 +352,81 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
     Some(f)
 }
 
+/// GNU env 9: options end at the first operand.
+const ENV: Table = Table {
+    short: "0iu:C:S:va:",
+    long: &[
+        "ignore-environment",
+        "null",
+        "unset=",
+        "chdir=",
+        "split-string=",
+        "block-signal=?",
+        "default-signal=?",
+        "ignore-signal=?",
+        "list-signal-handling",
+        "debug",
+        "argv0=",
+        "help",
+        "version",
+    ],
+    operands: Operands::Files,
+    permute: false,
+};
+
 fn env(args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
-    let n = args.len();
-    let mut i = 1;
-    while i < n {
-        let a = text(args, i);
-        if a == "--" {
-            i += 1;
-            break;
-        }
-        if a == "-" || a == "-i" || a == "--ignore-environment" {
+    let p = opts::parse(args, 1, &Spec::of(&ENV));
+    for why in &p.problems {
+        f.opaque(format!("`env`: {why}"));
+    }
+    f.data.extend(&p.values);
+    for o in &p.opts {
+        if o.is('i', "ignore-environment") {
             f.env_changes
                 .extend(["*".to_owned(), "SHELL".to_owned(), "AILERON_*".to_owned()]);
             f.notes
                 .push("`env -i` clears the whole environment".to_owned());
-            i += 1;
-        } else if a == "-u" || a == "--unset" {
-            if i + 1 < n {
-                f.env_changes.push(text(args, i + 1).to_owned());
-                f.skip.push(i + 1);
+        } else if o.is('u', "unset") {
+            if let Some(v) = o.value_text(args) {
+                f.env_changes.push(v.to_owned());
             }
-            i += 2;
-        } else if let Some(v) = a.strip_prefix("--unset=") {
-            f.env_changes.push(v.to_owned());
-            i += 1;
-        } else if a.starts_with("-u") && !a.starts_with("--") {
-            f.env_changes.push(a[2..].to_owned());
-            i += 1;
-        } else if a == "-C" || a == "--chdir" {
-            if i + 1 < n {
-                f.base = Some(PathRef::arg(i + 1));
-            }
-            i += 2;
-        } else if a == "-S"
-            || a == "--split-string"
-            || a.starts_with("--split-string=")
-            || (a.starts_with("-S") && !a.starts_with("--"))
-        {
+        } else if o.is('C', "chdir") {
+            // The inner command's paths are relative to a directory the
+            // analysis does not follow into it.
+            f.opaque("`env --chdir` runs its command in another directory");
+        } else if o.is('a', "argv0") {
+            f.opaque("`env --argv0` runs a program under another name");
+        } else if o.is('S', "split-string") {
             // The string is split into words and run with the rest.
-            let (mut line, next) = if a == "-S" || a == "--split-string" {
-                (text(args, i + 1).to_owned(), i + 2)
-            } else if let Some(v) = a.strip_prefix("--split-string=") {
-                (v.to_owned(), i + 1)
-            } else {
-                (a[2..].to_owned(), i + 1)
-            };
-            let mut dynamic = args.get(next - 1).is_some_and(|w| w.dynamic);
-            for w in args.iter().skip(next) {
+            let Some((vi, off)) = o.value else { continue };
+            let mut line = text(args, vi).get(off..).unwrap_or("").to_owned();
+            let mut dynamic = args[vi].dynamic;
+            for w in args.iter().skip(vi + 1) {
                 line.push(' ');
                 line.push_str(&w.text);
                 dynamic |= w.dynamic;
             }
             f.run_line(&line, dynamic, "inner command of `env -S`".to_owned());
-            f.skip_from = i;
+            f.skip_from = vi;
             return f;
-        } else if a.starts_with('-') && a.len() > 1 {
-            i += 1;
-        } else if let Some(name) = super::wrappers::assignment_name(a) {
-            f.env_changes.push(name.to_owned());
-            f.env_assigns.push(i);
-            f.skip.push(i);
-            i += 1;
-        } else {
-            break;
         }
+    }
+    let mut i = p.operands.first().copied().unwrap_or(args.len());
+    if text(args, i) == "-" {
+        f.env_changes
+            .extend(["*".to_owned(), "SHELL".to_owned(), "AILERON_*".to_owned()]);
+        i += 1;
+    }
+    while let Some(name) = args
+        .get(i)
+        .and_then(|w| super::wrappers::assignment_name(&w.text))
+    {
+        f.env_changes.push(name.to_owned());
+        f.env_assigns.push(i);
+        f.skip.push(i);
+        f.data.push(i);
+        i += 1;
     }
     f.run_argv(args, i, inner_note("env"), true);
     f
@@ -663,6 +673,9 @@ fn xargs(args: &[Word]) -> Facts {
     }
     if i < n {
         f.run_argv(args, i, inner_note("xargs"), false);
+        if let Some(Inner::Argv { more_args, .. }) = f.inners.last_mut() {
+            *more_args = true;
+        }
     } else {
         f.inners.push(Inner::Synthetic {
             argv: vec!["echo".to_owned()],
@@ -856,6 +869,7 @@ fn find(args: &[Word]) -> Facts {
                         note: format!("run by `find {t}`"),
                         stdin: t.starts_with("-ok"),
                         placeholder: roots.clone(),
+                        more_args: false,
                     });
                     for k in start..end {
                         f.skip.push(k);
@@ -882,6 +896,7 @@ fn find(args: &[Word]) -> Facts {
             }
             t if WITH_VALUE.contains(&t) || (t.starts_with("-newer") && t.len() == 8) => {
                 f.skip.push(i + 1);
+                f.data.push(i + 1);
                 i += 2;
             }
             _ => i += 1,

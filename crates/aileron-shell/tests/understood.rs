@@ -1,0 +1,279 @@
+//! "What the analysis does not fully understand is never allowed": the
+//! bypass families of issue 12, each a regression case, and the everyday
+//! lines that must stay quiet.
+//!
+//! A line is *vouched for* when the analysis reports no opaque part, no
+//! tag that asks (running code, piping to a shell, ...) and every command
+//! `read`: only then can a profile's read-only rule allow it. Every attack
+//! below must either not be vouched for, or report the protected path it
+//! reaches, so that the built-in rules deny it.
+
+use aileron_shell::{Analysis, Context, Limits, Sensitivity, analyse, tags};
+
+const CWD: &str = "/work/p";
+const HOME: &str = "/home/u";
+
+fn run(line: &str) -> Analysis {
+    analyse(
+        line,
+        &Context {
+            cwd: CWD,
+            home: HOME,
+            limits: Limits::default(),
+        },
+    )
+}
+
+/// Tags that make the built-in rules ask.
+const ASKING: &[&str] = &[
+    tags::OPAQUE,
+    tags::PIPE_TO_SHELL,
+    tags::EVAL,
+    tags::BASE64_EXEC,
+    tags::REMOTE_SUBSTITUTION,
+    tags::INLINE_INTERPRETER,
+    tags::ENV_EXEC,
+];
+
+fn vouched(a: &Analysis) -> bool {
+    a.opaque.is_none()
+        && a.commands.iter().all(|c| {
+            c.sensitivity == Sensitivity::Read && !c.tags.iter().any(|t| ASKING.contains(t))
+        })
+}
+
+fn writes(a: &Analysis, path: &str) -> bool {
+    a.commands
+        .iter()
+        .any(|c| c.writes.iter().any(|w| w == path))
+}
+
+fn reads(a: &Analysis, path: &str) -> bool {
+    a.commands.iter().any(|c| c.reads.iter().any(|w| w == path))
+}
+
+/// Lines the analysis must not vouch for.
+const NOT_VOUCHED: &[&str] = &[
+    // 1. writes through descriptors whose file is not known
+    "echo x >/dev/fd/5",
+    "cat x > /proc/self/fd/7",
+    "echo x >/proc/1/fd/1",
+    "tee /dev/fd/9 < x",
+    "echo x > /proc/1/cwd/aileron.yaml",
+    // 2. options the tables do not know, abbreviated or attached
+    "cat --frobnicate x",
+    "ls --hyper-x x",
+    "sort --compress-prog=sh x",
+    "sort --files0-f=list",
+    "wc --files0-from=list",
+    "du --files0-from=~/.aileron/admin.token",
+    "sed -f script.sed x",
+    "sed --fil=script.sed x",
+    "awk -f prog.awk x",
+    "awk -W exec prog.awk x",
+    "awk --lo=ext 'BEGIN{}'",
+    "bash -rcfile x -i -c id",
+    "head --frob x",
+    "grep --no-such x y",
+    "file -C -m x",
+    "env --ch=/tmp cat x",
+    "env -C .aileron cat admin.token",
+    "env --split-s='rm x' y",
+    // 3. programs hidden in arguments that look like data
+    "sed -e'1e id' x",
+    "sed --expr='1e id' x",
+    "sed --expression=1e\\ id x",
+    "awk '/system(/ {print}' x",
+    "awk '/x/ { print | \"sh\" }' x",
+    "awk '@load \"x\"; BEGIN{}'",
+    "git grep -O'sh -c id' x",
+    "git grep --open-files-in=vim foo",
+    "zip -TT 'sh -c id' a.zip x",
+    "test -v 'a[$(id)]'",
+    "[ -v 'a[$(id)]' ]",
+    "[[ -v 'a[$(id)]' ]]",
+    "[[ 'a[$(id)]' -eq 1 ]]",
+    "x='a[$(id)]'; echo $((x))",
+    "x='a[$(id)]'; [[ $x -eq 1 ]]",
+    "x='a[$(id)]'; (( x ))",
+    "x='a[$(id)]'; for ((i=x; i<1; i++)); do :; done",
+    "x='a[$(id)]'; echo ${a[x]}",
+    "x='a[$(id)]'; echo ${!x}",
+    "read n < f; echo $((n + 1))",
+    "(( 'a[$(id)]' ))",
+    "echo $(( 'a[$(id)]' ))",
+    "printf -v 'a[$(id)]' x",
+    "printf -v'a[$(id)]' x",
+    "declare 'a[$(id)]=1'",
+    "read 'a[$(id)]' < f",
+    "let 'a[$(id)]'",
+    "test $(cat f) = x",
+    // 4. words not known when the line is read
+    "f=aileron.yaml; cat $f",
+    "cat \"$F\"",
+    "ls $OPTS",
+    "grep $PAT x",
+    "for f in *; do cat $f; done",
+    "cat $(echo x)",
+    "ls | xargs cat",
+    "xargs -I{} cat {} < list",
+    "find . -name $N",
+    "sort -o \"$OUT\" x",
+    "head -n 1 -- $F",
+    "printf $FMT x",
+    "date $D",
+    // 5. paths the analysis cannot resolve
+    "cd - && cat aileron.yaml",
+    "cat ~-/x",
+    "cd \"$D\" && cat x",
+    "CDPATH=/tmp; cd x && cat y",
+    "cat /proc/1/root/etc/x",
+    // 6. variables that make a tool write or read configuration elsewhere
+    "printf -v PATH /tmp",
+    "read PAGER < f",
+    "HOME=/tmp/h git status",
+    "XDG_CONFIG_HOME=/tmp/c git status",
+    "GIT_DIR=/tmp/evil git status",
+    "git --git-dir=/tmp/evil status",
+    "export GIT_CONFIG_GLOBAL=/tmp/x",
+];
+
+#[test]
+fn what_is_not_understood_is_not_vouched_for() {
+    let mut wrong = Vec::new();
+    for line in NOT_VOUCHED {
+        let a = run(line);
+        if vouched(&a) {
+            wrong.push(format!("{line:?}\n{a:#?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "vouched for:\n{}", wrong.join("\n\n"));
+}
+
+/// Lines whose effect the analysis must see: (line, written path).
+const WRITES: &[(&str, &str)] = &[
+    ("cat x 3<aileron.yaml >/dev/fd/3", "/work/p/aileron.yaml"),
+    (
+        "exec 3<aileron.yaml; echo 'default: allow' >/dev/fd/3",
+        "/work/p/aileron.yaml",
+    ),
+    (
+        "echo hi 3<aileron.yaml >/proc/self/fd/3",
+        "/work/p/aileron.yaml",
+    ),
+    (
+        "echo hi 4<aileron.yaml 3<&4 >/dev/fd/3",
+        "/work/p/aileron.yaml",
+    ),
+    (
+        "{ echo x >/dev/fd/3; } 3<aileron.yaml",
+        "/work/p/aileron.yaml",
+    ),
+    ("sort x --out=aileron.yaml", "/work/p/aileron.yaml"),
+    ("sort x --ou aileron.yaml", "/work/p/aileron.yaml"),
+    ("sed --in-pl 's/a/b/' aileron.yaml", "/work/p/aileron.yaml"),
+    ("sed -n 's/a/b/w aileron.yaml' x", "/work/p/aileron.yaml"),
+    (
+        "sed --quiet --expr='w aileron.yaml' x",
+        "/work/p/aileron.yaml",
+    ),
+    ("tree -o aileron.yaml .", "/work/p/aileron.yaml"),
+    (
+        "echo x > /proc/self/cwd/aileron.yaml",
+        "/work/p/aileron.yaml",
+    ),
+    ("echo x > /proc/self/root/home/u/.bashrc", "/home/u/.bashrc"),
+    (
+        "GIT_TRACE=/work/p/aileron.yaml git status",
+        "/work/p/aileron.yaml",
+    ),
+    ("GIT_TRACE2_EVENT=x.log git status", "/work/p/x.log"),
+    ("SSLKEYLOGFILE=~/.aileron/k curl x", "/home/u/.aileron/k"),
+    ("sort -T .aileron x", "/work/p/.aileron"),
+];
+
+#[test]
+fn writes_through_aliases_are_seen() {
+    for (line, path) in WRITES {
+        let a = run(line);
+        assert!(writes(&a, path), "{line:?} must write {path}\n{a:#?}");
+    }
+}
+
+#[test]
+fn reads_through_aliases_are_seen() {
+    for (line, path) in [
+        (
+            "cat /proc/self/root/home/u/.aileron/admin.token",
+            "/home/u/.aileron/admin.token",
+        ),
+        ("diff --to-file=/etc/shadow x", "/etc/shadow"),
+        ("find ~/.aileron -exec cat {} +", "/home/u/.aileron/**"),
+        (
+            "grep -f ~/.aileron/admin.token x",
+            "/home/u/.aileron/admin.token",
+        ),
+    ] {
+        let a = run(line);
+        assert!(reads(&a, path), "{line:?} must read {path}\n{a:#?}");
+    }
+}
+
+/// Everyday lines whose every part is understood and harmless.
+const QUIET: &[&str] = &[
+    "X=1; echo $X",
+    "export FOO=bar && echo $FOO",
+    "while read -r l; do echo \"$l\"; done < f.txt",
+    "git --no-pager log",
+    "git -C . status",
+    "date +%F",
+    "git log --author=\"$(git config user.name)\"",
+    "ls -la",
+    "ls -lah --color=auto",
+    "grep -rn \"fn main\" src",
+    "grep -rn --include='*.rs' TODO .",
+    "find . -name '*.rs' -type f",
+    "tail -n 50 log.txt",
+    "head -5 x",
+    "wc -l src/*.rs",
+    "ls -1 | sort | uniq -c",
+    "sed -n '1,20p' file.rs",
+    "awk -F: '{print $1}' /etc/passwd",
+    "du -sh .",
+    "df -h",
+    "ps aux",
+    "echo \"hello $USER\"",
+    "printf '%s\\n' \"$HOME\"",
+    "test -f Cargo.toml && echo yes",
+    "[[ -n \"$X\" ]] && echo $X",
+    "echo $((1+2))",
+    "for ((i=0; i<3; i++)); do echo $i; done",
+    "n=3; echo $((n * 2))",
+    "diff -u a b",
+    "stat -c %s x",
+    "git diff --stat",
+    "git log --since=\"2 weeks ago\" --pretty=format:\"%h %s\"",
+    "cd src && ls",
+    "basename \"$PWD\"",
+    "dirname \"$(pwd)\"",
+    "cat -n x",
+    "seq -5 5",
+    "sort -t: -k2,2n x",
+    "cut -d: -f1 /etc/passwd",
+    "rg -n 'fn main' src",
+    "echo x >/dev/stdout",
+    "echo x 2>&1 >/dev/null",
+    "echo err >&2",
+];
+
+#[test]
+fn everyday_lines_stay_quiet() {
+    let mut noisy = Vec::new();
+    for line in QUIET {
+        let a = run(line);
+        if !vouched(&a) {
+            noisy.push(format!("{line:?}\n{a:#?}"));
+        }
+    }
+    assert!(noisy.is_empty(), "not vouched for:\n{}", noisy.join("\n\n"));
+}
