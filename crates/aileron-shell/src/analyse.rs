@@ -1584,6 +1584,17 @@ impl<'c> Walker<'c> {
             } else {
                 Sensitivity::Read
             })
+        } else if words[0].text.is_empty()
+            || words[0].text.starts_with(char::is_whitespace)
+            || words[0].text.ends_with(char::is_whitespace)
+        {
+            // bash never runs such a name; the parser misread something.
+            let mut f = Facts::new(Sensitivity::Mutate);
+            f.opaque(format!(
+                "the command name `{}` cannot be what bash runs",
+                words[0].text
+            ));
+            f
         } else if words[0].dynamic {
             let mut f = Facts::new(Sensitivity::Mutate);
             f.tag(

@@ -170,6 +170,25 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
     }
 }
 
+/// The command bash runs for `` `text` ``: inside backquotes a backslash
+/// before `$`, `` ` `` or `\` is removed first (`` `\\rm x` `` runs `rm`).
+fn unescape_backquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '$' | '`' | '\\')
+        {
+            out.push(next);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The variable whose value `${!name...}` uses as a name.
 fn indirect_name(expr: &ParameterExpr) -> Option<&str> {
     use ParameterExpr as P;
@@ -327,12 +346,17 @@ impl Decoding<'_, '_> {
                     self.out.push_str(&s);
                     self.operands(expr);
                 }
-                WordPiece::CommandSubstitution(cmd)
-                | WordPiece::BackquotedCommandSubstitution(cmd) => {
+                WordPiece::CommandSubstitution(cmd) => {
                     self.set_dynamic(quoted);
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
                     self.subs.push(cmd.clone());
+                }
+                WordPiece::BackquotedCommandSubstitution(cmd) => {
+                    self.set_dynamic(quoted);
+                    let s = self.source(p).to_owned();
+                    self.out.push_str(&s);
+                    self.subs.push(unescape_backquoted(cmd));
                 }
                 WordPiece::EscapeSequence(s) => {
                     let mut chars = s.chars();

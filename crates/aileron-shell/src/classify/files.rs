@@ -546,6 +546,7 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "read" | "mapfile" | "readarray" | "getopts" | "let" | "printf" => vars(name, args),
         "test" | "[" => test(args),
         "cd" | "pushd" | "popd" | "chdir" => cd(name, args),
+        "hash" | "enable" | "shopt" => shell_state(name, args),
         "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "mkdosfs" | "mkntfs" | "mkexfatfs" => {
             mkfs(name, args)
         }
@@ -2063,6 +2064,34 @@ fn vars(name: &str, args: &[Word]) -> Facts {
         && name != "getopts"
     {
         f.at_least(Write);
+    }
+    f
+}
+
+/// Builtins that change what later command names run or how later lines
+/// are read: `hash -p PATH NAME`, `enable -f LIB`, `shopt -s expand_aliases`.
+fn shell_state(name: &str, args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    f.data.extend(1..args.len());
+    let has = |flag: &str| {
+        args.iter()
+            .skip(1)
+            .any(|w| w.text.starts_with('-') && w.text.contains(flag))
+    };
+    let changes = match name {
+        "hash" => has("p"),
+        "enable" => has("f") || has("n"),
+        _ => {
+            has("s")
+                && args
+                    .iter()
+                    .any(|w| matches!(w.text.as_str(), "expand_aliases" | "extdebug" | "extglob"))
+        }
+    };
+    if changes || args.iter().any(|w| w.dynamic) {
+        f.opaque(format!(
+            "`{name}` changes what later commands run or how the line is read"
+        ));
     }
     f
 }
