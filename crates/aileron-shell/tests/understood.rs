@@ -136,6 +136,12 @@ const NOT_VOUCHED: &[&str] = &[
     "GIT_DIR=/tmp/evil git status",
     "git --git-dir=/tmp/evil status",
     "export GIT_CONFIG_GLOBAL=/tmp/x",
+    "jq . $F",
+    "jq \"$FILTER\" f.json",
+    "jq --frob . f.json",
+    "hash -p /usr/bin/touch cat; cat x",
+    "shopt -s expand_aliases\nalias cat=rm\ncat x",
+    "x=$(cat <<EOF; tee aileron.yaml <(:) </dev/null\nx\nEOF\n)",
 ];
 
 #[test]
@@ -190,6 +196,7 @@ const WRITES: &[(&str, &str)] = &[
     ("GIT_TRACE2_EVENT=x.log git status", "/work/p/x.log"),
     ("SSLKEYLOGFILE=~/.aileron/k curl x", "/home/u/.aileron/k"),
     ("sort -T .aileron x", "/work/p/.aileron"),
+    ("echo `\\\\rm -f aileron.yaml`", "/work/p/aileron.yaml"),
 ];
 
 #[test]
@@ -264,6 +271,9 @@ const QUIET: &[&str] = &[
     "echo x >/dev/stdout",
     "echo x 2>&1 >/dev/null",
     "echo err >&2",
+    "jq -r '.name' package.json",
+    "jq --arg v \"$X\" '.a == $v' f.json",
+    "cat package.json | jq -c '.deps | keys'",
 ];
 
 #[test]

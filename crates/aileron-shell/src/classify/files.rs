@@ -546,6 +546,7 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "read" | "mapfile" | "readarray" | "getopts" | "let" | "printf" => vars(name, args),
         "test" | "[" => test(args),
         "cd" | "pushd" | "popd" | "chdir" => cd(name, args),
+        "jq" => jq(args),
         "hash" | "enable" | "shopt" => shell_state(name, args),
         "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "mkdosfs" | "mkntfs" | "mkexfatfs" => {
             mkfs(name, args)
@@ -2064,6 +2065,113 @@ fn vars(name: &str, args: &[Word]) -> Facts {
         && name != "getopts"
     {
         f.at_least(Write);
+    }
+    f
+}
+
+/// jq 1.6/1.7: it can neither write nor run programs, so what matters is
+/// which files it reads (and prints). Its long options are matched exactly;
+/// `--arg NAME VALUE` and friends take two arguments.
+fn jq(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    let n = args.len();
+    let mut filter_given = false;
+    let mut positional = false;
+    let mut i = 1;
+    let mut operands = Vec::new();
+    while i < n {
+        let w = &args[i];
+        let t = w.text.as_str();
+        if positional || (w.literal_len() == 0 && w.dynamic) {
+            if !positional {
+                f.opaque("an argument of `jq` is not known before it runs and may be an option");
+            }
+            operands.push(i);
+            i += 1;
+            continue;
+        }
+        let takes: usize = match t {
+            "--" => {
+                positional = true;
+                i += 1;
+                continue;
+            }
+            "--args" | "--jsonargs" => {
+                // The rest are values for `$ARGS`, after the filter and files.
+                0
+            }
+            "--arg" | "--argjson" => 2,
+            "--slurpfile" | "--rawfile" => {
+                if i + 2 < n {
+                    f.read(i + 2);
+                    f.data.push(i + 1);
+                }
+                2
+            }
+            "--indent" | "-L" => 1,
+            "-f" | "--from-file" => {
+                filter_given = true;
+                if i + 1 < n {
+                    f.read(i + 1);
+                }
+                1
+            }
+            _ if t.starts_with("--") => {
+                const FLAGS: &[&str] = &[
+                    "--seq",
+                    "--stream",
+                    "--stream-errors",
+                    "--slurp",
+                    "--raw-input",
+                    "--null-input",
+                    "--compact-output",
+                    "--tab",
+                    "--color-output",
+                    "--monochrome-output",
+                    "--ascii-output",
+                    "--unbuffered",
+                    "--sort-keys",
+                    "--raw-output",
+                    "--raw-output0",
+                    "--join-output",
+                    "--exit-status",
+                    "--help",
+                    "--version",
+                    "--build-configuration",
+                    "--debug-dump-disasm",
+                    "--debug-trace",
+                ];
+                if !FLAGS.contains(&t) {
+                    f.opaque(format!("`jq`: `{t}` is not an option it is known to take"));
+                }
+                0
+            }
+            _ if t.len() > 1 && t.starts_with('-') => {
+                if let Some(dir) = t.strip_prefix("-L") {
+                    let _ = dir;
+                } else if !t[1..].bytes().all(|b| b"nrjacCMSesRhV0".contains(&b)) {
+                    f.opaque(format!("`jq`: `{t}` is not an option it is known to take"));
+                }
+                0
+            }
+            _ => {
+                operands.push(i);
+                i += 1;
+                continue;
+            }
+        };
+        for k in i + 1..(i + 1 + takes).min(n) {
+            f.data.push(k);
+        }
+        i += 1 + takes;
+    }
+    let mut ops = operands.into_iter();
+    if !filter_given && let Some(filter) = ops.next() {
+        f.skip.push(filter);
+        f.data.push(filter);
+    }
+    for k in ops {
+        f.read(k);
     }
     f
 }

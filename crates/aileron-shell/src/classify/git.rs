@@ -293,6 +293,16 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
                 f.write_at(i, off);
                 f.sensitivity = Write;
             }
+            // `git blame --contents=FILE`, `git diff -O FILE`, ...: option
+            // values that name files are read.
+            for o in &p.opts {
+                if let Some((i, off)) = o.value
+                    && crate::paths::looks_like_path(args[i].text.get(off..).unwrap_or(""))
+                    && !o.is('\0', "output")
+                {
+                    f.reads.push(PathRef::Arg { idx: i, off });
+                }
+            }
             if sub == "grep" && p.has('O', "open-files-in-pager") {
                 f.opaque("`git grep -O` runs a pager program on the files it finds");
             }
