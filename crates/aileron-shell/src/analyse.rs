@@ -320,6 +320,7 @@ struct Pending {
     redir_writes: Vec<Word>,
     redir_reads: Vec<Word>,
     fds: Fds,
+    redir_arith: Vec<String>,
     broken: Vec<String>,
     note: Option<String>,
     parent: Option<usize>,
@@ -346,6 +347,7 @@ impl Pending {
             redir_writes: Vec::new(),
             redir_reads: Vec::new(),
             fds: Vec::new(),
+            redir_arith: Vec::new(),
             broken: Vec::new(),
             note: None,
             parent,
@@ -375,6 +377,8 @@ struct Items<'a> {
 struct Redirs<'a> {
     texts: Vec<String>,
     fds: Fds,
+    /// Arithmetic in the redirections' words and here-documents.
+    arith: Vec<String>,
     writes: Vec<Word>,
     reads: Vec<Word>,
     stdin: Option<Stdin>,
@@ -672,6 +676,9 @@ impl<'c> Walker<'c> {
         let list: Vec<&ast::IoRedirect> = r.0.iter().collect();
         let mut subs = Vec::new();
         let red = self.redirects(&list, src, &mut subs);
+        for a in &red.arith {
+            self.check_arith(a, env.parent);
+        }
         let saved_fds = std::mem::replace(&mut self.cmd_fds, red.fds.clone());
         self.outer_fds.extend(red.fds.iter().cloned());
         for w in &red.writes {
@@ -1002,6 +1009,7 @@ impl<'c> Walker<'c> {
                         ast::IoFileRedirectTarget::Filename(w) => {
                             r.texts.push(format!("{fd_s}{op} {}", w.value));
                             let d = self.word(&w.value, subs);
+                            r.arith.extend(d.arith.iter().cloned());
                             if d.broken {
                                 r.broken.push(w.value.clone());
                             }
@@ -1030,6 +1038,7 @@ impl<'c> Walker<'c> {
                         ast::IoFileRedirectTarget::Duplicate(w) => {
                             r.texts.push(format!("{fd_s}{op}{}", w.value));
                             let d = self.word(&w.value, subs);
+                            r.arith.extend(d.arith.iter().cloned());
                             let digits = d.text.trim_end_matches('-');
                             let is_fd = !d.dynamic
                                 && (d.text == "-"
@@ -1080,6 +1089,7 @@ impl<'c> Walker<'c> {
                     } else {
                         Word::literal(doc.doc.value.clone())
                     };
+                    r.arith.extend(body.arith.iter().cloned());
                     if matches!(fd, None | Some(0)) {
                         r.stdin = Some(Stdin::File);
                         r.script = Some((body.text, body.dynamic));
@@ -1090,6 +1100,7 @@ impl<'c> Walker<'c> {
                     let fd_s = fd.map(|n| n.to_string()).unwrap_or_default();
                     r.texts.push(format!("{fd_s}<<< {}", w.value));
                     let d = self.word(&w.value, subs);
+                    r.arith.extend(d.arith.iter().cloned());
                     if matches!(fd, None | Some(0)) {
                         r.stdin = Some(Stdin::File);
                         r.script = Some((d.text, d.dynamic));
@@ -1099,6 +1110,7 @@ impl<'c> Walker<'c> {
                     let op = if *append { "&>>" } else { "&>" };
                     r.texts.push(format!("{op} {}", w.value));
                     let d = self.word(&w.value, subs);
+                    r.arith.extend(d.arith.iter().cloned());
                     if d.broken {
                         r.broken.push(w.value.clone());
                     }
@@ -1215,6 +1227,7 @@ impl<'c> Walker<'c> {
         p.redir_writes = red.writes;
         p.redir_reads = red.reads;
         p.fds = red.fds;
+        p.redir_arith = red.arith;
         p.broken = broken;
         p.stdin = red.stdin.unwrap_or(env.stdin);
         p.script = red.script;
@@ -1545,6 +1558,7 @@ impl<'c> Walker<'c> {
                     Some(Some(alts)) => out.extend(alts.into_iter().map(|text| Word {
                         text,
                         dynamic: w.dynamic,
+                        split: w.split,
                         ..Word::default()
                     })),
                     Some(None) => {
@@ -1626,6 +1640,7 @@ impl<'c> Walker<'c> {
         for w in p.words.iter().chain(p.assigns.iter().map(|a| &a.value)) {
             risks.extend(w.arith.iter().filter_map(|a| self.arith_risk(a)));
         }
+        risks.extend(p.redir_arith.iter().filter_map(|a| self.arith_risk(a)));
         for &(i, off) in &facts.names {
             if let Some(w) = words.get(i) {
                 risks.extend(self.name_risk(w, off));

@@ -108,6 +108,9 @@ const NOT_VOUCHED: &[&str] = &[
     "read 'a[$(id)]' < f",
     "let 'a[$(id)]'",
     "test $(cat f) = x",
+    "x='a[$(id)]'; cat <<EOF\n$((x))\nEOF",
+    "x='a[$(id)]'; cat <<< $((x))",
+    "x='a[$(id)]'; { cat; } <<< $((x))",
     // 4. words not known when the line is read
     "f=aileron.yaml; cat $f",
     "cat \"$F\"",
