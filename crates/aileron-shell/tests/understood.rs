@@ -142,6 +142,9 @@ const NOT_VOUCHED: &[&str] = &[
     "jq . $F",
     "jq \"$FILTER\" f.json",
     "jq --frob . f.json",
+    "less -o aileron.yaml x",
+    "less --log-file=x y",
+    "strings -T bfd x",
     "hash -p /usr/bin/touch cat; cat x",
     "shopt -s expand_aliases\nalias cat=rm\ncat x",
     "x=$(cat <<EOF; tee aileron.yaml <(:) </dev/null\nx\nEOF\n)",
@@ -275,6 +278,8 @@ const QUIET: &[&str] = &[
     "echo x 2>&1 >/dev/null",
     "echo err >&2",
     "jq -r '.name' package.json",
+    "less -R x",
+    "ping -c 1 example.com",
     "jq --arg v \"$X\" '.a == $v' f.json",
     "cat package.json | jq -c '.deps | keys'",
 ];

@@ -813,10 +813,9 @@ fn reader(name: &str, args: &[Word]) -> Facts {
         .iter()
         .find(|w| w.text.len() > 1 && w.text.starts_with('-'))
     {
-        // Without its complete table the analysis cannot vouch that an
-        // option only changes what is printed.
-        f.at_least(Mutate);
-        f.notes.push(format!(
+        // Without its complete table the analysis cannot know what an
+        // option does (write a copy, run a filter, read another file).
+        f.opaque(format!(
             "`{name}` has no option table in the analysis, so `{}` is not known to only read",
             o.text
         ));
