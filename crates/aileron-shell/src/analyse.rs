@@ -1366,6 +1366,14 @@ impl<'c> Walker<'c> {
                 "{what} `{text}` is relative to a directory not known before it runs"
             ));
         }
+        if paths::parent(&abs).contains(['*', '?', '[']) {
+            // The built-in rules test a pattern's name against the files
+            // they protect; a pattern in a directory could be any of them.
+            add_tag(&mut sc.tags, tags::OPAQUE);
+            sc.notes.push(format!(
+                "{what} `{text}` has a pattern in its directory, not known before it runs"
+            ));
+        }
         if !sc.writes.contains(&abs) {
             sc.writes.push(abs);
         }

@@ -142,6 +142,14 @@ pub(crate) fn proc_alias(path: &str, cwd: &str) -> Option<Result<String, ()>> {
     })
 }
 
+/// The directory part of an absolute path (`/` for `/x`).
+pub(crate) fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
 /// Block devices (disks, partitions, loop and mapper devices).
 pub(crate) fn is_block_device(path: &str) -> bool {
     let Some(dev) = path.strip_prefix("/dev/") else {

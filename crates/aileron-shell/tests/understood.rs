@@ -131,6 +131,8 @@ const NOT_VOUCHED: &[&str] = &[
     "cd \"$D\" && cat x",
     "CDPATH=/tmp; cd x && cat y",
     "cat /proc/1/root/etc/x",
+    "echo x > .ailero?/audit.jsonl",
+    "cp x .claud[e]/settings.json",
     // 6. variables that make a tool write or read configuration elsewhere
     "printf -v PATH /tmp",
     "read PAGER < f",
