@@ -603,7 +603,13 @@ fn awk(name: &str, args: &[Word]) -> Facts {
         if !scan.writes.is_empty() {
             f.at_least(Write);
         }
+        if scan.unknown_file {
+            f.opaque(format!(
+                "the `{name}` program reads or writes a file it names at run time"
+            ));
+        }
         f.writes.extend(scan.writes.into_iter().map(PathRef::Lit));
+        f.reads.extend(scan.reads.into_iter().map(PathRef::Lit));
     }
     if from_file {
         f.opaque(format!(
@@ -622,6 +628,9 @@ fn awk(name: &str, args: &[Word]) -> Facts {
 pub(crate) struct AwkScan {
     pub exec: bool,
     pub writes: Vec<String>,
+    pub reads: Vec<String>,
+    /// Writes or reads a file whose name is computed (`print > $2`).
+    pub unknown_file: bool,
 }
 
 /// Looks through an awk program for ways to run commands (`system(`,
@@ -635,9 +644,15 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
     out.exec |= prog.contains("@load") || prog.contains("@include");
     let other = awk_scan_as(prog, false);
     out.exec |= other.exec;
+    out.unknown_file |= other.unknown_file;
     for w in other.writes {
         if !out.writes.contains(&w) {
             out.writes.push(w);
+        }
+    }
+    for r in other.reads {
+        if !out.reads.contains(&r) {
+            out.reads.push(r);
         }
     }
     out
@@ -723,6 +738,8 @@ fn awk_scan_as(prog: &str, regex_literals: bool) -> AwkScan {
                     }
                     i = k;
                 } else {
+                    // `print > FILENAME`, `print > $2`: a file named at run time.
+                    out.unknown_file = true;
                     i = j - 1;
                 }
                 prev = b'"';
@@ -749,6 +766,38 @@ fn awk_scan_as(prog: &str, regex_literals: bool) -> AwkScan {
                         }
                     }
                     "print" | "printf" => printing = true,
+                    "getline" => {
+                        // `getline < FILE` reads a file, which it may print.
+                        let mut j = i;
+                        while j < n && matches!(b[j], b' ' | b'\t') {
+                            j += 1;
+                        }
+                        if j < n && b[j].is_ascii_alphabetic() {
+                            // `getline var < FILE`
+                            while j < n && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                                j += 1;
+                            }
+                            while j < n && matches!(b[j], b' ' | b'\t') {
+                                j += 1;
+                            }
+                        }
+                        if j < n && b[j] == b'<' {
+                            j += 1;
+                            while j < n && matches!(b[j], b' ' | b'\t') {
+                                j += 1;
+                            }
+                            if j < n && b[j] == b'"' {
+                                let start = j + 1;
+                                let mut k = start;
+                                while k < n && b[k] != b'"' {
+                                    k += 1;
+                                }
+                                out.reads.extend(prog.get(start..k).map(str::to_owned));
+                            } else {
+                                out.unknown_file = true;
+                            }
+                        }
+                    }
                     _ => {}
                 }
                 prev = b'a';

@@ -998,7 +998,9 @@ pub(crate) fn table(name: &str) -> Option<&'static Table> {
         "echo" | "true" | "false" | ":" | "ps" | "yes" | "uptime" | "free" | "clear" | "lscpu"
         | "lsusb" | "lspci" | "lsblk" | "getconf" | "locale" | "cal" | "factor" | "ping"
         | "ping6" | "dig" | "nslookup" | "host" | "who" | "w" | "vmstat" | "iostat" | "mpstat"
-        | "netstat" | "whois" | "traceroute" => &FREE,
+        | "netstat" | "whois" | "traceroute" | "type" | "set" | "ulimit" | "jobs" | "wait"
+        | "dirs" | "shift" | "break" | "continue" | "return" | "exit" | "help" | "compgen"
+        | "getent" => &FREE,
         "less" | "more" => &LESS,
         "printf" => &PRINTF,
         "sed" => &SED,
