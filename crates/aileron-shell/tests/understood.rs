@@ -287,6 +287,8 @@ const QUIET: &[&str] = &[
     "ping -c 1 example.com",
     "set -euo pipefail; ls",
     "type -t ls",
+    "rg --files -g '*.pem'",
+    "wc --lines x",
     "awk '$1 > 5 { print $2 }' x",
     "jq --arg v \"$X\" '.a == $v' f.json",
     "cat package.json | jq -c '.deps | keys'",

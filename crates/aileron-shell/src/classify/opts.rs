@@ -14,6 +14,8 @@ pub(crate) struct Opt<'a> {
     pub name: Name<'a>,
     /// Where the value is: argument index and byte offset in it.
     pub value: Option<(usize, usize)>,
+    /// The name is the full one, resolved by a [`Table`].
+    pub resolved: bool,
 }
 
 impl<'a> Opt<'a> {
@@ -24,12 +26,20 @@ impl<'a> Opt<'a> {
     pub(crate) fn is(&self, short: char, long: &str) -> bool {
         match self.name {
             Name::Short(c) => c == short,
-            Name::Long(l) => abbreviates(l, long),
+            Name::Long(l) => self.long_is(l, long),
         }
     }
 
     pub(crate) fn is_long(&self, long: &str) -> bool {
-        matches!(self.name, Name::Long(l) if abbreviates(l, long))
+        matches!(self.name, Name::Long(l) if self.long_is(l, long))
+    }
+
+    fn long_is(&self, seen: &str, long: &str) -> bool {
+        if self.resolved {
+            seen == long
+        } else {
+            abbreviates(seen, long)
+        }
     }
 
     pub(crate) fn value_text<'w>(&self, args: &'w [Word]) -> Option<&'w str> {
@@ -212,12 +222,14 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                 p.opts.push(Opt {
                     name: Name::Long(&long[..eq]),
                     value: Some((i, 2 + eq + 1)),
+                    resolved: false,
                 });
                 p.values.push(i);
             } else if spec.long_val.iter().any(|v| abbreviates(long, v)) && i + 1 < n {
                 p.opts.push(Opt {
                     name: Name::Long(long),
                     value: Some((i + 1, 0)),
+                    resolved: false,
                 });
                 p.values.push(i + 1);
                 i += 1;
@@ -225,6 +237,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                 p.opts.push(Opt {
                     name: Name::Long(long),
                     value: None,
+                    resolved: false,
                 });
             }
         } else if a.len() > 1 && a.starts_with('-') {
@@ -234,6 +247,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                 p.opts.push(Opt {
                     name: Name::Long(long),
                     value: takes.then_some((i + 1, 0)),
+                    resolved: false,
                 });
                 if takes {
                     p.values.push(i + 1);
@@ -247,12 +261,14 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                             p.opts.push(Opt {
                                 name: Name::Short(ch),
                                 value: Some((i, off)),
+                                resolved: false,
                             });
                             p.values.push(i);
                         } else if i + 1 < n {
                             p.opts.push(Opt {
                                 name: Name::Short(ch),
                                 value: Some((i + 1, 0)),
+                                resolved: false,
                             });
                             p.values.push(i + 1);
                             i += 1;
@@ -260,6 +276,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                             p.opts.push(Opt {
                                 name: Name::Short(ch),
                                 value: None,
+                                resolved: false,
                             });
                         }
                         break;
@@ -267,6 +284,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], start: usize, spec: &Spec) -> Parsed<'
                     p.opts.push(Opt {
                         name: Name::Short(ch),
                         value: None,
+                        resolved: false,
                     });
                 }
             }
@@ -343,6 +361,7 @@ fn parse_table<'a>(args: &'a [Word], start: usize, table: &Table) -> Parsed<'a> 
                     p.opts.push(Opt {
                         name: Name::Long(name),
                         value,
+                        resolved: true,
                     });
                 }
             }
@@ -364,6 +383,7 @@ fn parse_table<'a>(args: &'a [Word], start: usize, table: &Table) -> Parsed<'a> 
                     Some(Takes::Nothing) => p.opts.push(Opt {
                         name: Name::Short(ch),
                         value: None,
+                        resolved: true,
                     }),
                     Some(takes) => {
                         let value = if off < a.len() {
@@ -379,6 +399,7 @@ fn parse_table<'a>(args: &'a [Word], start: usize, table: &Table) -> Parsed<'a> 
                         p.opts.push(Opt {
                             name: Name::Short(ch),
                             value,
+                            resolved: true,
                         });
                         break;
                     }
