@@ -415,6 +415,9 @@ struct Walker<'c> {
     cmd_fds: Fds,
     /// Descriptors set by the redirections of enclosing compound commands.
     outer_fds: Fds,
+    /// Variables with the integer attribute: assignments to them are
+    /// arithmetic.
+    integers: Vec<String>,
 }
 
 impl<'c> Walker<'c> {
@@ -433,6 +436,7 @@ impl<'c> Walker<'c> {
             exec_fds: Vec::new(),
             cmd_fds: Vec::new(),
             outer_fds: Vec::new(),
+            integers: Vec::new(),
         }
     }
 
@@ -1124,11 +1128,18 @@ impl<'c> Walker<'c> {
     }
 
     fn assignment(&self, a: &ast::Assignment, raw: &ast::Word, subs: &mut Vec<String>) -> Assign {
-        let name = match &a.name {
-            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
-                n.clone()
-            }
+        let (name, index) = match &a.name {
+            ast::AssignmentName::VariableName(n) => (n.clone(), None),
+            ast::AssignmentName::ArrayElementName(n, i) => (n.clone(), Some(i)),
         };
+        // `a[SUB]=v`: SUB is expanded (its substitutions run) and, for an
+        // indexed array, evaluated as arithmetic.
+        let index = index.map(|i| {
+            let d = self.word(i, subs);
+            let mut texts = d.arith;
+            texts.push(d.text);
+            texts
+        });
         let value = match &a.value {
             ast::AssignmentValue::Scalar(w) => self.word(&w.value, subs),
             ast::AssignmentValue::Array(items) => {
@@ -1148,6 +1159,8 @@ impl<'c> Walker<'c> {
                 v
             }
         };
+        let mut value = value;
+        value.arith.extend(index.into_iter().flatten());
         Assign {
             name,
             raw: raw.value.clone(),
@@ -1649,6 +1662,13 @@ impl<'c> Walker<'c> {
             risks.extend(w.arith.iter().filter_map(|a| self.arith_risk(a)));
         }
         risks.extend(p.redir_arith.iter().filter_map(|a| self.arith_risk(a)));
+        for a in &p.assigns {
+            if self.integers.contains(&a.name)
+                && let Some(why) = self.arith_risk(&a.value.text)
+            {
+                risks.push(why);
+            }
+        }
         for &(i, off) in &facts.names {
             if let Some(w) = words.get(i) {
                 risks.extend(self.name_risk(w, off));
@@ -1730,6 +1750,7 @@ impl<'c> Walker<'c> {
                 Self::locale_change(&mut sc, name, &value);
             }
         }
+        self.integers.extend(facts.int_vars.iter().cloned());
         // Set by a builtin to a value not known here (`read PAGER`,
         // `printf -v PATH`).
         for n in &facts.env_changes {

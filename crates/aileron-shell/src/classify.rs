@@ -118,6 +118,9 @@ pub(crate) struct Facts {
     /// `read NAME`, `test -v NAME`), as argument index and byte offset: a
     /// subscript in them is arithmetic.
     pub names: Vec<(usize, usize)>,
+    /// Variables given the integer attribute (`declare -i n`): what is
+    /// assigned to them later is evaluated as arithmetic.
+    pub int_vars: Vec<String>,
 }
 
 impl Facts {
@@ -141,6 +144,7 @@ impl Facts {
             sql: false,
             data: Vec::new(),
             names: Vec::new(),
+            int_vars: Vec::new(),
         }
     }
 

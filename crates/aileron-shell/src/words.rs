@@ -39,6 +39,8 @@ pub(crate) struct Word {
     /// Has an unquoted expansion: bash splits its value into words (and
     /// expands globs in them), so it may become several arguments.
     pub split: bool,
+    /// Has an unquoted `*`, `?` or `[`: bash may make several words of it.
+    pub glob: bool,
 }
 
 impl Word {
@@ -99,6 +101,7 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
     if raw.bytes().all(is_plain) {
         let mut w = Word::literal(raw);
         w.brace = has_brace_expression(raw);
+        w.glob = raw.contains(['*', '?', '[']);
         return w;
     }
     let opts = parser_options();
@@ -112,6 +115,7 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 lit: None,
                 arith: Vec::new(),
                 split: false,
+                glob: false,
                 brace: false,
                 prompt: false,
                 subs,
@@ -128,6 +132,7 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 brace,
                 arith: d.arith,
                 split: d.split,
+                glob: d.glob,
             }
         }
         _ => broken(raw),
@@ -151,6 +156,7 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
                 lit: None,
                 arith: Vec::new(),
                 split: false,
+                glob: false,
                 brace: false,
                 prompt: false,
                 subs,
@@ -303,6 +309,7 @@ struct Decoding<'r, 's> {
     lit: Option<usize>,
     arith: Vec<String>,
     split: bool,
+    glob: bool,
     /// An unquoted part of the word has a `{`.
     brace: bool,
     /// Has a `${x@P}` expansion.
@@ -327,6 +334,7 @@ impl Decoding<'_, '_> {
             match &p.piece {
                 WordPiece::Text(s) => {
                     self.brace |= !quoted && s.contains('{');
+                    self.glob |= !quoted && s.contains(['*', '?', '[']);
                     self.out.push_str(s);
                 }
                 WordPiece::SingleQuotedText(s) => self.out.push_str(s),

@@ -89,6 +89,20 @@ const NOT_VOUCHED: &[&str] = &[
     "awk '{print \"default: allow\" > FILENAME}' aileron.yaml",
     "awk '{ getline l < $1; print l }' x",
     "history -w aileron.yaml",
+    "mapfile -C 'touch x' -c 1 < a.txt",
+    "readarray -t -C \"touch x\" -c 1 l < list.txt",
+    "compgen -C 'touch x' x",
+    "a[$(id)]=1",
+    "declare -n r='a[$(id)]'; echo \"$r\"",
+    "declare -i n; X='a[$(id)]'; n=X",
+    "shopt -s nocaseglob; echo x > AILERON.Y*",
+    "env 'BASH_FUNC_cat%%=() { id; }' bash -c 'cat a.txt'",
+    "dash -c \"echo x > \\$'new.txt'\"",
+    "sed -i.bak 1d a.txt",
+    "mv -b b.txt a.txt",
+    "cp --backup=numbered b.txt a.txt",
+    "uniq ?.txt",
+    "cp ?.txt",
     "git grep -O'sh -c id' x",
     "git grep --open-files-in=vim foo",
     "zip -TT 'sh -c id' a.zip x",
@@ -288,6 +302,7 @@ const QUIET: &[&str] = &[
     "set -euo pipefail; ls",
     "type -t ls",
     "rg --files -g '*.pem'",
+    "shopt -s nullglob; ls *.x",
     "wc --lines x",
     "awk '$1 > 5 { print $2 }' x",
     "jq --arg v \"$X\" '.a == $v' f.json",
@@ -304,4 +319,23 @@ fn everyday_lines_stay_quiet() {
         }
     }
     assert!(noisy.is_empty(), "not vouched for:\n{}", noisy.join("\n\n"));
+}
+
+/// Writers whose every part is understood are not opaque either: their
+/// writes are decided by the rules about the paths they name.
+#[test]
+fn understood_writers_are_not_opaque() {
+    for line in [
+        "cp src/*.rs backup/",
+        "sed -i 's/a/b/' src/*.rs",
+        "touch \"new file.txt\"",
+        "mkdir -p build && cp -r assets build/",
+        "sort -o sorted.txt x",
+    ] {
+        let a = run(line);
+        assert!(
+            a.opaque.is_none() && a.commands.iter().all(|c| !c.tags.contains(&tags::OPAQUE)),
+            "{line:?}\n{a:#?}"
+        );
+    }
 }

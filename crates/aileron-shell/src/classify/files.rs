@@ -372,6 +372,11 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             };
             let p = opts::parse(args, 1, &spec);
             let mut f = Facts::new(Read);
+            if p.operands.len() == 1 && args[p.operands[0]].glob {
+                f.opaque(format!(
+                    "a pattern among `{name}`'s operands may name two files, and the second is written"
+                ));
+            }
             if name == "xxd" && p.has('r', "revert") {
                 f.decoder = true;
             }
@@ -547,7 +552,7 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "test" | "[" => test(args),
         "cd" | "pushd" | "popd" | "chdir" => cd(name, args),
         "jq" => jq(args),
-        "hash" | "enable" | "shopt" => shell_state(name, args),
+        "hash" | "enable" | "shopt" | "compgen" | "complete" => shell_state(name, args),
         "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "mkdosfs" | "mkntfs" | "mkexfatfs" => {
             mkfs(name, args)
         }
@@ -1063,6 +1068,16 @@ fn copy(name: &str, args: &[Word]) -> Facts {
         },
     };
     let p = opts::parse(args, 1, &spec);
+    let has_target = p.get('t', "target-directory").is_some();
+    if !has_target && p.operands.last().is_some_and(|&i| args[i].glob) {
+        // `cp ?.txt` may be `cp a.txt b.txt`: which one is written is not known.
+        let mut f = Facts::new(Mutate);
+        f.opaque(format!(
+            "a pattern among `{name}`'s operands may name several files, and the last is written"
+        ));
+        return f;
+    }
+    let backup = p.has('b', "") || p.has_long("backup");
     let (s, moves) = match name {
         "mv" | "gmv" => (Mutate, true),
         _ => (Write, false),
@@ -1091,6 +1106,13 @@ fn copy(name: &str, args: &[Word]) -> Facts {
             _ => (None, &p.operands[..]),
         },
     };
+    if backup && dest.is_some() {
+        // The backup's name (`DEST~`, `DEST.SUFFIX`, numbered) is not
+        // followed: the analysis cannot say which file it writes.
+        f.opaque(format!(
+            "`{name} --backup` writes a backup file beside the target"
+        ));
+    }
     if let Some((d, off)) = dest {
         f.writes.push(PathRef::Arg { idx: d, off });
         for &src in sources {
@@ -1943,6 +1965,8 @@ fn declare(name: &str, args: &[Word]) -> Facts {
     // others are tagged by the analyser.
     let mut f = Facts::new(Read);
     let mut functions = false;
+    let mut nameref = false;
+    let mut integer = false;
     let mut listed = true;
     for (i, w) in args.iter().enumerate().skip(1) {
         let t = w.text.as_str();
@@ -1950,6 +1974,8 @@ fn declare(name: &str, args: &[Word]) -> Facts {
             if t.contains('f') || t.contains('F') {
                 functions = true;
             }
+            nameref |= t.starts_with('-') && t.contains('n');
+            integer |= t.starts_with('-') && t.contains('i');
             if t == "-p" {
                 listed = true;
             }
@@ -1961,6 +1987,13 @@ fn declare(name: &str, args: &[Word]) -> Facts {
         listed = false;
         f.skip.push(i);
         f.names.push((i, 0));
+        if nameref && let Some(eq) = t.find('=') {
+            // `declare -n r=VALUE`: VALUE is a name, subscript and all.
+            f.names.push((i, eq + 1));
+        }
+        if integer && let Some(n) = super::wrappers::assignment_name(t).or(Some(t)) {
+            f.int_vars.push(n.split('[').next().unwrap_or(n).to_owned());
+        }
         match super::wrappers::assignment_name(t) {
             Some(n) => {
                 f.env_changes.push(n.to_owned());
@@ -2010,6 +2043,12 @@ fn vars(name: &str, args: &[Word]) -> Facts {
             match p.operands.last() {
                 Some(&i) => names.push(i),
                 None => f.env_changes.push("MAPFILE".to_owned()),
+            }
+            if let Some((i, off)) = p.get('C', "").and_then(|o| o.value) {
+                f.run_line_arg(args, i, off, format!("callback run by `{name} -C`"));
+                f.opaque(format!(
+                    "`{name} -C` runs its callback with the lines it reads"
+                ));
             }
         }
         "getopts" => {
@@ -2185,14 +2224,31 @@ fn shell_state(name: &str, args: &[Word]) -> Facts {
             .skip(1)
             .any(|w| w.text.starts_with('-') && w.text.contains(flag))
     };
+    // shopt options that cannot change what a line runs or writes.
+    const SAFE_SHOPT: &[&str] = &[
+        "nullglob",
+        "failglob",
+        "globstar",
+        "dotglob",
+        "lastpipe",
+        "inherit_errexit",
+        "checkwinsize",
+        "histappend",
+        "cmdhist",
+        "progcomp",
+        "promptvars",
+    ];
     let changes = match name {
         "hash" => has("p"),
         "enable" => has("f") || has("n"),
+        // `-C CMD` and `-F FUNC` run commands to make completions.
+        "compgen" | "complete" => has("C") || has("F"),
         _ => {
-            has("s")
+            (has("s") || has("u"))
                 && args
                     .iter()
-                    .any(|w| matches!(w.text.as_str(), "expand_aliases" | "extdebug" | "extglob"))
+                    .skip(1)
+                    .any(|w| !w.text.starts_with('-') && !SAFE_SHOPT.contains(&w.text.as_str()))
         }
     };
     if changes || args.iter().any(|w| w.dynamic) {

@@ -300,6 +300,11 @@ fn shell(name: &str, args: &[Word]) -> Facts {
     }
     if command {
         if i < n {
+            if !name.ends_with("bash") && text(args, i).contains("$'") {
+                // dash and other POSIX shells have no `$'...'`: they read
+                // it as `$` and a quoted string, unlike the analysis.
+                f.opaque(format!("`{name}` reads `$'...'` differently from bash"));
+            }
             f.run_line_arg(args, i, 0, format!("payload of `{name} -c`"));
             f.skip_from = i;
         }
@@ -837,6 +842,12 @@ fn sed(args: &[Word]) -> Facts {
     {
         scripts.push((s, 0));
         f.data.push(s);
+    }
+    if let Some(o) = p.get('i', "in-place")
+        && o.value.is_some_and(|(i, off)| args[i].text.len() > off)
+    {
+        // `-i.bak` also writes FILE.bak (or the name the suffix makes).
+        f.opaque("`sed -i` with a suffix writes a backup file beside each file");
     }
     for &(s, off) in &scripts {
         f.skip.push(s);

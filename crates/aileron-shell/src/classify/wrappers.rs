@@ -418,9 +418,11 @@ fn env(args: &[Word]) -> Facts {
             .extend(["*".to_owned(), "SHELL".to_owned(), "AILERON_*".to_owned()]);
         i += 1;
     }
+    // env takes any `NAME=VALUE` (`BASH_FUNC_f%%=() {...}` exports a function).
     while let Some(name) = args
         .get(i)
-        .and_then(|w| super::wrappers::assignment_name(&w.text))
+        .and_then(|w| w.text.split_once('=').map(|(n, _)| n))
+        .filter(|n| !n.is_empty())
     {
         f.env_changes.push(name.to_owned());
         f.env_assigns.push(i);
