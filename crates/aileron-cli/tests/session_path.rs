@@ -18,6 +18,8 @@ const ALLOW_ALL: &str = "version: 1\ndefault: allow\n";
 /// What a scripted session answers a request with.
 enum Answer {
     Raw(ShimReply),
+    /// Exec `/bin/bash` with the shim's own arguments, and `bash` as `argv[0]`.
+    ExecAsAsked,
     Json(Response),
     /// Closes the connection without a word.
     HangUp,
@@ -48,16 +50,26 @@ impl FakeSession {
                     return;
                 };
                 let request = read_request(&stream);
-                let _ = tx.send(request);
-                let bytes = match answer {
-                    Answer::Raw(reply) => reply.encode(),
-                    Answer::Json(response) => {
+                let bytes = match (answer, &request) {
+                    (Answer::ExecAsAsked, Received::Raw(call)) => {
+                        let mut argv = vec!["bash".to_owned()];
+                        argv.extend(call.args.iter().cloned());
+                        ShimReply::Exec {
+                            shell: "/bin/bash".into(),
+                            argv,
+                        }
+                        .encode()
+                    }
+                    (Answer::ExecAsAsked, Received::Json(_)) => b"?".to_vec(),
+                    (Answer::Raw(reply), _) => reply.encode(),
+                    (Answer::Json(response), _) => {
                         let mut line = serde_json::to_vec(&response).unwrap();
                         line.push(b'\n');
                         line
                     }
-                    Answer::HangUp => Vec::new(),
+                    (Answer::HangUp, _) => Vec::new(),
                 };
+                let _ = tx.send(request);
                 let _ = (&stream).write_all(&bytes);
             }
         });
@@ -101,17 +113,10 @@ fn allow_json() -> Response {
     }
 }
 
-fn exec_bash(arg0: &str) -> Answer {
-    Answer::Raw(ShimReply::Exec {
-        shell: "/bin/bash".into(),
-        arg0: arg0.into(),
-    })
-}
-
 #[test]
 fn the_shim_sends_its_arguments_and_directory_and_runs_the_shell_it_is_told() {
     let p = Project::new(ALLOW_ALL);
-    let session = FakeSession::start(&p, vec![exec_bash("/bin/bash")]);
+    let session = FakeSession::start(&p, vec![Answer::ExecAsAsked]);
     let script = r#"printf '%s|' "$0" "$1" "$PWD"; exit 3"#;
     let out = run(&mut session.shim(&p, &["-c", script, "zero", "one"]), b"");
     let bash = run(&mut p.bash(&["-c", script, "zero", "one"]), b"");
@@ -126,15 +131,28 @@ fn the_shim_sends_its_arguments_and_directory_and_runs_the_shell_it_is_told() {
     assert_eq!(call.args, ["-c", script, "zero", "one"]);
 }
 
+/// The session answers with the whole `argv` of the real shell (it takes
+/// out what would run undecided code), and the shim runs exactly that.
 #[test]
-fn the_session_names_the_shell_s_argv0_so_a_login_shell_stays_one() {
+fn the_shim_runs_the_arguments_the_session_answers_with() {
     let p = Project::new(ALLOW_ALL);
-    let session = FakeSession::start(&p, vec![exec_bash("-bash")]);
-    let out = run(
-        &mut session.shim(&p, &["-c", "shopt -q login_shell && echo login"]),
-        b"",
-    );
-    assert_eq!(text(&out.stdout), "login\n", "{}", text(&out.stderr));
+    let reply = ShimReply::Exec {
+        shell: "/bin/bash".into(),
+        argv: [
+            "named",
+            "--norc",
+            "-c",
+            r#"echo "$0:$1:$#""#,
+            "zero",
+            "",
+            "two",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    let session = FakeSession::start(&p, vec![Answer::Raw(reply)]);
+    let out = run(&mut session.shim(&p, &["-lc", "echo asked"]), b"");
+    assert_eq!(text(&out.stdout), "zero::2\n", "{}", text(&out.stderr));
 }
 
 #[test]
@@ -154,7 +172,7 @@ fn a_shell_that_cannot_be_started_is_a_refusal() {
     let p = Project::new(ALLOW_ALL);
     let reply = ShimReply::Exec {
         shell: "/nonexistent/bash".into(),
-        arg0: "/nonexistent/bash".into(),
+        argv: vec!["/nonexistent/bash".into(), "-c".into(), "true".into()],
     };
     let session = FakeSession::start(&p, vec![Answer::Raw(reply)]);
     let out = run_no_tty(&mut session.shim(&p, &["-c", "true"]));
@@ -202,7 +220,7 @@ fn a_session_that_hangs_up_after_the_request_is_a_refusal() {
 #[test]
 fn a_refusal_longer_than_the_early_path_s_buffer_is_printed_as_far_as_it_goes() {
     let p = Project::new(ALLOW_ALL);
-    let message = format!("aileron: rejected: {}", "x".repeat(40 * 1024));
+    let message = format!("aileron: rejected: {}", "x".repeat(300 * 1024));
     let session = FakeSession::start(
         &p,
         vec![
@@ -304,5 +322,112 @@ fn in_a_real_session_every_form_is_decided() {
             .iter()
             .all(|s| s == &session_ids[0] && s.is_string()),
         "{session_ids:?}"
+    );
+}
+
+/// Sends `args` to the session at `socket` as the early path does, and
+/// returns the raw reply.
+fn ask_raw(socket: &std::path::Path, p: &Project, args: &[&str]) -> Vec<u8> {
+    let call = ShimCall {
+        cwd: p.dir.to_string_lossy().into_owned(),
+        arg0: "bash".into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+    };
+    let stream = UnixStream::connect(socket).expect("connect");
+    (&stream).write_all(&call.encode()).expect("send");
+    stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("shutdown");
+    let mut reply = Vec::new();
+    (&stream).read_to_end(&mut reply).expect("read");
+    reply
+}
+
+/// The session answers with the arguments bash is to run with: its own
+/// path as `argv[0]` (never a login shell's dash), start-up files off, no
+/// login or interactive mode; an option that names a file to run is
+/// refused before anything is decided.
+#[test]
+fn in_a_real_session_the_answer_names_only_what_was_decided() {
+    let p = Project::new(ALLOW_ALL);
+    let session = LaunchSession::start(&p);
+    let exec = |args: &[&str]| ShimReply::Exec {
+        shell: "/bin/bash".into(),
+        argv: args.iter().map(|a| a.to_string()).collect(),
+    };
+    // One line each: three alike in a row would be a doom loop.
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["-c", "echo 1", "zero"],
+            &["/bin/bash", "--noprofile", "--norc", "-c", "echo 1", "zero"],
+        ),
+        (
+            &["-lc", "echo 2"],
+            &["/bin/bash", "--noprofile", "--norc", "-c", "echo 2"],
+        ),
+        (
+            &["-c", "-l", "echo 3"],
+            &["/bin/bash", "--noprofile", "--norc", "-c", "echo 3"],
+        ),
+        (
+            &["-l", "-i", "-c", "echo 4"],
+            &["/bin/bash", "--noprofile", "--norc", "-c", "echo 4"],
+        ),
+        (
+            &["--login", "-o", "pipefail", "-c", "echo 5"],
+            &[
+                "/bin/bash",
+                "--noprofile",
+                "--norc",
+                "-o",
+                "pipefail",
+                "-c",
+                "echo 5",
+            ],
+        ),
+    ];
+    for (args, argv) in cases {
+        assert_eq!(
+            text(&ask_raw(&session.socket, &p, args)),
+            text(&exec(argv).encode()),
+            "{args:?}"
+        );
+    }
+    let rc = p.path("rc.sh").to_string_lossy().into_owned();
+    let reply = ask_raw(&session.socket, &p, &["--rcfile", &rc, "-ic", "echo hi"]);
+    assert!(
+        text(&reply).starts_with("daileron: denied: the shell option --rcfile"),
+        "{}",
+        text(&reply)
+    );
+    assert_eq!(p.audit().len(), cases.len(), "the refusal decided nothing");
+}
+
+/// The early path takes the variables bash runs as code out of the
+/// environment it execs bash with, and keeps the others.
+#[test]
+fn the_early_path_hands_bash_no_code_from_its_environment() {
+    let p = Project::new(ALLOW_ALL);
+    let trace = |name: &str| p.path(&format!("PWNED-{name}"));
+    p.write("env.sh", &format!("touch '{}'\n", trace("env").display()));
+    let session = FakeSession::start(&p, vec![Answer::ExecAsAsked]);
+    let mut shim = session.shim(&p, &["-c", r#"ls >/dev/null; echo "ran $KEEP""#]);
+    shim.env("BASH_ENV", p.path("env.sh"))
+        .env(
+            "BASH_FUNC_ls%%",
+            format!("() {{ touch '{}'; }}", trace("function").display()),
+        )
+        .env("SHELLOPTS", "xtrace")
+        .env("KEEP", "kept");
+    let out = run_no_tty(&mut shim);
+    assert_eq!(text(&out.stdout), "ran kept\n", "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "no xtrace");
+    for name in ["env", "function"] {
+        assert!(!trace(name).exists(), "{name} ran");
+    }
+    let requests = session.requests();
+    assert!(
+        matches!(&requests[..], [Received::Raw(_)]),
+        "not the early path: {requests:?}"
     );
 }

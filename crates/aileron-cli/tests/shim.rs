@@ -12,6 +12,10 @@ use std::process::Output;
 use support::{Project, SHIM, parse_audit, run, run_no_tty, text};
 
 const ALLOW_ALL: &str = "version: 1\ndefault: allow\n";
+/// Also what the analysis cannot see through (`$$`): for tests of the
+/// shim's plumbing, not of the analysis.
+const ALLOW_OPAQUE: &str =
+    "version: 1\ndefault: allow\nallow:\n  - {override: \"builtin:opaque\"}\n";
 
 /// Runs `args` through the shim and through plain bash with the same
 /// stdin, in the same directory, and asserts identical stdout, stderr and
@@ -129,7 +133,7 @@ fn the_working_directory_is_kept() {
 
 #[test]
 fn a_signal_ends_it_like_bash() {
-    let p = Project::new(ALLOW_ALL);
+    let p = Project::new(ALLOW_OPAQUE);
     let out = same_as_bash(&p, &["-c", "echo before; kill -TERM $$; echo after"], b"");
     assert_eq!(out.status.signal(), Some(libc::SIGTERM));
     assert_eq!(support::shell_status(&out.status), 143);
@@ -151,29 +155,6 @@ fn large_output_is_identical() {
     );
     assert_eq!(out.stdout.len(), 1 << 20);
     assert!(out.stderr.len() > 500_000);
-}
-
-#[test]
-fn login_forms_are_bash_s_too() {
-    let p = Project::new(ALLOW_ALL);
-    let out = same_as_bash(
-        &p,
-        &["-lc", "echo login; shopt -q login_shell && echo is-login"],
-        b"",
-    );
-    assert_eq!(text(&out.stdout), "login\nis-login\n");
-    let out = same_as_bash(
-        &p,
-        &[
-            "-c",
-            "-l",
-            "echo dash-l; shopt -q login_shell && echo is-login",
-        ],
-        b"",
-    );
-    assert_eq!(text(&out.stdout), "dash-l\nis-login\n");
-    same_as_bash(&p, &["-l", "-c", "echo $0 $1", "n", "one"], b"");
-    same_as_bash(&p, &["-o", "pipefail", "-c", "false | true"], b"");
 }
 
 /// Asserts `out` is a refusal: nothing on stdout, exit 126, one line on stderr.
@@ -901,8 +882,10 @@ impl Drop for ClaudeCwdFile {
 #[test]
 fn the_claude_code_wrapper_is_decided_by_the_command_it_wraps() {
     let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
-    p.write("shell-snapshots/snapshot-bash-1.sh", "SNAP_LOADED=yes\n");
-    let snap = p.path("shell-snapshots/snapshot-bash-1.sh");
+    // Where Claude Code keeps them: the only snapshot it may source undecided.
+    let snap = p.home.join(".claude/shell-snapshots/snapshot-bash-1.sh");
+    std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+    std::fs::write(&snap, "SNAP_LOADED=yes\n").unwrap();
     let wrap = |cmd: &str, cwd_file: &str| {
         format!(
             "source {} && shopt -u extglob && eval '{}' < /dev/null && pwd -P >| {cwd_file}",
@@ -932,6 +915,375 @@ fn the_claude_code_wrapper_is_decided_by_the_command_it_wraps() {
     assert!(!p.path("created.txt").exists());
 }
 
+/// Files bash runs before its command when asked to (start-up files, a
+/// `--rcfile`, a `BASH_ENV` or `ENV` file), each leaving the trace
+/// `PWNED<name>` in the project when it runs.
+fn plant_start_up_files(p: &Project) {
+    for name in [
+        ".bash_profile",
+        ".bash_login",
+        ".profile",
+        ".bashrc",
+        ".bash_logout",
+    ] {
+        let trace = p.path(&format!("PWNED{name}"));
+        std::fs::write(p.home.join(name), format!("touch '{}'\n", trace.display())).unwrap();
+    }
+    for name in ["rc.sh", "env.sh"] {
+        p.write(
+            name,
+            &format!("touch '{}'\n", p.path(&format!("PWNED-{name}")).display()),
+        );
+    }
+}
+
+/// The traces left in the project, sorted; removes them.
+fn take_traces(p: &Project) -> Vec<String> {
+    let mut traces: Vec<String> = std::fs::read_dir(&p.dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("PWNED"))
+        .collect();
+    traces.sort();
+    for t in &traces {
+        std::fs::remove_file(p.path(t)).unwrap();
+    }
+    traces
+}
+
+/// One way of calling the shell that makes plain bash run something
+/// besides its command.
+struct Form {
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+    stdin: &'static [u8],
+    arg0: Option<&'static str>,
+    /// bash ignores this under root (`PS4` from the environment): no control.
+    not_as_root: bool,
+}
+
+const fn form(args: &'static [&'static str]) -> Form {
+    Form {
+        args,
+        env: &[],
+        stdin: b"",
+        arg0: None,
+        not_as_root: false,
+    }
+}
+
+impl Form {
+    fn command(&self, p: &Project, program: &str) -> std::process::Command {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = p.command(program);
+        cmd.args(self.args);
+        if let Some(arg0) = self.arg0 {
+            cmd.arg0(arg0);
+        }
+        for (k, v) in self.env {
+            cmd.env(k, v.replace("@DIR@", &p.dir.to_string_lossy()));
+        }
+        cmd
+    }
+}
+
+/// For each form: plain bash leaves a trace (the control), the shim
+/// (`socket`: in that launch session) runs the command, prints `ran` and
+/// leaves none. Returns what went wrong.
+fn forms_run_only_their_command(p: &Project, forms: &[Form], socket: Option<&Path>) -> Vec<String> {
+    let mut failures = Vec::new();
+    for f in forms {
+        take_traces(p);
+        run(support::no_tty(&mut f.command(p, support::BASH)), f.stdin);
+        // SAFETY: plain geteuid(2).
+        let controlled = !(f.not_as_root && unsafe { libc::geteuid() } == 0);
+        if take_traces(p).is_empty() && controlled {
+            failures.push(format!(
+                "{:?} {:?}: plain bash left no trace (the test is wrong)",
+                f.args, f.env
+            ));
+        }
+        let mut shim = f.command(p, SHIM);
+        if let Some(socket) = socket {
+            shim.env("AILERON_SOCKET", socket);
+        }
+        let out = run(support::no_tty(&mut shim), f.stdin);
+        let traces = take_traces(p);
+        if !traces.is_empty() {
+            failures.push(format!("{:?} {:?}: ran {traces:?}", f.args, f.env));
+        }
+        if out.status.code() != Some(0) || !text(&out.stdout).starts_with("ran") {
+            failures.push(format!(
+                "{:?} {:?}: status {:?}, stdout {:?}, stderr {:?}",
+                f.args,
+                f.env,
+                out.status,
+                text(&out.stdout),
+                text(&out.stderr)
+            ));
+        }
+    }
+    failures
+}
+
+/// The forms agents send (`-lc`, `-c -l`, `-l -i -c`) and the others that
+/// make bash a login or interactive shell: the shim's bash is neither, so
+/// no start-up file runs (a login shell would run `~/.bash_logout` at its
+/// exit even with `--noprofile`), and the command still runs.
+const LOGIN_AND_INTERACTIVE: &[Form] = &[
+    form(&[
+        "-lc",
+        "echo ran; shopt -q login_shell && echo login; exit 0",
+    ]),
+    form(&["-c", "-l", "echo ran"]),
+    form(&["-l", "-c", "echo ran"]),
+    form(&["--login", "-c", "echo ran; exit 0"]),
+    form(&["-ic", "echo ran"]),
+    form(&["-l", "-i", "-c", "echo ran"]),
+    form(&["-lic", "echo ran; exit"]),
+    form(&["+l", "-c", "echo ran"]),
+    Form {
+        arg0: Some("-bash"),
+        ..form(&["-c", "echo ran"])
+    },
+    Form {
+        stdin: b"echo ran\nexit\n",
+        ..form(&["-l"])
+    },
+    Form {
+        stdin: b"echo ran\n",
+        ..form(&["-i", "-s"])
+    },
+    form(&["-l", "script.sh"]),
+];
+
+/// Variables bash runs as code: each is taken out of its environment.
+const CODE_IN_THE_ENVIRONMENT: &[Form] = &[
+    Form {
+        env: &[("BASH_ENV", "@DIR@/env.sh")],
+        ..form(&["-c", "echo ran"])
+    },
+    Form {
+        env: &[("ENV", "@DIR@/env.sh")],
+        ..form(&["--posix", "-ic", "echo ran"])
+    },
+    Form {
+        env: &[("BASH_FUNC_ls%%", "() { touch @DIR@/PWNED-function; }")],
+        ..form(&["-c", "ls >/dev/null; echo ran"])
+    },
+    Form {
+        env: &[("SHELLOPTS", "xtrace"), ("PS4", "$(touch @DIR@/PWNED-ps4)")],
+        not_as_root: true,
+        ..form(&["-c", "echo ran"])
+    },
+    Form {
+        env: &[("PS4", "$(touch @DIR@/PWNED-ps4)")],
+        not_as_root: true,
+        ..form(&["-xc", "echo ran"])
+    },
+    Form {
+        env: &[("SHELLOPTS", "xtrace")],
+        ..form(&[
+            "-c",
+            "echo ran; [[ -o xtrace ]] && : > PWNED-shellopts; true",
+        ])
+    },
+    Form {
+        env: &[("BASHOPTS", "nullglob")],
+        ..form(&[
+            "-c",
+            "echo ran; shopt -q nullglob && : > PWNED-bashopts; true",
+        ])
+    },
+    // `--norc`: the system's bashrc would set a prompt of its own.
+    Form {
+        env: &[("PROMPT_COMMAND", "touch @DIR@/PWNED-prompt")],
+        stdin: b"echo ran\n",
+        ..form(&["--norc", "-i"])
+    },
+    Form {
+        env: &[("PS1", "$(touch @DIR@/PWNED-ps1)")],
+        stdin: b"echo ran\n",
+        ..form(&["--norc", "-i"])
+    },
+];
+
+#[test]
+fn login_and_interactive_forms_run_no_start_up_file() {
+    let p = Project::new(ALLOW_ALL);
+    plant_start_up_files(&p);
+    p.write("script.sh", "echo ran\n");
+    let failures = forms_run_only_their_command(&p, LOGIN_AND_INTERACTIVE, None);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn variables_bash_runs_as_code_do_not_reach_it() {
+    let p = Project::new(ALLOW_ALL);
+    plant_start_up_files(&p);
+    let failures = forms_run_only_their_command(&p, CODE_IN_THE_ENVIRONMENT, None);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_forms_agents_send_run_as_in_bash() {
+    let p = Project::new(ALLOW_ALL);
+    let out = same_as_bash(&p, &["-c", "echo hi"], b"");
+    assert_eq!(text(&out.stdout), "hi\n");
+    same_as_bash(&p, &["-l", "-c", "echo $0 $1", "n", "one"], b"");
+    same_as_bash(&p, &["-c", "-l", "echo \"$0|$1|$#\"", "n", "one"], b"");
+    same_as_bash(&p, &["-o", "pipefail", "-c", "false | true"], b"");
+    for args in [
+        &["-lc", "echo $PATH"][..],
+        &["-l", "-i", "-c", "echo $PATH"],
+    ] {
+        let out = run_no_tty(&mut p.shim(args));
+        assert_eq!(
+            text(&out.stdout),
+            format!("{}\n", std::env::var("PATH").unwrap()),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    // Not a login shell, whatever the agent asked for.
+    let out = run_no_tty(&mut p.shim(&["-lc", "shopt login_shell"]));
+    assert_eq!(text(&out.stdout), "login_shell    \toff\n");
+}
+
+#[test]
+fn options_that_make_bash_run_a_file_are_refused() {
+    let p = Project::new(ALLOW_ALL);
+    plant_start_up_files(&p);
+    let rc = p.path("rc.sh").to_string_lossy().into_owned();
+    for option in ["--rcfile", "--init-file"] {
+        let args = [option, rc.as_str(), "-ic", "echo ran"];
+        run_no_tty(&mut p.bash(&args));
+        assert_eq!(take_traces(&p), ["PWNED-rc.sh"], "{option}: the control");
+        let out = run_no_tty(&mut p.shim(&args));
+        let err = assert_refused(&out, option);
+        assert!(err.contains(option), "{err}");
+        assert!(take_traces(&p).is_empty(), "{option}: it ran");
+    }
+    for args in [
+        &["--debugger", "-c", "echo ran"][..],
+        &["-O", "extdebug", "-c", "echo ran"],
+    ] {
+        assert_refused(&run_no_tty(&mut p.shim(args)), args[0]);
+    }
+    assert!(p.audit().is_empty(), "refused before anything is decided");
+}
+
+/// A script is read once, decided, and that text runs: a FIFO that would
+/// give bash other bytes on a second read gets none.
+#[test]
+fn a_script_runs_as_the_text_that_was_decided() {
+    let p = Project::new("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n");
+    let fifo = p.path("script.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (fifo, done) = (fifo.clone(), std::sync::Arc::clone(&done));
+        std::thread::spawn(move || {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            use std::sync::atomic::Ordering;
+            let mut written = 0;
+            for body in ["echo \"decided $0 $1\"\n", "touch created.txt\n"] {
+                // Opened without blocking: only while a reader has it open.
+                while !done.load(Ordering::SeqCst) {
+                    if let Ok(mut f) = std::fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_NONBLOCK)
+                        .open(&fifo)
+                    {
+                        let _ = f.write_all(body.as_bytes());
+                        written += 1;
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                // The first reader has read to the end and closed before
+                // the second body is offered.
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            written
+        })
+    };
+    let out = run_no_tty(&mut p.shim(&["script.fifo", "arg"]));
+    assert_eq!(
+        text(&out.stdout),
+        "decided script.fifo arg\n",
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!p.path("created.txt").exists(), "the FIFO was read again");
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(writer.join().unwrap(), 1, "the FIFO was opened twice");
+    // A script too long to pass as one argument is refused.
+    p.write("long.sh", &"echo x\n".repeat(20_000));
+    let err = assert_refused(&run_no_tty(&mut p.shim(&["long.sh"])), "long script");
+    assert!(
+        err.contains("long.sh") && err.contains("longer than"),
+        "{err}"
+    );
+}
+
+/// Claude Code's snapshot is sourced without being decided; a line whose
+/// snapshot is not where Claude Code keeps them, under the home directory,
+/// is not the harness and is decided as written.
+#[test]
+fn a_claude_code_snapshot_elsewhere_is_decided_with_the_line() {
+    let p = Project::new("version: 1\ndefault: ask\nallow: [\"echo *\"]\n");
+    let payload = format!("touch '{}'\n", p.path("PWNED").display());
+    let snapshots = p.home.join(".claude/shell-snapshots");
+    std::fs::create_dir_all(&snapshots).unwrap();
+    std::fs::write(snapshots.join("snapshot-bash-1.sh"), ": harmless\n").unwrap();
+    p.write(".claude/shell-snapshots/snapshot-bash-1.sh", &payload);
+    p.write("snapshot-bash-1.sh", &payload);
+    let cwd_file = ClaudeCwdFile::new();
+    let wrap = |snapshot: &Path| {
+        format!(
+            "source {} && shopt -u extglob && eval 'echo ok' < /dev/null && pwd -P >| {}",
+            snapshot.display(),
+            cwd_file.0
+        )
+    };
+    let out = run_no_tty(&mut p.shim(&["-c", &wrap(&snapshots.join("snapshot-bash-1.sh"))]));
+    assert_eq!(text(&out.stdout), "ok\n", "{}", text(&out.stderr));
+    for snapshot in [
+        p.path(".claude/shell-snapshots/snapshot-bash-1.sh"),
+        p.path("snapshot-bash-1.sh"),
+    ] {
+        let out = run_no_tty(&mut p.shim(&["-c", &wrap(&snapshot)]));
+        assert_refused(&out, &snapshot.display().to_string());
+        assert!(!p.path("PWNED").exists(), "{}: ran", snapshot.display());
+    }
+}
+
+/// The same forms asked of a launch session: the early path (`-c`) and the
+/// full shim (stdin, scripts) both hand bash only what was decided.
+#[test]
+fn in_a_launch_session_bash_runs_no_start_up_file_and_no_code_from_its_environment() {
+    let p = Project::new(ALLOW_ALL);
+    plant_start_up_files(&p);
+    p.write("script.sh", "echo ran\n");
+    let session = support::LaunchSession::start(&p);
+    let mut failures =
+        forms_run_only_their_command(&p, LOGIN_AND_INTERACTIVE, Some(&session.socket));
+    failures.extend(forms_run_only_their_command(
+        &p,
+        CODE_IN_THE_ENVIRONMENT,
+        Some(&session.socket),
+    ));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let rc = p.path("rc.sh").to_string_lossy().into_owned();
+    let out = run_no_tty(&mut session.shim(&p, &["--rcfile", &rc, "-ic", "echo ran"]));
+    assert_refused(&out, "--rcfile in a session");
+    assert!(take_traces(&p).is_empty());
+}
+
 #[test]
 fn a_decision_that_cannot_be_recorded_does_not_run() {
     let p = Project::new(ALLOW_ALL);
@@ -950,7 +1302,7 @@ fn a_decision_that_cannot_be_recorded_does_not_run() {
 fn closed_standard_descriptors_are_opened_on_dev_null() {
     // So that no file the shim opens can take their numbers; the real
     // shell inherits /dev/null there (as from any program started by std).
-    let p = Project::new(ALLOW_ALL);
+    let p = Project::new(ALLOW_OPAQUE);
     let mut cmd = p.command(support::BASH);
     cmd.args([
         "-c",

@@ -143,6 +143,12 @@ impl Decider {
         &self.cfg.real_shell
     }
 
+    /// The user's home directory, as the session was set up with it
+    /// (agent wrappers are recognized against it).
+    pub fn home(&self) -> std::borrow::Cow<'_, str> {
+        self.cfg.load.home.to_string_lossy()
+    }
+
     /// Decides `req`, asking the human when the policy says so, and writes the audit line.
     pub fn decide(&self, req: &Request) -> Response {
         let started = Instant::now();

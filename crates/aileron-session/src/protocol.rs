@@ -16,7 +16,10 @@ pub struct Request {
     /// places the line's paths, never which policy applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell_cwd: Option<String>,
-    /// The shim's arguments, for the audit trail.
+    /// The shim's arguments, for the audit trail. For a shell's `-c` form
+    /// the launch session takes the line from them, not from `line`: the
+    /// `-c` text, less a known agent wrapper, which only the session (that
+    /// knows the user's home directory) takes off.
     pub argv: Vec<String>,
     /// A non-shell tool call, lowered (one call may touch several files or
     /// URLs). Empty: `line` is a shell line.
@@ -85,10 +88,13 @@ impl Response {
 ///   each argument, each ended by a NUL. The count makes a request cut
 ///   short (the shim failed while sending) malformed, never another
 ///   command line. The shim then shuts down its writing side.
-/// - reply: one byte, then its fields: `x` SHELL NUL ARGV0 NUL (exec the
-///   real shell with this `argv[0]` and the shim's other arguments
-///   untouched), `d` MESSAGE (print it, run nothing, exit 126), or `f`
-///   (not answered here: start the full shim, which asks in JSON).
+/// - reply: one byte, then its fields: `x` COUNT newline SHELL NUL and
+///   COUNT arguments, `argv[0]` first, each ended by a NUL (exec the real
+///   shell with exactly these arguments, which
+///   `aileron_shell::invocation::real_shell_argv` made from the shim's),
+///   `d` MESSAGE (print it, run nothing, exit 126), or `f` (not answered
+///   here: start the full shim, which asks in JSON). The count makes a
+///   reply cut short unreadable, never another command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShimCall {
     pub cwd: String,
@@ -109,7 +115,7 @@ pub enum ShimCallError {
 
 impl ShimCall {
     /// The first bytes of a request; a JSON request starts with `{`.
-    pub const MAGIC: &'static [u8] = b"aileron-sh 1\n";
+    pub const MAGIC: &'static [u8] = b"aileron-sh 2\n";
 
     pub fn decode(bytes: &[u8]) -> Result<ShimCall, ShimCallError> {
         let malformed = |why: &str| ShimCallError::Malformed(why.to_owned());
@@ -166,8 +172,8 @@ impl ShimCall {
 /// The session's answer to a [`ShimCall`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShimReply {
-    /// Allowed: exec `shell` with `arg0` as `argv[0]`.
-    Exec { shell: String, arg0: String },
+    /// Allowed: exec `shell` with `argv` (`argv[0]` first).
+    Exec { shell: String, argv: Vec<String> },
     /// Not allowed: the one line to print (without its newline).
     Refuse(String),
     /// Not a form the session answers from raw arguments (a script, a
@@ -184,9 +190,10 @@ impl ShimReply {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
-            ShimReply::Exec { shell, arg0 } => {
+            ShimReply::Exec { shell, argv } => {
                 out.push(Self::EXEC);
-                for field in [shell, arg0] {
+                out.extend_from_slice(format!("{}\n", argv.len()).as_bytes());
+                for field in std::iter::once(shell).chain(argv) {
                     out.extend_from_slice(field.as_bytes());
                     out.push(0);
                 }
@@ -213,7 +220,7 @@ mod tests {
             args: vec!["-c".into(), String::new(), "ls 'a b'".into()],
         };
         let bytes = call.encode();
-        assert!(bytes.starts_with(b"aileron-sh 1\n4\n/work/repo\0-bash\0-c\0\0ls 'a b'\0"));
+        assert!(bytes.starts_with(b"aileron-sh 2\n4\n/work/repo\0-bash\0-c\0\0ls 'a b'\0"));
         assert_eq!(ShimCall::decode(&bytes), Ok(call));
     }
 
@@ -222,19 +229,19 @@ mod tests {
         let malformed =
             |bytes: &[u8]| matches!(ShimCall::decode(bytes), Err(ShimCallError::Malformed(_)));
         assert!(malformed(b"{\"line\":\"ls\"}"));
-        assert!(malformed(b"aileron-sh 1\n3\n/w\0sh\0-c\0ls"));
-        assert!(malformed(b"aileron-sh 1\n1\n/w\0"));
-        assert!(malformed(b"aileron-sh 1\n1\nw\0sh\0"));
-        assert!(malformed(b"aileron-sh 1\n0\n/w\0"));
-        assert!(malformed(b"aileron-sh 1\n/w\0sh\0"));
+        assert!(malformed(b"aileron-sh 2\n3\n/w\0sh\0-c\0ls"));
+        assert!(malformed(b"aileron-sh 2\n1\n/w\0"));
+        assert!(malformed(b"aileron-sh 2\n1\nw\0sh\0"));
+        assert!(malformed(b"aileron-sh 2\n0\n/w\0"));
+        assert!(malformed(b"aileron-sh 2\n/w\0sh\0"));
         // Cut short after a whole field: a different command line, were
         // it not for the count.
-        assert!(malformed(b"aileron-sh 1\n4\n/w\0sh\0-o\0pipefail\0"));
-        assert!(malformed(b"aileron-sh 1\n2\n/w\0sh\0-c\0ls\0"));
-        let no_args = ShimCall::decode(b"aileron-sh 1\n1\n/w\0sh\0").unwrap();
+        assert!(malformed(b"aileron-sh 2\n4\n/w\0sh\0-o\0pipefail\0"));
+        assert!(malformed(b"aileron-sh 2\n2\n/w\0sh\0-c\0ls\0"));
+        let no_args = ShimCall::decode(b"aileron-sh 2\n1\n/w\0sh\0").unwrap();
         assert!(no_args.args.is_empty());
         assert_eq!(
-            ShimCall::decode(b"aileron-sh 1\n3\n/w\0sh\0-c\0echo \xff\0"),
+            ShimCall::decode(b"aileron-sh 2\n3\n/w\0sh\0-c\0echo \xff\0"),
             Err(ShimCallError::NotUtf8)
         );
     }
@@ -243,9 +250,9 @@ mod tests {
     fn shim_replies_are_one_kind_byte_and_their_fields() {
         let exec = ShimReply::Exec {
             shell: "/bin/bash".into(),
-            arg0: "-bash".into(),
+            argv: vec!["/bin/bash".into(), "-c".into(), String::new()],
         };
-        assert_eq!(exec.encode(), b"x/bin/bash\0-bash\0");
+        assert_eq!(exec.encode(), b"x3\n/bin/bash\0/bin/bash\0-c\0\0");
         let refuse = ShimReply::Refuse("aileron: denied: no (r1)\n".into());
         assert_eq!(refuse.encode(), b"daileron: denied: no (r1)");
         assert_eq!(ShimReply::FullShim.encode(), b"f");

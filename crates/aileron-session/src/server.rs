@@ -108,7 +108,16 @@ fn handle(stream: UnixStream, decider: &Decider) {
         return;
     }
     let response = match serde_json::from_str::<Request>(&line) {
-        Ok(req) => decider.decide(&req),
+        Ok(mut req) => {
+            if req.actions.is_empty()
+                && let Invocation::Command(cmd) = invocation::parse(&req.argv)
+            {
+                // The full shim's `-c` form: the line is the session's to
+                // unwrap, with the home it knows (see `Request::argv`).
+                req.line = harness::model_command(cmd, &decider.home());
+            }
+            decider.decide(&req)
+        }
         Err(e) => Response::refused(
             format!("aileron: denied: malformed request to the session: {e}"),
             decider.real_shell(),
@@ -119,8 +128,9 @@ fn handle(stream: UnixStream, decider: &Decider) {
     let _ = (&stream).write_all(out.as_bytes());
 }
 
-/// Decides a raw shim call as the full shim would decide its `-c` form;
-/// any other form is left to the full shim.
+/// Decides a raw shim call as the full shim would decide its `-c` form,
+/// and answers with the arguments the real shell is to run with; any other
+/// form is left to the full shim.
 fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
     let call = match ShimCall::decode(bytes) {
         Ok(call) => call,
@@ -136,8 +146,14 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
     let Invocation::Command(cmd) = invocation::parse(&call.args) else {
         return ShimReply::FullShim;
     };
+    // Options that make the shell run a file nobody decided: refused
+    // before anything is decided.
+    let args = match invocation::checked_args(&call.args) {
+        Ok(args) => args,
+        Err(message) => return ShimReply::Refuse(message),
+    };
     let req = Request {
-        line: harness::model_command(cmd),
+        line: harness::model_command(cmd, &decider.home()),
         cwd: call.cwd,
         argv: call.args,
         ..Request::default()
@@ -145,7 +161,7 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
     let response = decider.decide(&req);
     if response.allow {
         ShimReply::Exec {
-            arg0: invocation::real_shell_arg0(&call.arg0, &response.real_shell),
+            argv: invocation::real_shell_argv(&response.real_shell, args),
             shell: response.real_shell,
         }
     } else {

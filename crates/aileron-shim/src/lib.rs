@@ -3,8 +3,14 @@
 //!
 //! It reads what the agent asked the shell to run, has it decided (by the
 //! launch session over its socket, or on its own when called directly),
-//! and then either `exec`s the real shell with the original arguments
-//! untouched, or runs nothing, prints one line and exits 126.
+//! and then either `exec`s the real shell so that it runs only what was
+//! decided, or runs nothing, prints one line and exits 126.
+//!
+//! Only what was decided: the real shell is neither a login shell nor
+//! interactive and reads no start-up file, the variables it would run as
+//! code are taken out of its environment, options that name a file for it
+//! to run are refused, and a script runs as the text that was read and
+//! decided, not from its file again (see `aileron_shell::invocation`).
 //!
 //! Start-up is lean: no async runtime, no argument-parsing library, and the
 //! compiled policy comes from the on-disk cache when its sources are unchanged.
@@ -49,15 +55,31 @@ pub fn main() -> u8 {
     {
         return deny(&format!("aileron: denied: {why}"));
     }
+    // What the real shell is given: no login or interactive mode, no
+    // option that makes it run a file.
+    let mut shell_args = match invocation::checked_args(&args) {
+        Ok(a) => a,
+        Err(message) => return deny(&message),
+    };
+    let is_command = matches!(invocation, Invocation::Command(_));
     let line = match invocation {
-        Invocation::Probe => return exec(&standalone_shell(), &arg0, &args),
-        Invocation::Command(cmd) => harness::model_command(cmd),
-        Invocation::Script(path) => match std::fs::read_to_string(cwd.join(&path)) {
-            Ok(text) => text,
+        Invocation::Probe => {
+            let shell = standalone_shell();
+            return exec(&shell, invocation::real_shell_argv(&shell, shell_args));
+        }
+        // Agent wrappers are taken off by whoever decides, with the home
+        // directory it knows (below, or the launch session).
+        Invocation::Command(cmd) => cmd,
+        // Read once: what runs is the text decided, not the file again.
+        Invocation::Script(path) => match read_script(&cwd.join(&path)) {
+            Ok(text) => {
+                shell_args = invocation::with_script_text(&shell_args, text.clone());
+                text
+            }
             // What cannot be read cannot be checked.
             Err(e) => {
                 return deny(&format!(
-                    "aileron: denied: cannot read the script {path} to check it: {e}"
+                    "aileron: denied: cannot check the script {path}: {e}"
                 ));
             }
         },
@@ -76,10 +98,10 @@ pub fn main() -> u8 {
             l
         }
     };
-    let req = Request {
+    let mut req = Request {
         line,
         cwd: cwd.to_string_lossy().into_owned(),
-        argv: args.clone(),
+        argv: args,
         ..Request::default()
     };
     let session_answer = std::env::var_os("AILERON_SOCKET")
@@ -94,13 +116,38 @@ pub fn main() -> u8 {
         // Called directly, or the session is gone: decide here, fail closed.
         None => {
             decider = standalone(cwd);
+            if is_command {
+                req.line = harness::model_command(std::mem::take(&mut req.line), &decider.home());
+            }
             decider.decide(&req)
         }
     };
     if !response.allow {
         return deny(response.message.as_deref().unwrap_or("aileron: denied"));
     }
-    exec(&response.real_shell, &arg0, &args)
+    let shell = &response.real_shell;
+    exec(shell, invocation::real_shell_argv(shell, shell_args))
+}
+
+/// The longest script the shim reads: it runs as one argument (`-c TEXT`),
+/// and Linux takes at most 128 KiB per argument, its NUL included.
+const MAX_SCRIPT: usize = 128 * 1024 - 1;
+
+/// Reads a script once (a FIFO or a device is never read twice), as the
+/// text that is decided and then run.
+fn read_script(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCRIPT as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() > MAX_SCRIPT {
+        return Err(format!("it is longer than {MAX_SCRIPT} bytes"));
+    }
+    if bytes.contains(&0) {
+        return Err("it holds a NUL byte".into());
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Why bash would read the line in another character set than the
@@ -150,11 +197,21 @@ fn shell_name(arg0: &str) -> &str {
     }
 }
 
-fn exec(shell: &str, arg0: &str, args: &[String]) -> u8 {
-    let err = std::process::Command::new(shell)
-        .arg0(invocation::real_shell_arg0(arg0, shell))
-        .args(args)
-        .exec();
+/// Execs `shell` with `argv` (`argv[0]` first), without the variables it
+/// would run as code.
+fn exec(shell: &str, argv: Vec<String>) -> u8 {
+    let mut cmd = std::process::Command::new(shell);
+    let mut argv = argv.into_iter();
+    if let Some(arg0) = argv.next() {
+        cmd.arg0(arg0);
+    }
+    cmd.args(argv);
+    for (name, _) in std::env::vars_os() {
+        if invocation::runs_as_code(&name.to_string_lossy()) {
+            cmd.env_remove(name);
+        }
+    }
+    let err = cmd.exec();
     deny(&format!(
         "aileron: denied: cannot run the shell {shell}: {err}"
     ))

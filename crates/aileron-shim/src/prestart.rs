@@ -14,9 +14,13 @@
 //! session has the request it may have decided, recorded and prompted, so
 //! a missing or unreadable answer is then a refusal, never a second ask.
 //!
-//! What reaches bash is what the shim was given: its environment, its
-//! open descriptors (closed ones stay closed) and its signal dispositions,
-//! as if the agent had run bash itself.
+//! What reaches bash is what the shim was given (its environment, its
+//! open descriptors, closed ones staying closed, and its signal
+//! dispositions, as if the agent had run bash itself), less what would run
+//! code that was not decided: the session answers with the arguments to
+//! exec (no login or interactive mode, start-up files off), and the
+//! variables bash would run as code are taken out of the environment
+//! (`aileron_shell::invocation::runs_as_code`) just before the exec.
 //!
 //! The wire format is [`aileron_session::ShimCall`]; the tests below check
 //! this side against that one.
@@ -38,13 +42,21 @@
 //! the binary's machine code from the entry point and fails on any of it.
 
 use aileron_session::{ShimCall, ShimReply};
+use aileron_shell::invocation::{FUNCTION_PREFIX, STRIPPED_VARIABLES};
 use aileron_shell::locale::CTYPE_VARIABLES;
 
 /// Room for the request: the header, working directory and arguments.
 /// A larger request is left to the full shim.
 const REQUEST_CAP: usize = 256 * 1024;
-/// Room for the reply (the real shell's path and name, or a message).
-const REPLY_CAP: usize = 16 * 1024;
+/// Room for the reply: the real shell's path and the arguments to exec it
+/// with (the request's, a few options more), or a message.
+const REPLY_CAP: usize = REQUEST_CAP + 16 * 1024;
+/// Room for the real shell's `argv` pointers; more arguments are left to
+/// the full shim.
+const ARGV_CAP: usize = 16 * 1024;
+/// Arguments the session may add to the shim's (`--noprofile --norc`), with
+/// the NULL that ends `argv`.
+const ARGV_SPARE: usize = 8;
 /// The exit status of a command that was not allowed to run.
 const EXIT_DENIED: usize = 126;
 
@@ -65,10 +77,14 @@ pub unsafe extern "C" fn run(stack: *mut usize) {
             return;
         }
         let argv = stack.add(1).cast::<*const u8>();
-        let envp = argv.add(argc.saturating_add(1)).cast_const();
+        let envp_mut = argv.add(argc.saturating_add(1));
+        let envp = envp_mut.cast_const();
         let Some(socket) = env_value(envp, b"AILERON_SOCKET") else {
             return;
         };
+        if argc.saturating_add(ARGV_SPARE) > ARGV_CAP {
+            return;
+        }
         if !plain_locale(envp) {
             return;
         }
@@ -88,11 +104,19 @@ pub unsafe extern "C" fn run(stack: *mut usize) {
             Asked::Answered(got) => reply.get(..got).unwrap_or_default(),
         };
         match parse_reply(answer) {
-            Reply::Exec { shell, arg0 } => {
-                // The kernel's argv array is ours to change: only argv[0]
-                // differs from what the shim was given.
-                *argv = arg0;
-                let err = sys::execve(shell, argv.cast_const(), envp);
+            Reply::Exec {
+                shell,
+                argv: first,
+                count,
+            } => {
+                let exec_argv = &mut *core::ptr::addr_of_mut!(ARGV);
+                if !fill_argv(exec_argv, first, count) {
+                    refuse(&[b"aileron: denied: the launch session's answer cannot be read"]);
+                }
+                // Nothing returns from here: the kernel's environment array
+                // (which the C library would read on) is ours to change.
+                strip_environment(envp_mut);
+                let err = sys::execve(shell, exec_argv.as_ptr(), envp);
                 let digits = &mut *core::ptr::addr_of_mut!(DIGITS);
                 let n = put_decimal(digits, 0, err.unsigned_abs()).unwrap_or(0);
                 refuse(&[
@@ -129,6 +153,7 @@ static mut ADDRESS: SockaddrUn = SockaddrUn {
     path: [0; 108],
 };
 static mut DIGITS: [u8; 20] = [0; 20];
+static mut ARGV: [*const u8; ARGV_CAP] = [core::ptr::null(); ARGV_CAP];
 
 /// How asking the session went.
 enum Asked {
@@ -140,13 +165,17 @@ enum Asked {
     Answered(usize),
 }
 
-/// The session's answer, pointing into the reply buffer.
+/// The session's answer, pointing into the reply buffer. At most 32
+/// bytes, so that an unoptimized build moves it without `memcpy`.
 #[derive(Debug, PartialEq, Eq)]
 enum Reply<'a> {
-    /// NUL-terminated path and name of the real shell.
+    /// The NUL-terminated path of the real shell, and the first of `count`
+    /// NUL-terminated arguments (`argv[0]` first) that follow each other
+    /// to the end of the reply.
     Exec {
         shell: *const u8,
-        arg0: *const u8,
+        argv: *const u8,
+        count: usize,
     },
     Refuse(&'a [u8]),
     /// `f`, or `{`: a session that speaks only JSON, and did not decide.
@@ -159,17 +188,31 @@ enum Reply<'a> {
 fn parse_reply(reply: &[u8]) -> Reply<'_> {
     match load(reply, 0) {
         Some(ShimReply::EXEC) => {
-            let Some(end) = find_nul(reply, 1) else {
+            let Some((count, shell)) = read_count(reply, 1) else {
                 return Reply::Unreadable;
             };
-            let arg0 = end + 1;
-            if find_nul(reply, arg0).is_none() || end == 1 {
+            let Some(end) = find_nul(reply, shell) else {
+                return Reply::Unreadable;
+            };
+            // Exactly `count` fields, each ended by a NUL, up to the end:
+            // a reply cut short is not another command line.
+            let first = end + 1;
+            let mut at = first;
+            let mut fields = 0;
+            while at < reply.len() {
+                let Some(nul) = find_nul(reply, at) else {
+                    return Reply::Unreadable;
+                };
+                fields += 1;
+                at = nul + 1;
+            }
+            if end == shell || count == 0 || fields != count {
                 return Reply::Unreadable;
             }
-            // Both fields are NUL-terminated inside `reply`.
             Reply::Exec {
-                shell: reply.as_ptr().wrapping_add(1),
-                arg0: reply.as_ptr().wrapping_add(arg0),
+                shell: reply.as_ptr().wrapping_add(shell),
+                argv: reply.as_ptr().wrapping_add(first),
+                count,
             }
         }
         // A message longer than the buffer is printed as far as it goes.
@@ -177,6 +220,101 @@ fn parse_reply(reply: &[u8]) -> Reply<'_> {
         Some(ShimReply::FULL_SHIM | b'{') => Reply::FullShim,
         _ => Reply::Unreadable,
     }
+}
+
+/// A decimal number at `at` ended by a newline, and the index after it.
+fn read_count(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    let mut n: usize = 0;
+    let mut i = at;
+    loop {
+        match load(bytes, i)? {
+            b'\n' if i > at => return Some((n, i + 1)),
+            d @ b'0'..=b'9' => {
+                n = n.checked_mul(10)?.checked_add(usize::from(d - b'0'))?;
+            }
+            _ => return None,
+        }
+        i += 1;
+    }
+}
+
+/// Points `out` at the `count` NUL-terminated strings that follow each
+/// other from `first`, then a NULL. `false` when they do not fit.
+///
+/// # Safety
+/// `first` starts `count` NUL-terminated strings laid end to end, which
+/// outlive the exec.
+unsafe fn fill_argv(out: &mut [*const u8], first: *const u8, count: usize) -> bool {
+    if count >= out.len() {
+        return false;
+    }
+    let mut at = first;
+    let mut i = 0;
+    while i < count {
+        let Some(slot) = out.get_mut(i) else {
+            return false;
+        };
+        // SAFETY: a live element of the slice.
+        unsafe { core::ptr::write_volatile(slot, at) };
+        // SAFETY: the caller's contract: a NUL-terminated string at `at`,
+        // and the next one after its NUL.
+        at = unsafe { at.add(c_bytes(at).len() + 1) };
+        i += 1;
+    }
+    match out.get_mut(count) {
+        // SAFETY: as above.
+        Some(slot) => unsafe { core::ptr::write_volatile(slot, core::ptr::null()) },
+        None => return false,
+    }
+    true
+}
+
+/// Takes the variables the real shell would run as code out of the
+/// environment array, in place, keeping the others in order.
+///
+/// # Safety
+/// `envp` is a writable NULL-terminated array of NUL-terminated strings,
+/// and nothing reads past its new end afterwards (the C library would
+/// look for the auxiliary vector there: only before an exec).
+unsafe fn strip_environment(envp: *mut *const u8) {
+    let mut read = 0;
+    let mut kept = 0;
+    loop {
+        // SAFETY: the caller's contract; the NULL entry ends the loop, and
+        // `kept` never passes `read`.
+        unsafe {
+            let entry = core::ptr::read_volatile(envp.add(read));
+            if entry.is_null() {
+                break;
+            }
+            if !runs_as_code(c_bytes(entry)) {
+                core::ptr::write_volatile(envp.add(kept), entry);
+                kept += 1;
+            }
+        }
+        read += 1;
+    }
+    // SAFETY: `kept` is at most the index of the NULL entry.
+    unsafe { core::ptr::write_volatile(envp.add(kept), core::ptr::null()) };
+}
+
+/// Whether the environment entry `NAME=value` is one the shim takes out.
+fn runs_as_code(entry: &[u8]) -> bool {
+    let mut eq = 0;
+    while eq < entry.len() && load(entry, eq) != Some(b'=') {
+        eq += 1;
+    }
+    let name = entry.get(..eq).unwrap_or_default();
+    let prefix = FUNCTION_PREFIX.as_bytes();
+    if same(name.get(..prefix.len()).unwrap_or_default(), prefix) {
+        return true;
+    }
+    for variable in &STRIPPED_VARIABLES {
+        if same(name, variable.as_bytes()) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Writes the request into `buf`: header, working directory, then `argv`,
@@ -586,16 +724,27 @@ mod tests {
     fn replies_are_read_as_the_session_writes_them() {
         let bytes = ShimReply::Exec {
             shell: "/bin/bash".into(),
-            arg0: "-bash".into(),
+            argv: ["/bin/bash", "--norc", "-c", "", "ls"]
+                .map(String::from)
+                .to_vec(),
         }
         .encode();
-        let Reply::Exec { shell, arg0 } = parse_reply(&bytes) else {
+        let Reply::Exec { shell, argv, count } = parse_reply(&bytes) else {
             panic!("not an exec");
         };
-        // SAFETY: both point to NUL-terminated fields inside `bytes`.
+        assert_eq!(count, 5);
+        let mut out = [core::ptr::null(); 8];
+        // SAFETY: the pointers point to NUL-terminated fields inside `bytes`.
         unsafe {
             assert_eq!(c_bytes(shell), b"/bin/bash");
-            assert_eq!(c_bytes(arg0), b"-bash");
+            assert!(fill_argv(&mut out, argv, count));
+            let args: Vec<&[u8]> = out[..count].iter().map(|&a| c_bytes(a)).collect();
+            assert_eq!(args, [&b"/bin/bash"[..], b"--norc", b"-c", b"", b"ls"]);
+            assert!(out[count].is_null());
+            assert!(
+                !fill_argv(&mut out[..5], argv, count),
+                "no room for the NULL"
+            );
         }
         let refuse = ShimReply::Refuse("aileron: denied: no (r1)".into()).encode();
         assert_eq!(
@@ -613,8 +762,15 @@ mod tests {
         for bytes in [
             &b""[..],
             b"x/bin/bash",
-            b"x/bin/bash\0-bash",
-            b"x\0bash\0",
+            b"x/bin/bash\0-bash\0",
+            b"x1\n/bin/bash\0",
+            b"x2\n/bin/bash\0bash\0",
+            b"x2\n/bin/bash\0bash\0-c",
+            b"x1\n/bin/bash\0bash\0-c\0",
+            b"x1\n\0bash\0",
+            b"x\n/bin/bash\0bash\0",
+            b"x0\n/bin/bash\0",
+            b"x99999999999999999999999\n/bin/bash\0bash\0",
             b"?",
         ] {
             assert_eq!(parse_reply(bytes), Reply::Unreadable, "{bytes:?}");
@@ -662,6 +818,34 @@ mod tests {
             "not UTF-8: the full shim looks closer"
         );
         assert!(!plain(&["LANG=C.UTF-8", "LOCPATH=/tmp/loc"]));
+    }
+
+    #[test]
+    fn variables_that_run_as_code_are_taken_out_of_the_environment() {
+        let env = [
+            "PATH=/bin",
+            "BASH_ENV=/tmp/evil",
+            "BASH_FUNC_git%%=() { touch x; }",
+            "HOME=/h",
+            "SHELLOPTS=xtrace",
+            "PS4=$(touch x)",
+            "ENV",
+            "ENVX=1",
+            "BASH_FUNC_=",
+        ]
+        .map(|a| CString::new(a).unwrap());
+        let mut ptrs: Vec<*const u8> = env.iter().map(|a| a.as_ptr().cast()).collect();
+        ptrs.push(std::ptr::null());
+        // SAFETY: a writable NULL-terminated array of live strings.
+        unsafe { strip_environment(ptrs.as_mut_ptr()) };
+        let end = ptrs.iter().position(|p| p.is_null()).unwrap();
+        // SAFETY: the pointers kept point to live strings.
+        let kept: Vec<&[u8]> = ptrs[..end].iter().map(|&p| unsafe { c_bytes(p) }).collect();
+        assert_eq!(kept, [&b"PATH=/bin"[..], b"HOME=/h", b"ENVX=1"]);
+        // Each name the full shim strips is stripped here too.
+        for name in STRIPPED_VARIABLES {
+            assert!(runs_as_code(format!("{name}=x").as_bytes()), "{name}");
+        }
     }
 
     #[test]
