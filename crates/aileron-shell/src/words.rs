@@ -195,6 +195,24 @@ fn unescape_backquoted(text: &str) -> String {
     out
 }
 
+/// `$$`, `$?`, `$#`, `$!`: always a number (or empty), so their value
+/// cannot turn into an option, a path or several words.
+fn is_number(expr: &ParameterExpr) -> bool {
+    use bw::SpecialParameter as S;
+    matches!(
+        expr,
+        ParameterExpr::Parameter {
+            parameter: bw::Parameter::Special(
+                S::ProcessId
+                    | S::LastExitStatus
+                    | S::PositionalParameterCount
+                    | S::LastBackgroundProcessId
+            ),
+            indirect: false,
+        }
+    )
+}
+
 /// The variable whose value `${!name...}` uses as a name.
 fn indirect_name(expr: &ParameterExpr) -> Option<&str> {
     use ParameterExpr as P;
@@ -347,7 +365,7 @@ impl Decoding<'_, '_> {
                 }
                 WordPiece::ParameterExpansion(expr) => {
                     let leading_home = self.out.is_empty() && is_home(expr);
-                    if !leading_home {
+                    if !leading_home && !is_number(expr) {
                         self.set_dynamic(quoted);
                     }
                     let s = self.source(p).to_owned();

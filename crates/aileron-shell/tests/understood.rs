@@ -303,6 +303,7 @@ const QUIET: &[&str] = &[
     "type -t ls",
     "rg --files -g '*.pem'",
     "shopt -s nullglob; ls *.x",
+    "echo $? $$ $#",
     "wc --lines x",
     "awk '$1 > 5 { print $2 }' x",
     "jq --arg v \"$X\" '.a == $v' f.json",
@@ -331,6 +332,7 @@ fn understood_writers_are_not_opaque() {
         "touch \"new file.txt\"",
         "mkdir -p build && cp -r assets build/",
         "sort -o sorted.txt x",
+        "kill -TERM $$",
     ] {
         let a = run(line);
         assert!(
