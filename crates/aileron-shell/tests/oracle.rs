@@ -46,7 +46,8 @@
 //! ```
 //!
 //! Other knobs: `AILERON_ORACLE_JOBS` (parallel sandboxes, default the
-//! number of CPUs).
+//! number of CPUs), `AILERON_ORACLE_SECONDS` (start no case after that
+//! long: a long run that fits a time budget; the count run is printed).
 
 // Shared with `parser_props.rs`, which uses other parts of it.
 #[allow(dead_code)]
@@ -124,70 +125,32 @@ fn bash_does_only_what_the_analysis_says() {
     );
     println!("oracle: AILERON_ORACLE_SEED={seed} AILERON_ORACLE_CASES={cases} ({jobs} jobs)");
     let started = Instant::now();
-
     let regressions = Regressions::load();
-    let reg_results = run_all(jobs, regressions.cases.len(), |i| {
-        let (line, _) = &regressions.cases[i];
-        (line.clone(), ws.check(line))
-    });
-    let mut failures = Vec::new();
-    let mut still_open = Vec::new();
-    let mut now_fixed = Vec::new();
-    for (i, (line, outcome)) in reg_results.into_iter().enumerate() {
-        let known_open = regressions.cases[i].1;
-        match (outcome, known_open) {
-            (Outcome::Bypass(f), false) => failures.push((line, f)),
-            (Outcome::Bypass(f), true) => still_open.push((line, f)),
-            (_, true) => now_fixed.push(line),
-            _ => {}
-        }
-    }
-
+    let mut report = Report::default();
+    report.regressions(&ws, jobs, &regressions);
+    let budget = env_num("AILERON_ORACLE_SECONDS").map(Duration::from_secs);
     let stats = Stats::default();
     let generated = run_all(jobs, cases, |i| {
+        if budget.is_some_and(|b| started.elapsed() > b) {
+            return None;
+        }
+        stats.generated.fetch_add(1, Ordering::Relaxed);
         let mut rng = Rng::for_case(seed, i as u64);
         let line = Gen::new(&mut rng, ws.jq).line();
-        let text = line.render();
-        let outcome = ws.check(&text);
+        let outcome = ws.check(&line.render());
         stats.count(&outcome);
         match outcome {
-            Outcome::Bypass(f) => {
-                let (text, f) = shrink(&ws, line, f);
-                (text, Outcome::Bypass(f))
-            }
-            o => (text, o),
+            Outcome::Bypass(f) => Some(shrink(&ws, line, f)),
+            _ => None,
         }
     });
-    // A generated line that is a known-open case is reported with them.
-    let known_open: BTreeSet<&str> = regressions
-        .cases
-        .iter()
-        .filter(|(_, open)| *open)
-        .map(|(line, _)| line.as_str())
-        .collect();
-    let mut distinct = BTreeSet::new();
-    for (line, outcome) in generated {
-        if let Outcome::Bypass(f) = outcome
-            && distinct.insert(line.clone())
-        {
-            if known_open.contains(line.as_str()) {
-                if !still_open.iter().any(|(l, _)| *l == line) {
-                    still_open.push((line, f));
-                }
-            } else {
-                failures.push((line, f));
-            }
-        }
-    }
-
-    let timeouts = ws
-        .timeouts
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    report.generated(&regressions, generated.into_iter().flatten());
+    let timeouts = ws.timeouts.lock().unwrap_or_else(|e| e.into_inner());
     println!(
-        "oracle: {} regression cases, {cases} generated in {:.1?}: {}; bash ran {} lines, {} timed out",
+        "oracle: {} regression cases, {} of {cases} generated in {:.1?}: {}; \
+         bash ran {} lines, {} timed out",
         regressions.cases.len(),
+        stats.generated.load(Ordering::Relaxed),
         started.elapsed(),
         stats.summary(),
         ws.runs.load(Ordering::Relaxed),
@@ -196,33 +159,90 @@ fn bash_does_only_what_the_analysis_says() {
     for line in timeouts.iter().take(5) {
         println!("timed out: {line:?}");
     }
-    for (line, f) in &still_open {
-        println!(
-            "known-open (still open): {}\n{}",
-            grammar::escape(line),
-            f.report()
-        );
+    report.finish(seed);
+}
+
+/// What the runs found, sorted by what the test does with it.
+#[derive(Default)]
+struct Report {
+    /// Bypasses that fail the test.
+    failures: Vec<(String, Failure)>,
+    /// Bypasses listed under `# known-open`: printed.
+    still_open: Vec<(String, Failure)>,
+    /// Cases under `# known-open` that pass now.
+    now_fixed: Vec<String>,
+}
+
+impl Report {
+    fn regressions(&mut self, ws: &Workspace, jobs: usize, regressions: &Regressions) {
+        let outcomes = run_all(jobs, regressions.cases.len(), |i| {
+            ws.check(&regressions.cases[i].0)
+        });
+        for ((line, known_open), outcome) in regressions.cases.iter().zip(outcomes) {
+            let line = line.clone();
+            match (outcome, known_open) {
+                (Outcome::Bypass(f), false) => self.failures.push((line, f)),
+                (Outcome::Bypass(f), true) => self.still_open.push((line, f)),
+                (_, true) => self.now_fixed.push(line),
+                _ => {}
+            }
+        }
     }
-    for line in &now_fixed {
-        println!(
-            "known-open case now passes, move it above `# known-open`: {}",
-            grammar::escape(line)
-        );
+
+    /// Generated bypasses (shrunk); one that is a known-open case is
+    /// reported with them.
+    fn generated(
+        &mut self,
+        regressions: &Regressions,
+        found: impl Iterator<Item = (String, Failure)>,
+    ) {
+        let mut distinct = BTreeSet::new();
+        for (line, f) in found {
+            if !distinct.insert(line.clone()) {
+                continue;
+            }
+            if !regressions
+                .cases
+                .iter()
+                .any(|(l, open)| *open && *l == line)
+            {
+                self.failures.push((line, f));
+            } else if !self.still_open.iter().any(|(l, _)| *l == line) {
+                self.still_open.push((line, f));
+            }
+        }
     }
-    if !failures.is_empty() {
-        let mut report = format!(
+
+    fn finish(self, seed: u64) {
+        for (line, f) in &self.still_open {
+            println!(
+                "known-open (still open): {}\n{}",
+                grammar::escape(line),
+                f.report()
+            );
+        }
+        for line in &self.now_fixed {
+            println!(
+                "known-open case now passes, move it above `# known-open`: {}",
+                grammar::escape(line)
+            );
+        }
+        if self.failures.is_empty() {
+            return;
+        }
+        let mut out = format!(
             "{} line(s) that the analysis trusts made bash do more than it says \
              (seed {seed}):\n",
-            failures.len()
+            self.failures.len()
         );
-        for (line, f) in &failures {
-            let _ = write!(report, "\n--- {line:?}\n{}", f.report());
+        for (line, f) in &self.failures {
+            let _ = write!(out, "\n--- {line:?}\n{}", f.report());
         }
-        report.push_str("\nfor oracle/regressions.txt:\n");
-        for (line, _) in &failures {
-            let _ = writeln!(report, "{}", grammar::escape(line));
+        out.push_str("\nfor oracle/regressions.txt:\n");
+        for (line, _) in &self.failures {
+            let _ = writeln!(out, "{}", grammar::escape(line));
         }
-        panic!("{report}");
+        panic!("{out}");
     }
 }
 
@@ -414,6 +434,7 @@ impl Failure {
 
 #[derive(Default)]
 struct Stats {
+    generated: AtomicUsize,
     untrusted: AtomicUsize,
     agrees: AtomicUsize,
     bypass: AtomicUsize,
@@ -752,6 +773,10 @@ fn ignored(w: &trace::Write, sandbox: &Path) -> bool {
     let through_fd = p.starts_with("/dev/fd/")
         || p.starts_with("/proc/")
         || matches!(p, "/dev/stdout" | "/dev/stderr" | "/dev/stdin");
+    // A descriptor that is no file (`pipe:[..]`, `socket:[..]`).
+    if !p.starts_with('/') {
+        return true;
+    }
     let real = if through_fd {
         match &w.fd_path {
             Some(fd) if fd.starts_with('/') && !fd.starts_with("/dev/") => fd.as_str(),
@@ -783,7 +808,17 @@ fn compare(a: &Analysis, obs: &Observed, sandbox: &Path) -> Vec<String> {
     let mut seen = BTreeSet::new();
     for e in &obs.execs {
         let name = basename(&e.path);
-        if !binaries.contains(name) && seen.insert(name.to_owned()) {
+        // A program that runs a command line through `sh -c` (git's
+        // editor and pager, sed's `e`) runs what the line names.
+        let through_shell = matches!(name, "sh" | "bash" | "dash")
+            && e.argv.get(1).is_some_and(|a| a == "-c")
+            && e.argv.get(2).is_some_and(|payload| {
+                payload
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|first| binaries.contains(basename(first)))
+            });
+        if !binaries.contains(name) && !through_shell && seen.insert(name.to_owned()) {
             problems.push(format!(
                 "ran `{name}` ({} {:?}), which is not among the analysed commands",
                 e.path, e.argv

@@ -744,6 +744,9 @@ const INJECTIONS: &[&str] = &["a[$(touch {w})]", "a[`touch {w}`]", "x[$(cat a.tx
 /// The generator of one line.
 pub struct Gen<'r> {
     rng: &'r mut Rng,
+    /// Where quoting and spacing choices come from, when apart from the
+    /// structure: the same structure in two styles means the same to bash.
+    style: Option<Rng>,
     /// Whether `jq` is installed (it is not part of Debian's base system).
     jq: bool,
     depth: usize,
@@ -788,7 +791,28 @@ const SEPARATORS: &[&str] = &["; ", " && ", " || ", "\n", " | ", ";", " & ", "\n
 
 impl<'r> Gen<'r> {
     pub fn new(rng: &'r mut Rng, jq: bool) -> Gen<'r> {
-        Gen { rng, jq, depth: 0 }
+        Gen {
+            rng,
+            style: None,
+            jq,
+            depth: 0,
+        }
+    }
+
+    /// A generator whose quoting and spacing come from `style`: lines of
+    /// the same `rng` and different styles are the same commands.
+    pub fn styled(rng: &'r mut Rng, style: Rng, jq: bool) -> Gen<'r> {
+        Gen {
+            style: Some(style),
+            ..Gen::new(rng, jq)
+        }
+    }
+
+    fn style(&mut self) -> &mut Rng {
+        match &mut self.style {
+            Some(r) => r,
+            None => self.rng,
+        }
     }
 
     /// A whole line of one to four statements.
@@ -1408,7 +1432,7 @@ impl<'r> Gen<'r> {
         let mut out = String::new();
         for (i, w) in words.iter().enumerate() {
             if i > 0 {
-                out.push_str(match self.rng.below(40) {
+                out.push_str(match self.style().below(40) {
                     0 => "  ",
                     1 => "\t",
                     2 => " \\\n",
@@ -1431,12 +1455,12 @@ impl<'r> Gen<'r> {
     /// Quotes `s` in one of bash's ways, keeping its value.
     pub fn quote(&mut self, s: &str) -> String {
         if s.is_empty() {
-            return (self.rng.pick(&["''", "\"\"", "$''"])).to_owned();
+            return (self.style().pick(&["''", "\"\"", "$''"])).to_owned();
         }
         let plain = s
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._-/+,:=%@^".contains(c));
-        let choice = self.rng.below(14);
+        let choice = self.style().below(14);
         match choice {
             0..=5 if plain => s.to_owned(),
             0..=3 | 6 if !s.contains('\'') => format!("'{s}'"),
@@ -1449,7 +1473,7 @@ impl<'r> Gen<'r> {
                         '\'' => out.push_str("\\'"),
                         '\\' => out.push_str("\\\\"),
                         '\n' => out.push_str("\\n"),
-                        c if c.is_ascii() && self.rng.chance(30) => {
+                        c if c.is_ascii() && self.style().chance(30) => {
                             out.push_str(&format!("\\x{:02x}", c as u32));
                         }
                         c => out.push(c),
@@ -1464,7 +1488,7 @@ impl<'r> Gen<'r> {
                 for c in s.chars() {
                     if c == '\n' {
                         out.push_str("$'\\n'");
-                    } else if !c.is_ascii_alphanumeric() || self.rng.chance(20) {
+                    } else if !c.is_ascii_alphanumeric() || self.style().chance(20) {
                         out.push('\\');
                         out.push(c);
                     } else {
@@ -1475,13 +1499,13 @@ impl<'r> Gen<'r> {
             }
             11 if plain && s.len() > 1 => {
                 // A backslash-newline inside a word disappears.
-                let cut = 1 + self.rng.below(s.len() - 1);
+                let cut = 1 + self.style().below(s.len() - 1);
                 format!("{}\\\n{}", &s[..cut], &s[cut..])
             }
             12 if !s.contains(['"', '\\', '$', '`']) => format!("$\"{s}\""),
             10 if s.len() > 1 && s.is_char_boundary(1) => {
                 // Two halves quoted differently.
-                let cut = 1 + self.rng.below(s.len() - 1);
+                let cut = 1 + self.style().below(s.len() - 1);
                 let cut = (cut..=s.len())
                     .find(|&i| s.is_char_boundary(i))
                     .unwrap_or(s.len());
