@@ -402,6 +402,9 @@ struct Walker<'c> {
     /// Redirect targets of enclosing compound commands: a resolved path, or
     /// why it is not known.
     inherited: Vec<Result<String, String>>,
+    /// Files enclosing compound commands read on their redirections
+    /// (`while read l; do ...; done < FILE`): their commands read them.
+    inherited_reads: Vec<Result<String, String>>,
     /// Variables this line sets to values that bash would run code from if
     /// they were evaluated as arithmetic or as a name (`a[$(cmd)]`), or
     /// whose value is not known. Variables the line never sets come from
@@ -431,6 +434,7 @@ impl<'c> Walker<'c> {
             func: None,
             bombs: Vec::new(),
             inherited: Vec::new(),
+            inherited_reads: Vec::new(),
             tainted: Vec::new(),
             cdpath: false,
             exec_fds: Vec::new(),
@@ -712,6 +716,24 @@ impl<'c> Walker<'c> {
                 self.inherited.push(Ok(abs));
             }
         }
+        for w in &red.reads {
+            if w.dynamic {
+                self.inherited_reads.push(Err(format!(
+                    "the file `{}` it reads is not known before it runs",
+                    w.text
+                )));
+            } else {
+                let (abs, unknown) = self.resolve(&w.text, None);
+                if unknown {
+                    self.inherited_reads.push(Err(format!(
+                        "the file `{}` it reads is relative to a directory not known before it runs",
+                        w.text
+                    )));
+                } else if !paths::is_harmless_device(&abs) && paths::descriptor(&abs).is_none() {
+                    self.inherited_reads.push(Ok(abs));
+                }
+            }
+        }
         self.cmd_fds = saved_fds;
         for text in subs {
             self.line(
@@ -740,6 +762,7 @@ impl<'c> Walker<'c> {
             return;
         };
         let mark = self.inherited.len();
+        let read_mark = self.inherited_reads.len();
         let fd_mark = self.outer_fds.len();
         if let Some(r) = redirects
             && let Some(stdin) = self.compound_redirects(r, src, env)
@@ -824,6 +847,7 @@ impl<'c> Walker<'c> {
             }
         }
         self.inherited.truncate(mark);
+        self.inherited_reads.truncate(read_mark);
         self.outer_fds.truncate(fd_mark);
     }
 
@@ -1827,6 +1851,19 @@ impl<'c> Walker<'c> {
             }
         }
         if p.from_ast {
+            for inh in &self.inherited_reads {
+                match inh {
+                    Ok(path) => {
+                        if !sc.reads.contains(path) {
+                            sc.reads.push(path.clone());
+                        }
+                    }
+                    Err(note) => {
+                        add_tag(&mut sc.tags, tags::OPAQUE);
+                        sc.notes.push(note.clone());
+                    }
+                }
+            }
             for inh in &self.inherited {
                 match inh {
                     Ok(path) => {
