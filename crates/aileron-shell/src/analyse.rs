@@ -1924,6 +1924,12 @@ impl<'c> Walker<'c> {
             }
         }
         for pr in &facts.reads {
+            if let PathRef::Arg { idx, .. } = pr
+                && words.get(*idx).is_some_and(|w| w.procsub)
+            {
+                // `<(cmd)`: a pipe from a command analysed on its own.
+                continue;
+            }
             match Self::path_text(pr, words) {
                 Some((text, false)) => self.add_read(&mut sc, &text, base.as_deref()),
                 Some((text, true)) => {

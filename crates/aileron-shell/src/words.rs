@@ -400,7 +400,8 @@ impl Decoding<'_, '_> {
                     }
                 }
                 WordPiece::ArithmeticExpression(expr) => {
-                    self.set_dynamic(quoted);
+                    // A number: nothing for bash to split.
+                    self.set_dynamic(true);
                     self.arith.push(expr.value.clone());
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);

@@ -2262,13 +2262,51 @@ fn shell_state(name: &str, args: &[Word]) -> Facts {
 /// `test` and `[`: operators and strings, and the names `-v` checks.
 fn test(args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
+    let bracket = args[0].text == "[";
+    let last = if bracket && args.last().is_some_and(|w| w.text == "]" && !w.dynamic) {
+        args.len() - 1
+    } else {
+        args.len()
+    };
+    let ops = &args[1..last];
+    // Where a value from a command or an unquoted expansion cannot become
+    // an operator (`-v NAME` evaluates a subscript): one operand, a literal
+    // unary operator and its operand, or a literal binary operator between two.
+    let literal = |w: &Word| !w.dynamic;
+    let is_binary = |w: &Word| {
+        literal(w)
+            && matches!(
+                w.text.as_str(),
+                "=" | "=="
+                    | "!="
+                    | "<"
+                    | ">"
+                    | "-eq"
+                    | "-ne"
+                    | "-lt"
+                    | "-le"
+                    | "-gt"
+                    | "-ge"
+                    | "-nt"
+                    | "-ot"
+                    | "-ef"
+            )
+    };
+    let is_unary =
+        |w: &Word| literal(w) && w.text.len() == 2 && w.text.starts_with('-') && w.text != "-v";
+    let fixed = match ops {
+        [a] => !a.split,
+        [op, a] => is_unary(op) && !a.split,
+        [a, op, b] => is_binary(op) && !a.split && !b.split,
+        _ => false,
+    };
     for (i, w) in args.iter().enumerate().skip(1) {
         f.data.push(i);
         if w.text == "-v" && !w.dynamic && i + 1 < args.len() {
             f.names.push((i + 1, 0));
         }
-        if w.dynamic && (w.text.contains("$(") || w.text.contains('`')) {
-            f.opaque("the output of a command in `test` can become an operator such as `-v`");
+        if w.dynamic && !fixed && (w.split || w.text.contains("$(") || w.text.contains('`')) {
+            f.opaque("a value from a command or an unquoted expansion in `test` can become an operator such as `-v`");
         }
     }
     f
