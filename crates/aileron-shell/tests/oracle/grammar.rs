@@ -489,7 +489,7 @@ const READERS: &[Prog] = &[
     Prog {
         name: "xxd",
         opts: &["-p", "-l 16", "-c 8", "-g 1", "-u", "-i", "-s 2", "-b"],
-        operands: &["{F}", "{F} {W}"],
+        operands: &["{F}", "{F} {W}", "{F} --"],
         max_operands: 1,
     },
     Prog {
@@ -1708,7 +1708,12 @@ impl<'r> Gen<'r> {
         let t = self.plain_target();
         let cmd = self.inner_command();
         let qcmd = self.quote(&cmd);
-        match self.rng.below(22) {
+        match self.rng.below(26) {
+            // Redirections of commands that are no simple command.
+            22 => format!("{{ (( i = 1 )); }} > {w}"),
+            23 => format!("[[ -f a.txt ]] > {w}"),
+            24 => format!("(( 1 )) > {w}"),
+            25 => format!("for i in; do :; done > {w}"),
             0 => format!("> {w}"),
             1 => format!(": > {w}"),
             2 => format!("X=1 > {w}"),
@@ -1796,7 +1801,12 @@ impl<'r> Gen<'r> {
 
     fn cd(&mut self) -> String {
         let cmd = self.simple_with_redirects();
-        match self.rng.below(8) {
+        match self.rng.below(12) {
+            // A cd that may not happen.
+            8 => format!("false && cd sub; {cmd}"),
+            9 => format!("cd nosuchdir; {cmd}"),
+            10 => format!("[ -d sub ] || cd sub; {cmd}"),
+            11 => format!("cd sub 2>/dev/null | :; {cmd}"),
             0 => format!("cd sub && {cmd}"),
             1 => format!("cd ~ && {cmd}"),
             2 => format!("pushd sub >/dev/null; {cmd}; popd >/dev/null"),
