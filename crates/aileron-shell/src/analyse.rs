@@ -275,6 +275,9 @@ struct Env {
     upstream_decoder: bool,
     /// Runs in the background or as part of a pipeline.
     background: bool,
+    /// What follows runs only if this succeeds (`cmd && ...`): a `cd` here
+    /// is certain for the rest of its list.
+    guarded: bool,
 }
 
 impl Env {
@@ -286,6 +289,7 @@ impl Env {
             stdin: Stdin::Default,
             upstream_decoder: false,
             background: false,
+            guarded: false,
         }
     }
 }
@@ -606,10 +610,31 @@ impl<'c> Walker<'c> {
             };
             // A background job runs in a subshell: its `cd` stays there.
             let saved_cwd = background.then(|| self.cwd.clone());
-            self.pipeline(&item.0.first, src, e);
-            for next in &item.0.additional {
+            let and_follows =
+                |k: usize| matches!(item.0.additional.get(k), Some(ast::AndOr::And(_)));
+            self.pipeline(
+                &item.0.first,
+                src,
+                Env {
+                    guarded: and_follows(0),
+                    ..e
+                },
+            );
+            for (k, next) in item.0.additional.iter().enumerate() {
                 let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
-                self.pipeline(p, src, e);
+                // After `a || b` or `a && b`, whether b ran is not known.
+                let cwd_before = self.cwd.clone();
+                self.pipeline(
+                    p,
+                    src,
+                    Env {
+                        guarded: and_follows(k + 1),
+                        ..e
+                    },
+                );
+                if self.cwd != cwd_before {
+                    self.cwd = None;
+                }
             }
             if let Some(c) = saved_cwd {
                 self.cwd = c;
@@ -762,6 +787,7 @@ impl<'c> Walker<'c> {
             return;
         };
         let mark = self.inherited.len();
+        let first_out = self.out.len();
         let read_mark = self.inherited_reads.len();
         let fd_mark = self.outer_fds.len();
         if let Some(r) = redirects
@@ -845,6 +871,27 @@ impl<'c> Walker<'c> {
                     },
                 );
             }
+        }
+        if self.out.len() == first_out && self.inherited.len() > mark {
+            // `{ (( i = 1 )); } > FILE`: no simple command inside to carry
+            // the write, but the shell opens FILE all the same.
+            let mut sc = SimpleCommand {
+                command: "{ ... } (redirected)".to_owned(),
+                sensitivity: Sensitivity::Write,
+                parent: env.parent,
+                ..SimpleCommand::default()
+            };
+            for inh in &self.inherited[mark..] {
+                match inh {
+                    Ok(path) => sc.writes.push(path.clone()),
+                    Err(note) => {
+                        sc.tags = vec![tags::OPAQUE];
+                        sc.sensitivity = Sensitivity::Mutate;
+                        sc.notes.push(note.clone());
+                    }
+                }
+            }
+            self.out.push(sc);
         }
         self.inherited.truncate(mark);
         self.inherited_reads.truncate(read_mark);
@@ -943,6 +990,7 @@ impl<'c> Walker<'c> {
             stdin: Stdin::Default,
             upstream_decoder: false,
             background: false,
+            guarded: false,
         };
         self.list(&ps.list, src, sub_env);
         self.cwd = saved;
@@ -1005,6 +1053,7 @@ impl<'c> Walker<'c> {
             stdin,
             upstream_decoder: false,
             background: false,
+            guarded: false,
         };
         self.program(&program, text, sub_env);
         self.cwd = saved;
@@ -2114,7 +2163,13 @@ impl<'c> Walker<'c> {
         self.out.push(sc);
 
         if p.from_ast && p.parent == env.parent {
+            let before = self.cwd.clone();
             self.apply_cd(facts.cd.as_ref(), words);
+            if !env.guarded && self.cwd != before && facts.cd.is_some() {
+                // `cd X; ...`: if X does not exist the shell stays where it
+                // was, so what follows may run in either directory.
+                self.cwd = None;
+            }
             if words.len() == 1 && words[0].text == "exec" {
                 // `exec 3<file`: the descriptors stay open for the rest.
                 self.exec_fds.extend(p.fds.iter().cloned());

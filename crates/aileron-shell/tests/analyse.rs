@@ -170,7 +170,7 @@ fn lists_pipelines_and_separators() {
             "a || b\nc",
             &[E::Bin("a"), E::Bin("b"), E::Bin("c"), E::Count(3)],
         ),
-        ("(cd /tmp; rm -rf x)", &[E::Writes("/tmp/x")]),
+        ("(cd /tmp && rm -rf x)", &[E::Writes("/tmp/x")]),
         ("{ rm -rf x; }", &[E::Cmd("rm -rf x")]),
         (
             "if true; then rm a; elif false; then rm b; else rm c; fi",
@@ -1388,7 +1388,7 @@ fn write_targets() {
         ("gzip f", &[E::Writes("/work/p/f"), E::Sens("gzip", Mutate)]),
         ("zip -r out.zip dir", &[E::Writes("/work/p/out.zip")]),
         ("cd /tmp && echo x > y", &[E::Writes("/tmp/y")]),
-        ("cd sub; rm z", &[E::Writes("/work/p/sub/z")]),
+        ("cd sub && rm z", &[E::Writes("/work/p/sub/z")]),
         ("cd && rm z", &[E::Writes("/home/u/z")]),
         ("(cd /tmp); rm z", &[E::Writes("/work/p/z")]),
         ("cd \"$D\" && rm z", &[E::Tag("rm", tags::OPAQUE)]),

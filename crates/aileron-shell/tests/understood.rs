@@ -89,6 +89,10 @@ const NOT_VOUCHED: &[&str] = &[
     "awk '{print \"default: allow\" > FILENAME}' aileron.yaml",
     "awk '{ getline l < $1; print l }' x",
     "history -w aileron.yaml",
+    "touch -r ?.txt",
+    "sed -n -i -iE '$p' a.txt",
+    "mv -S .old a.txt b.txt",
+    "sh -c 'mkdir $\"-v\"'",
     "mapfile -C 'touch x' -c 1 < a.txt",
     "readarray -t -C \"touch x\" -c 1 l < list.txt",
     "compgen -C 'touch x' x",
@@ -150,6 +154,9 @@ const NOT_VOUCHED: &[&str] = &[
     "cd \"$D\" && cat x",
     "CDPATH=/tmp; cd x && cat y",
     "cat /proc/1/root/etc/x",
+    "cd nosuchdir; rm -f .bashrc",
+    "false && cd sub; cat x",
+    "cd a || cd b; cat x",
     "echo x > .ailero?/audit.jsonl",
     "cp x .claud[e]/settings.json",
     // 6. variables that make a tool write or read configuration elsewhere
@@ -223,6 +230,11 @@ const WRITES: &[(&str, &str)] = &[
     ("GIT_TRACE2_EVENT=x.log git status", "/work/p/x.log"),
     ("SSLKEYLOGFILE=~/.aileron/k curl x", "/home/u/.aileron/k"),
     ("sort -T .aileron x", "/work/p/.aileron"),
+    (
+        "{ (( i = 1 + 2 )); } > aileron.yaml",
+        "/work/p/aileron.yaml",
+    ),
+    ("if true; then :; fi > aileron.yaml", "/work/p/aileron.yaml"),
     ("echo `\\\\rm -f aileron.yaml`", "/work/p/aileron.yaml"),
 ];
 

@@ -1017,6 +1017,14 @@ fn all_operands(args: &[Word], spec: &Spec, s: Sensitivity) -> Facts {
     for &i in &p.operands {
         f.write(i);
     }
+    if p.opts
+        .iter()
+        .any(|o| o.value.is_some_and(|(i, _)| args[i].glob))
+    {
+        // `touch -r ?.txt`: the pattern's first file is the option's
+        // value, the others are operands it writes.
+        f.opaque("a pattern given as an option's value may also name files it writes");
+    }
     for o in p.opts.iter().filter(|o| o.is('r', "reference")) {
         if let Some((i, off)) = o.value {
             f.reads.push(PathRef::Arg { idx: i, off });
@@ -1077,7 +1085,7 @@ fn copy(name: &str, args: &[Word]) -> Facts {
         ));
         return f;
     }
-    let backup = p.has('b', "") || p.has_long("backup");
+    let backup = p.has('b', "") || p.has_long("backup") || p.has('S', "suffix");
     let (s, moves) = match name {
         "mv" | "gmv" => (Mutate, true),
         _ => (Write, false),

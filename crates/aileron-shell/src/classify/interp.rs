@@ -300,7 +300,9 @@ fn shell(name: &str, args: &[Word]) -> Facts {
     }
     if command {
         if i < n {
-            if !name.ends_with("bash") && text(args, i).contains("$'") {
+            if !name.ends_with("bash")
+                && (text(args, i).contains("$'") || text(args, i).contains("$\""))
+            {
                 // dash and other POSIX shells have no `$'...'`: they read
                 // it as `$` and a quoted string, unlike the analysis.
                 f.opaque(format!("`{name}` reads `$'...'` differently from bash"));
@@ -843,8 +845,8 @@ fn sed(args: &[Word]) -> Facts {
         scripts.push((s, 0));
         f.data.push(s);
     }
-    if let Some(o) = p.get('i', "in-place")
-        && o.value.is_some_and(|(i, off)| args[i].text.len() > off)
+    if p.all('i', "in-place")
+        .any(|o| o.value.is_some_and(|(i, off)| args[i].text.len() > off))
     {
         // `-i.bak` also writes FILE.bak (or the name the suffix makes).
         f.opaque("`sed -i` with a suffix writes a backup file beside each file");
