@@ -253,22 +253,13 @@ impl Policy {
     /// Adds rules of a higher layer (the database, layer 7) to a compiled
     /// policy, with the same override and deny checks as files.
     pub fn with_rules(&self, extra: Vec<Rule>) -> Result<Policy, Vec<Diagnostic>> {
+        // Every rule goes through the merge again, the overridden ones too,
+        // so that an `override:` still finds its target.
         let mut all: Vec<Rule> = self.rules().cloned().collect();
-        all.extend(
-            self.inactive()
-                .iter()
-                .filter(|(_, why)| why == DISABLED)
-                .map(|(r, _)| r.clone()),
-        );
+        all.extend(self.inactive().iter().map(|(r, _)| r.clone()));
         all.sort_by_key(|r| r.seq);
         all.extend(extra);
-        let (active, mut inactive) = merge_rules(all)?;
-        inactive.extend(
-            self.inactive()
-                .iter()
-                .filter(|(_, why)| why != DISABLED)
-                .cloned(),
-        );
+        let (active, inactive) = merge_rules(all)?;
         let mut policy = Policy {
             rules: active.into_iter().map(Deferred::new).collect(),
             inactive: Deferred::new(inactive),

@@ -1761,12 +1761,11 @@ fn never_panics_on_random_policy_texts_or_lines() {
 
 /// Found by `evaluator_agrees_with_a_linear_reference`: adding database
 /// rules (layer 7, as `aileron-server` does) to a policy in which a file
-/// overrides a rule of a lower layer fails, whatever the database rule is.
-/// `Policy::with_rules` re-merges the active rules and the disabled ones,
-/// but not the overridden ones, so the `override:` no longer finds its
-/// target: "`override: ask-rm`: no rule with that id in a lower layer".
+/// overrides a rule of a lower layer failed, whatever the database rule
+/// was: `Policy::with_rules` re-merged the active rules and the disabled
+/// ones, not the overridden ones, so the `override:` no longer found its
+/// target. Fixed; kept as a regression.
 #[test]
-#[ignore = "engine bug: Policy::with_rules fails on any policy that uses `override:`"]
 fn database_rules_join_a_policy_that_overrides() {
     let p = compile(&[
         project("version: 1\nask:\n  - {id: ask-rm, command: \"rm *\"}\n"),
