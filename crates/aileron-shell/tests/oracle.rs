@@ -13,6 +13,15 @@
 //!   `writes`,
 //! - write anything at all when every command is `read`.
 //!
+//! Not counted against the analysis: writes to `/dev/null`, terminals and
+//! pipes; temporary files under `$TMPDIR` that are gone when the line
+//! ends; a new file renamed onto a reported path (`sed -i`'s temporary);
+//! git refreshing `.git/index`, and the `.git/` bookkeeping of a git
+//! command the analysis does not call `read`; the parents `mkdir -p`
+//! creates for a reported path; `sh -c` run by a program (git's editor,
+//! sed's `e`) for a command the analysis lists. A write reported as a
+//! directory or a glob covers what is below or matches it.
+//!
 //! Every bypass found is kept in `oracle/regressions.txt` and run on every
 //! test run; the cases under its `# known-open` heading are reported, not
 //! failed on, and so is a generated line that is one of them (so that the
