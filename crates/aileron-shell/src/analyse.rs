@@ -1575,6 +1575,7 @@ impl<'c> Walker<'c> {
         lines: &mut Vec<(String, bool, String)>,
     ) {
         let exec = EXEC_VARS.contains(&name)
+            || name.starts_with("BASH_FUNC_")
             || name.starts_with("DYLD_")
             || name.starts_with("GIT_CONFIG_");
         if !exec {
