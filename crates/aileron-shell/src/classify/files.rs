@@ -377,6 +377,10 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
                     "a pattern among `{name}`'s operands may name two files, and the second is written"
                 ));
             }
+            if name == "xxd" && args.iter().any(|w| w.text == "--") {
+                // xxd takes `--` for a file name, not the end of options.
+                f.opaque("`xxd` reads `--` as a file name");
+            }
             if name == "xxd" && p.has('r', "revert") {
                 f.decoder = true;
             }
