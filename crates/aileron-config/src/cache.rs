@@ -195,7 +195,23 @@ trait HashInto {
 
 impl HashInto for aileron_engine::Environment {
     fn hash_into(&self, h: &mut DefaultHasher) {
-        (&self.home, &self.data_dir, &self.protected_files).hash(h);
+        let aileron_engine::Environment {
+            home,
+            data_dir,
+            protected_files,
+            config_home,
+            runtime_dir,
+            path_dirs,
+        } = self;
+        (
+            home,
+            data_dir,
+            protected_files,
+            config_home,
+            runtime_dir,
+            path_dirs,
+        )
+            .hash(h);
     }
 }
 
@@ -267,7 +283,37 @@ pub(crate) fn write(dir: &Path, key: &str, sources: &[Source], policy: &Policy) 
 
 #[cfg(test)]
 mod tests {
-    use super::{find_note, hash_bytes};
+    use super::{HashInto, find_note, hash_bytes};
+    use std::hash::{DefaultHasher, Hasher};
+
+    #[test]
+    fn the_key_changes_with_every_fact_of_the_environment() {
+        let hash = |e: &aileron_engine::Environment| {
+            let mut h = DefaultHasher::new();
+            e.hash_into(&mut h);
+            h.finish()
+        };
+        let base = aileron_engine::Environment::new("/home/u");
+        let mut seen = vec![hash(&base)];
+        let mut variants = Vec::new();
+        let mut e = base.clone();
+        e.path_dirs.push("/home/u/bin".into());
+        variants.push(e);
+        let mut e = base.clone();
+        e.config_home = "/home/u/cfg".into();
+        variants.push(e);
+        let mut e = base.clone();
+        e.runtime_dir = "/run/user/1".into();
+        variants.push(e);
+        let mut e = base.clone();
+        e.protected_files.push("/p/.claude/settings.json".into());
+        variants.push(e);
+        for v in &variants {
+            let h = hash(v);
+            assert!(!seen.contains(&h), "{v:?}");
+            seen.push(h);
+        }
+    }
 
     fn note(name: &[u8], kind: u32, desc: &[u8]) -> Vec<u8> {
         let mut n = Vec::new();

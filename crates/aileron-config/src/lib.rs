@@ -13,6 +13,7 @@ pub use cache::CacheOutcome;
 pub use discover::{find_project_file, gather_sources};
 
 use aileron_engine::{Diagnostic, Diagnostics, Environment, Policy};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -63,11 +64,41 @@ impl LoadOptions {
         }
     }
 
+    /// The facts the built-in rules need: these options' directories, and
+    /// `PATH`, `XDG_CONFIG_HOME` and `XDG_RUNTIME_DIR` from the process
+    /// environment (part of the cache key, so a change compiles anew).
     pub fn environment(&self) -> Environment {
+        let var = |name| std::env::var_os(name);
+        self.environment_with(var("PATH"), var("XDG_CONFIG_HOME"), var("XDG_RUNTIME_DIR"))
+    }
+
+    fn environment_with(
+        &self,
+        path: Option<OsString>,
+        config_home: Option<OsString>,
+        runtime_dir: Option<OsString>,
+    ) -> Environment {
+        // Relative or empty values are ignored, as the XDG specification says.
+        let dir = |v: Option<OsString>| {
+            v.map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|p| aileron_engine::paths::normalize(&path_str(&p)))
+                .unwrap_or_default()
+        };
+        let mut path_dirs: Vec<String> = Vec::new();
+        for d in path.iter().flat_map(std::env::split_paths) {
+            let d = dir(Some(d.into_os_string()));
+            if !d.is_empty() && !path_dirs.contains(&d) {
+                path_dirs.push(d);
+            }
+        }
         Environment {
             home: path_str(&self.home),
             data_dir: path_str(&self.data_dir),
             protected_files: Vec::new(),
+            config_home: dir(config_home),
+            runtime_dir: dir(runtime_dir),
+            path_dirs,
         }
     }
 }
@@ -227,4 +258,33 @@ fn absolute(p: &Path, cwd: &Path) -> PathBuf {
 
 pub(crate) fn path_str(p: &Path) -> String {
     p.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LoadOptions;
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    #[test]
+    fn path_dirs_are_absolute_normalized_and_unique() {
+        let opts = LoadOptions::from_env(PathBuf::from("/p"));
+        let path = OsString::from(
+            "/usr/local/bin:bin::/home/u/.local/bin/:/usr//bin/../bin:/usr/local/bin",
+        );
+        let env = opts.environment_with(
+            Some(path),
+            Some("relative/config".into()),
+            Some("/run/user/1000/".into()),
+        );
+        assert_eq!(
+            env.path_dirs,
+            ["/usr/local/bin", "/home/u/.local/bin", "/usr/bin"]
+        );
+        assert_eq!(env.config_home, "", "a relative XDG_CONFIG_HOME is ignored");
+        assert_eq!(env.runtime_dir, "/run/user/1000");
+        let none = opts.environment_with(None, Some("/h/cfg".into()), None);
+        assert!(none.path_dirs.is_empty());
+        assert_eq!(none.config_home, "/h/cfg");
+    }
 }

@@ -6,6 +6,7 @@
 //! interpreters, ...); a policy may cancel them by id with `override:`.
 
 use crate::action::{Action, FieldPath, Lookup};
+use crate::overlap::{self, fold, has_glob_chars, overlaps_any};
 use crate::pattern::{Cond, Matcher, PathSet};
 use crate::rule::{Decision, Layer, Origin, Rule};
 use aileron_shell::tags;
@@ -26,6 +27,18 @@ pub struct Environment {
     pub data_dir: String,
     /// More files to protect from the agent, e.g. hook configurations Aileron installed.
     pub protected_files: Vec<String>,
+    /// `$XDG_CONFIG_HOME` when it is set; empty: `~/.config` only.
+    #[serde(default)]
+    pub config_home: String,
+    /// `$XDG_RUNTIME_DIR` when it is set: `aileron launch` keeps a session's
+    /// shim link, socket and agent settings in `aileron/` there (else in
+    /// `/tmp/aileron-UID/`).
+    #[serde(default)]
+    pub runtime_dir: String,
+    /// The absolute directories on `PATH`, normalized: a program dropped
+    /// into one runs later in place of the one the user meant.
+    #[serde(default)]
+    pub path_dirs: Vec<String>,
 }
 
 impl Environment {
@@ -33,35 +46,100 @@ impl Environment {
         Environment {
             home: home.to_owned(),
             data_dir: format!("{home}/.aileron"),
-            protected_files: Vec::new(),
+            ..Environment::default()
         }
+    }
+
+    /// `~/.config`, and `$XDG_CONFIG_HOME` when it is elsewhere.
+    fn config_dirs(&self) -> Vec<String> {
+        let mut dirs = vec![format!("{}/.config", self.home)];
+        if !self.config_home.is_empty() && self.config_home != dirs[0] {
+            dirs.push(self.config_home.clone());
+        }
+        dirs
     }
 }
 
 /// Checks the YAML dialect cannot express.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Check {
-    /// Writes to policy files, Aileron's data, hook configs.
+    /// Writes to the paths of a [`Protected`] set.
     ProtectedWrite(Protected),
     /// Setting, exporting or unsetting `SHELL` or `AILERON_*`.
     ProtectedEnv,
     /// Reading tokens and databases under the data directory.
-    SecretRead { data_dir: String },
+    SecretRead(Secrets),
 }
 
-/// What "protected" means for writes.
+/// What "protected" means for writes. Every path is compared
+/// [`fold`]ed, as a case-insensitive file system compares it.
+///
+/// A write is protected when its path is a protected path or lies below a
+/// protected directory, or when it is a directory that holds one (a
+/// *holder*: `.claude` for `.claude/settings.json`, the project directory
+/// for its `aileron.yaml`) and the command may rename, delete or replace
+/// that directory or copy a tree over it (see [`holder_effect`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Protected {
-    globs: PathSet,
-    /// Concrete protected paths: a glob target (`rm *.yaml`) is tested
-    /// against them, and deleting a directory that holds one is tampering.
-    files: Vec<String>,
+    /// The protected globs, then the holders derived from them.
+    set: PathSet,
+    /// How many of `set`'s patterns are protected globs.
+    paths: usize,
+    /// Holders known to exist (folded, sorted): the home directory, the
+    /// directories of the policy files in force and of the launch
+    /// sessions, and the directories above them. A copy or move *into*
+    /// one lands in a child, which is checked by its own path.
+    existing: Vec<String>,
+    mode: Mode,
 }
 
-/// Programs for which a directory argument means "everything below it".
-const RECURSIVE_WRITERS: &[&str] = &[
-    "rm", "rmdir", "shred", "find", "git", "rsync", "chmod", "chown", "mv",
+/// Which writes a [`Protected`] set matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum Mode {
+    /// Protected paths, and holders written by a command known to replace,
+    /// move, delete or merge into them.
+    Known,
+    /// Holders written by a program whose effect on them is not known
+    /// (`tar -x`, `unzip`, `patch`, anything not in [`holder_effect`]).
+    Unknown,
+    /// Both.
+    Any,
+}
+
+/// What a command does to a holder it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Effect {
+    /// Leaves what it holds alone.
+    Keeps,
+    /// Renames, deletes, replaces or merges into it.
+    Replaces,
+    Unknown,
+}
+
+/// Programs that, given a directory, change or remove what is below it, or
+/// the directory itself (`chmod 000 .claude` hides the settings too).
+const REPLACERS: &[&str] = &[
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "srm",
+    "wipe",
+    "trash",
+    "trash-put",
+    "gio",
+    "chmod",
+    "chown",
+    "chgrp",
+    "chattr",
+    "chcon",
+    "setfacl",
+    "truncate",
+    "find",
+    "git",
+    "mount",
 ];
+
 /// Programs that may name the data directory without reading secrets.
 const HARMLESS_DIR_READERS: &[&str] = &[
     "ls", "stat", "test", "[", "du", "file", "cd", "pwd", "mkdir",
@@ -70,11 +148,7 @@ const HARMLESS_DIR_READERS: &[&str] = &[
 impl Check {
     pub fn is_match(&self, action: &Action) -> bool {
         match self {
-            Check::ProtectedWrite(p) => {
-                let binary = basename(action.facet_str("shell", "binary").unwrap_or_default());
-                let recursive = RECURSIVE_WRITERS.contains(&binary);
-                written_paths(action).any(|path| p.covers(path, recursive))
-            }
+            Check::ProtectedWrite(p) => p.is_written(action),
             Check::ProtectedEnv => match action.lookup(&FieldPath::Facet(vec![
                 "shell".into(),
                 "env_changes".into(),
@@ -85,73 +159,286 @@ impl Check {
                     .any(|n| n == "SHELL" || n.starts_with("AILERON_")),
                 _ => false,
             },
-            Check::SecretRead { data_dir } => {
+            Check::SecretRead(s) => {
+                let mut paths = touched_paths(action).filter(|p| s.is_near(p)).peekable();
+                if paths.peek().is_none() {
+                    return false;
+                }
                 let binary = basename(action.facet_str("shell", "binary").unwrap_or_default());
-                let bulk = reads_directories_whole(action, binary);
-                touched_paths(action).any(|path| is_secret(path, data_dir, binary, bulk))
+                let runs = binary == "find" && find_runs_commands(action);
+                let harmless =
+                    HARMLESS_DIR_READERS.contains(&binary) || (binary == "find" && !runs);
+                let bulk = runs || reads_directories_whole(action, binary);
+                paths.any(|path| s.is_read(path, harmless, bulk))
             }
         }
     }
 }
 
 impl Protected {
-    fn covers(&self, path: &str, recursive: bool) -> bool {
-        if has_glob_chars(path) {
-            let Ok(glob) = globset::GlobBuilder::new(path)
-                .literal_separator(true)
-                .build()
-            else {
-                return true; // an unreadable target could be anything
-            };
-            let m = glob.compile_matcher();
-            let dir = crate::paths::parent(path);
-            let siblings = [format!("{dir}/aileron.yaml"), format!("{dir}/.aileron")];
-            return self.files.iter().chain(&siblings).any(|f| m.is_match(f))
-                || (recursive
-                    && self
-                        .files
-                        .iter()
-                        .any(|f| m.is_match(crate::paths::parent(f))));
+    /// Protects `globs` (absolute, unfolded); `existing` lists directories
+    /// known to exist (folded, sorted).
+    fn new(globs: Vec<String>, existing: &[String], mode: Mode) -> Protected {
+        let mut paths: Vec<String> = globs.iter().map(|g| fold(g).into_owned()).collect();
+        paths.sort();
+        paths.dedup();
+        let mut holders = vec!["/".to_owned()];
+        for g in &paths {
+            // every strict prefix that ends before a `/`, but `/**` (everything)
+            holders.extend(
+                g.match_indices('/')
+                    .skip(1)
+                    .map(|(i, _)| &g[..i])
+                    .filter(|h| *h != "/**")
+                    .map(str::to_owned),
+            );
         }
-        self.globs.is_match(path) || (recursive && self.files.iter().any(|f| is_ancestor(path, f)))
+        holders.sort();
+        holders.dedup();
+        holders.retain(|h| paths.binary_search(h).is_err());
+        if mode == Mode::Unknown {
+            // the protected paths themselves are `Known`'s
+            paths.clear();
+        }
+        let n = paths.len();
+        paths.extend(holders);
+        Protected {
+            set: PathSet::new(paths).expect("built-in path globs are valid"),
+            paths: n,
+            existing: existing.to_vec(),
+            mode,
+        }
+    }
+
+    fn is_written(&self, action: &Action) -> bool {
+        let mut writes = written_paths(action).peekable();
+        writes.peek().is_some() && writes.any(|path| self.covers(path, action))
+    }
+
+    fn covers(&self, path: &str, action: &Action) -> bool {
+        let path = fold(path);
+        let (is_path, holder) = if has_glob_chars(&path) {
+            let Some(target) = overlap::parse(&path) else {
+                // an unreadable target could be anything
+                return self.mode != Mode::Unknown;
+            };
+            let (paths, holders) = self.set.patterns().split_at(self.paths);
+            if overlaps_any(&target, paths) {
+                (true, None)
+            } else {
+                (false, overlaps_any(&target, holders).then_some(None))
+            }
+        } else {
+            match self.set.first_match(&path) {
+                None => (false, None),
+                Some(i) if i < self.paths => (true, None),
+                Some(_) => (false, Some(Some(path.as_ref()))),
+            }
+        };
+        if is_path {
+            return true;
+        }
+        let Some(dir) = holder else {
+            return false;
+        };
+        match (holder_effect(action, dir, &self.existing), self.mode) {
+            (Effect::Keeps, _) => false,
+            (_, Mode::Any) => true,
+            (effect, Mode::Known) => effect == Effect::Replaces,
+            (effect, Mode::Unknown) => effect == Effect::Unknown,
+        }
     }
 }
 
-fn is_secret(path: &str, data_dir: &str, binary: &str, bulk: bool) -> bool {
-    const SECRET_NAMES: &[&str] = &["admin.token", "aileron.db"];
-    if has_glob_chars(path) {
-        let Ok(glob) = globset::GlobBuilder::new(path)
-            .literal_separator(true)
-            .build()
-        else {
-            return true;
-        };
-        let m = glob.compile_matcher();
-        return SECRET_NAMES
-            .iter()
-            .any(|n| m.is_match(format!("{data_dir}/{n}")))
-            || m.is_match(format!("{data_dir}/tokens/x.token"));
-    }
-    if path == data_dir {
-        return !HARMLESS_DIR_READERS.contains(&binary);
-    }
-    if is_ancestor(path, data_dir) {
-        // Naming `~` is fine; copying or searching all of it reads the secrets too.
-        return bulk;
-    }
-    let Some(inside) = path
-        .strip_prefix(data_dir)
-        .and_then(|r| r.strip_prefix('/'))
-    else {
-        return false;
+/// What the command that writes the holder `dir` (folded; `None`: a glob
+/// that may name one) does to what it holds. It keeps it when it makes
+/// directories or files (`mkdir`, `touch`, `install`, `cp` without
+/// recursion: a file cannot replace a directory), or copies, moves or links
+/// into a directory known to exist, where the child it makes is written
+/// (and checked) under its own name; otherwise `cp -r`, `mv`, `ln`,
+/// `rsync` and the [`REPLACERS`] replace it; any other program may.
+fn holder_effect(action: &Action, dir: Option<&str>, existing: &[String]) -> Effect {
+    let binary = basename(action.facet_str("shell", "binary").unwrap_or_default());
+    let args: Vec<&str> = shell_list(action, "argv").skip(1).collect();
+    let into_existing = || {
+        dir.is_some_and(|dir| {
+            existing.binary_search_by(|e| e.as_str().cmp(dir)).is_ok()
+                && written_paths(action).any(|w| is_ancestor(dir, &fold(w)))
+                && !replaces_target(binary, &args)
+                && !copies_contents(binary, &args)
+        })
     };
-    let name = basename(inside);
-    name.ends_with(".token")
-        || name.ends_with(".key")
-        || name.ends_with(".pem")
-        || name.contains(".db")
-        || inside.starts_with("tokens/")
-        || inside.starts_with("secrets/")
+    match binary {
+        "mkdir" | "touch" | "install" => Effect::Keeps,
+        "cp" if !copies_trees(&args) => Effect::Keeps,
+        "cp" | "mv" | "ln" | "rsync" if into_existing() => Effect::Keeps,
+        "cp" | "mv" | "ln" | "rsync" => Effect::Replaces,
+        b if REPLACERS.contains(&b) => Effect::Replaces,
+        "" if matches!(
+            action.facet_str("fs", "op"),
+            Some("delete" | "move" | "rename")
+        ) =>
+        {
+            Effect::Replaces
+        }
+        _ => Effect::Unknown,
+    }
+}
+
+/// The option words of `args` (before `--`).
+fn options<'a>(args: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
+    args.iter()
+        .copied()
+        .take_while(|a| *a != "--")
+        .filter(|a| a.starts_with('-') && a.len() > 1)
+}
+
+fn has_short(args: &[&str], flags: &[char]) -> bool {
+    options(args).any(|o| !o.starts_with("--") && o[1..].contains(flags))
+}
+
+/// A long option given as `full` or as a prefix of it (`getopt_long`
+/// takes unambiguous prefixes; an ambiguous one is counted too).
+fn has_long(args: &[&str], full: &[&str]) -> bool {
+    options(args).any(|o| {
+        let name = o.split('=').next().unwrap_or(o);
+        name.len() > 2 && full.iter().any(|f| f.starts_with(name))
+    })
+}
+
+/// `cp -r`, `-R`, `-a`, `--recursive`, `--archive`.
+fn copies_trees(args: &[&str]) -> bool {
+    has_short(args, &['r', 'R', 'a']) || has_long(args, &["--recursive", "--archive"])
+}
+
+/// `-T` (the target is replaced, never entered), `mv --exchange`, `ln -n`.
+fn replaces_target(binary: &str, args: &[&str]) -> bool {
+    has_short(args, &['T'])
+        || has_long(args, &["--no-target-directory", "--exchange"])
+        || (binary == "ln" && (has_short(args, &['n']) || has_long(args, &["--no-dereference"])))
+}
+
+/// A source that names a directory's contents (`d/.`; for rsync `d/`):
+/// they are merged into the target itself.
+fn copies_contents(binary: &str, args: &[&str]) -> bool {
+    // The operands: with `-t DIR` all are sources, else all but the last.
+    let mut operands = Vec::new();
+    let mut targeted = false;
+    let mut words = args.iter().copied();
+    let mut options_end = false;
+    while let Some(a) = words.next() {
+        if options_end || !a.starts_with('-') || a == "-" {
+            operands.push(a);
+        } else if a == "--" {
+            options_end = true;
+        } else if binary != "rsync"
+            && ((!a.starts_with("--") && a[1..].contains('t'))
+                || has_long(&[a], &["--target-directory"]))
+        {
+            targeted = true;
+            let value_follows = if a.starts_with("--") {
+                !a.contains('=')
+            } else {
+                a.ends_with('t')
+            };
+            if value_follows {
+                words.next();
+            }
+        }
+    }
+    let sources = if targeted {
+        &operands[..]
+    } else {
+        &operands[..operands.len().saturating_sub(1)]
+    };
+    let dot = |s: &str| s == "." || s == ".." || s.ends_with("/.") || s.ends_with("/..");
+    sources
+        .iter()
+        .any(|s| dot(s) || (binary == "rsync" && s.ends_with('/')))
+}
+
+/// Secrets under the data directory (folded).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Secrets {
+    data_dir: String,
+    /// Tokens, keys and databases below it.
+    files: PathSet,
+    /// The data directory and everything below it, and the directories
+    /// above it: reading one whole reads the secrets.
+    holders: Vec<String>,
+}
+
+/// Secrets, relative to the data directory.
+const SECRET_FILES: &[&str] = &[
+    "**/*.token",
+    "**/*.key",
+    "**/*.pem",
+    "**/*.db*",
+    "tokens/**",
+    "secrets/**",
+];
+
+impl Secrets {
+    fn new(data_dir: &str) -> Secrets {
+        let data_dir = fold(data_dir).into_owned();
+        let escaped = globset::escape(&data_dir);
+        let mut holders = vec![escaped.clone(), format!("{escaped}/**")];
+        let mut dir = data_dir.as_str();
+        while dir != "/" && dir.contains('/') {
+            dir = crate::paths::parent(dir);
+            holders.push(globset::escape(dir));
+        }
+        Secrets {
+            files: PathSet::new(
+                SECRET_FILES
+                    .iter()
+                    .map(|f| format!("{escaped}/{f}"))
+                    .collect(),
+            )
+            .expect("built-in path globs are valid"),
+            data_dir,
+            holders,
+        }
+    }
+
+    /// Whether `path` is the data directory, lies below or above it, or is
+    /// a glob: the only paths [`Secrets::is_read`] may find secret.
+    fn is_near(&self, path: &str) -> bool {
+        let path = fold(path);
+        let data = self.data_dir.as_str();
+        has_glob_chars(&path)
+            || path == data
+            || is_ancestor(&path, data)
+            || is_ancestor(data, &path)
+    }
+
+    fn is_read(&self, path: &str, harmless: bool, bulk: bool) -> bool {
+        let path = fold(path);
+        let data = self.data_dir.as_str();
+        if has_glob_chars(&path) {
+            let Some(target) = overlap::parse(&path) else {
+                return true;
+            };
+            return overlaps_any(&target, self.files.patterns())
+                || (bulk && overlaps_any(&target, &self.holders))
+                || (!harmless && overlaps_any(&target, &self.holders[..1]));
+        }
+        if self.files.is_match(&path) {
+            return true;
+        }
+        if path == data {
+            return !harmless;
+        }
+        // Naming `~` or a directory below the data directory is fine;
+        // copying or searching all of it reads the secrets too.
+        (is_ancestor(&path, data) || is_ancestor(data, &path)) && bulk
+    }
+}
+
+/// `find` with `-exec`, `-execdir`, `-ok` or `-okdir`: it runs a command on
+/// every file it walks.
+fn find_runs_commands(action: &Action) -> bool {
+    shell_list(action, "argv").any(|a| matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir"))
 }
 
 /// Archivers and recursive copies or searches read everything below a directory.
@@ -174,15 +461,13 @@ fn reads_directories_whole(action: &Action, binary: &str) -> bool {
         })
 }
 
-fn is_ancestor(dir: &str, file: &str) -> bool {
-    dir == "/"
-        || file
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
-fn has_glob_chars(path: &str) -> bool {
-    path.contains(['*', '?', '['])
+/// Whether `dir` is a strict ancestor of `path`.
+fn is_ancestor(dir: &str, path: &str) -> bool {
+    if dir == "/" {
+        return path.len() > 1 && path.starts_with('/');
+    }
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn basename(path: &str) -> &str {
@@ -256,10 +541,25 @@ fn builtin_rule(
     r
 }
 
-/// Agents' hook configurations, in any project.
+// What the built-ins protect, as globs: `/**/NAME` in any directory (the
+// home directory too), others relative to the directory named.
+
+/// Aileron's own files in any directory: a new `aileron.yaml` in a
+/// subdirectory would become the nearest policy.
+const OWN_FILES: &[&str] = &[
+    "/**/aileron.yaml",
+    "/**/aileron.yml",
+    "/**/.aileron",
+    "/**/.aileron/**",
+];
+/// Agents' hook configurations (and what an agent runs before every
+/// command), in any directory: an agent that edits them can switch
+/// Aileron off.
 const HOOK_CONFIGS: &[&str] = &[
     "/**/.claude/settings.json",
     "/**/.claude/settings.local.json",
+    // Claude Code sources a snapshot of the user's shell before each command.
+    "/**/.claude/shell-snapshots/**",
     "/**/.codex/hooks.json",
     "/**/.codex/config.toml",
     "/**/.gemini/settings.json",
@@ -271,38 +571,167 @@ const HOOK_CONFIGS: &[&str] = &[
     "/**/opencode.json",
 ];
 /// Agents' hook configurations under the home directory.
-const HOME_HOOK_CONFIGS: &[&str] = &[
-    "Documents/Cline/Hooks/**",
-    "Documents/Cline/Rules/Hooks/**",
-    ".config/opencode/plugin/**",
-    ".config/opencode/plugins/**",
+const HOME_HOOK_CONFIGS: &[&str] = &["Documents/Cline/Hooks/**", "Documents/Cline/Rules/Hooks/**"];
+/// Agents' hook configurations under the configuration directories.
+const CONFIG_HOOK_CONFIGS: &[&str] = &["opencode/plugin/**", "opencode/plugins/**"];
+/// Managed (system-wide) agent settings, which hold hooks too.
+const SYSTEM_HOOK_CONFIGS: &[&str] = &[
+    "/etc/claude-code/**",
+    "/Library/Application Support/ClaudeCode/**",
+    "/etc/gemini-cli/**",
+    "/Library/Application Support/GeminiCli/**",
+    "/etc/cursor/hooks.json",
+    "/Library/Application Support/Cursor/hooks.json",
 ];
+/// Where `aileron launch` keeps a session's shim link (the agent's
+/// `$SHELL`), socket and agent settings without `$XDG_RUNTIME_DIR`.
+const LAUNCH_DIRS: &[&str] = &["/tmp/aileron-*", "/tmp/aileron-*/**"];
+
+/// Git files that make git run a command later (hooks, `core.fsmonitor`,
+/// `core.pager`, filters, aliases), or send git to another such file: a
+/// `.git` file (`gitdir: ...`), `commondir`.
+const GIT_FILES: &[&str] = &[
+    "/**/.git",
+    "/**/.git/config",
+    "/**/.git/config.worktree",
+    "/**/.git/commondir",
+    "/**/.git/hooks/**",
+    "/**/.git/modules/**/config",
+    "/**/.git/modules/**/config.worktree",
+    "/**/.git/modules/**/commondir",
+    "/**/.git/modules/**/hooks/**",
+    "/**/.git/worktrees/**/config.worktree",
+    "/**/.git/worktrees/**/commondir",
+    "/**/.gitconfig",
+    "/etc/gitconfig",
+];
+/// Git's configuration under the configuration directories (`ignore` runs nothing).
+const CONFIG_GIT_FILES: &[&str] = &["git/config", "git/attributes"];
+
+/// Files a login or interactive shell, a desktop session or ssh reads and
+/// runs, under the home directory.
+const HOME_STARTUP: &[&str] = &[
+    ".profile",
+    ".bashrc",
+    ".bashrc.d/**",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_aliases",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".kshrc",
+    ".pam_environment",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".xsessionrc",
+    ".ssh",
+    ".ssh/**",
+];
+/// ... under the configuration directories.
+const CONFIG_STARTUP: &[&str] = &[
+    "fish/**",
+    "autostart/**",
+    "environment.d/**",
+    "systemd/user/**",
+];
+/// ... for every user.
+const SYSTEM_STARTUP: &[&str] = &[
+    "/etc/profile",
+    "/etc/profile.d/**",
+    "/etc/bash.bashrc",
+    "/etc/bashrc",
+    "/etc/environment",
+    "/etc/zshenv",
+    "/etc/zprofile",
+    "/etc/zshrc",
+    "/etc/zlogin",
+    "/etc/zsh/**",
+    "/etc/fish/**",
+    "/etc/ssh/**",
+];
+/// Programs under the home directory, on `PATH` or put there by
+/// `~/.profile` once the directory exists; those of every directory on
+/// `PATH` are added.
+const HOME_PROGRAMS: &[&str] = &[".local/bin/*"];
+
+/// `list`, each entry below `dir`.
+fn under(dir: &str, list: &[&str]) -> Vec<String> {
+    let dir = globset::escape(dir.trim_end_matches('/'));
+    list.iter().map(|g| format!("{dir}/{g}")).collect()
+}
+
+fn owned(list: &[&str]) -> Vec<String> {
+    list.iter().map(|g| (*g).to_owned()).collect()
+}
+
+/// Directories known to exist (folded, sorted): the home directory, the
+/// directories of the policy files in force, those `aileron launch` keeps
+/// its sessions in, and all above them.
+fn existing_dirs(env: &Environment, policy_files: &[String]) -> Vec<String> {
+    let mut out = vec!["/".to_owned()];
+    let dirs = policy_files.iter().map(|f| crate::paths::parent(f));
+    let fixed = [env.home.as_str(), "/tmp", env.runtime_dir.as_str()];
+    for d in fixed.into_iter().filter(|d| !d.is_empty()).chain(dirs) {
+        let d = fold(&crate::paths::normalize(d)).into_owned();
+        let mut dir = d.as_str();
+        while dir.len() > 1 {
+            out.push(dir.to_owned());
+            dir = crate::paths::parent(dir);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
 
 /// The built-in rules, protecting `policy_files` (the files in force) too.
 pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
     let home = &env.home;
-    let mut globs: Vec<String> = vec![
-        "/**/aileron.yaml".into(),
-        "/**/aileron.yml".into(),
-        "/**/.aileron".into(),
-        "/**/.aileron/**".into(),
-        format!("{home}/.aileron"),
-        format!("{home}/.aileron/**"),
-        format!("{}", env.data_dir),
-        format!("{}/**", env.data_dir),
-    ];
-    // Where agents keep the hooks that route their tool calls to Aileron:
-    // an agent that edits them can switch Aileron off.
-    globs.extend(HOOK_CONFIGS.iter().map(|g| (*g).to_owned()));
-    globs.extend(HOME_HOOK_CONFIGS.iter().map(|g| format!("{home}/{g}")));
-    let mut files: Vec<String> = vec![format!("{home}/.aileron"), env.data_dir.clone()];
-    for f in policy_files.iter().chain(&env.protected_files) {
-        globs.push(globset::escape(f));
-        files.push(f.clone());
+    let config_dirs = env.config_dirs();
+    let existing = existing_dirs(env, policy_files);
+    let mut own = owned(OWN_FILES);
+    own.extend(owned(HOOK_CONFIGS));
+    own.extend(owned(SYSTEM_HOOK_CONFIGS));
+    own.extend(owned(LAUNCH_DIRS));
+    own.extend(under(home, HOME_HOOK_CONFIGS));
+    for d in &config_dirs {
+        own.extend(under(d, CONFIG_HOOK_CONFIGS));
     }
-    let protected = Protected {
-        globs: PathSet::new(globs).expect("built-in path globs are valid"),
-        files,
+    for dir in [format!("{home}/.aileron"), env.data_dir.clone()] {
+        own.push(globset::escape(&dir));
+        own.extend(under(&dir, &["**"]));
+    }
+    if !env.runtime_dir.is_empty() {
+        own.extend(under(&env.runtime_dir, &["aileron", "aileron/**"]));
+    }
+    own.extend(
+        policy_files
+            .iter()
+            .chain(&env.protected_files)
+            .map(|f| globset::escape(f)),
+    );
+    let mut git = owned(GIT_FILES);
+    let mut startup = under(home, HOME_STARTUP);
+    startup.extend(owned(SYSTEM_STARTUP));
+    for d in &config_dirs {
+        git.extend(under(d, CONFIG_GIT_FILES));
+        startup.extend(under(d, CONFIG_STARTUP));
+    }
+    let mut programs = under(home, HOME_PROGRAMS);
+    for d in &env.path_dirs {
+        programs.extend(under(d, &["*"]));
+    }
+    let writes = |globs, mode| {
+        Matcher::Builtin(Check::ProtectedWrite(Protected::new(
+            globs, &existing, mode,
+        )))
     };
     let tagged = |tag| {
         Matcher::All(vec![
@@ -315,7 +744,15 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             "protect-policy",
             Decision::Deny,
             "agents may not change Aileron's policy, settings, audit log or hook configuration",
-            Matcher::Builtin(Check::ProtectedWrite(protected)),
+            writes(own.clone(), Mode::Known),
+            true,
+        ),
+        builtin_rule(
+            "protect-policy-dirs",
+            Decision::Ask,
+            "writes a directory that holds Aileron's policy, data or hook configuration \
+             with a program that may change what it holds",
+            writes(own, Mode::Unknown),
             true,
         ),
         builtin_rule(
@@ -332,9 +769,7 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             "protect-secrets",
             Decision::Deny,
             "agents may not read Aileron's tokens or database",
-            Matcher::Builtin(Check::SecretRead {
-                data_dir: env.data_dir.clone(),
-            }),
+            Matcher::Builtin(Check::SecretRead(Secrets::new(&env.data_dir))),
             true,
         ),
         builtin_rule(
@@ -425,50 +860,21 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             "git-hooks",
             Decision::Ask,
             "writes git hooks or git config, which run commands later",
-            Matcher::Builtin(Check::ProtectedWrite(Protected {
-                globs: PathSet::new(
-                    [
-                        "/**/.git/hooks",
-                        "/**/.git/hooks/**",
-                        "/**/.git/config",
-                        "/**/.gitconfig",
-                    ]
-                    .map(str::to_owned)
-                    .to_vec(),
-                )
-                .expect("built-in path globs are valid"),
-                files: Vec::new(),
-            })),
+            writes(git, Mode::Any),
             false,
         ),
         builtin_rule(
             "startup-files",
             Decision::Ask,
             "writes a shell startup file or SSH configuration, which run commands later",
-            Matcher::Builtin(Check::ProtectedWrite(Protected {
-                globs: PathSet::new(
-                    [
-                        ".bashrc",
-                        ".bash_profile",
-                        ".bash_login",
-                        ".bash_logout",
-                        ".profile",
-                        ".zshrc",
-                        ".zprofile",
-                        ".zshenv",
-                        ".zlogin",
-                        ".config/fish/**",
-                        ".ssh",
-                        ".ssh/**",
-                        ".config/autostart/**",
-                    ]
-                    .iter()
-                    .map(|f| format!("{home}/{f}"))
-                    .collect(),
-                )
-                .expect("built-in path globs are valid"),
-                files: Vec::new(),
-            })),
+            writes(startup, Mode::Any),
+            false,
+        ),
+        builtin_rule(
+            "path-dirs",
+            Decision::Ask,
+            "writes a directory of programs on PATH, which run later in place of the ones meant",
+            writes(programs, Mode::Any),
             false,
         ),
         builtin_rule(

@@ -29,6 +29,7 @@ pub mod document;
 pub mod evaluate;
 pub mod glob;
 mod json_text;
+mod overlap;
 pub mod paths;
 pub mod pattern;
 pub mod policy;

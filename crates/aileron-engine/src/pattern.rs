@@ -555,41 +555,262 @@ impl<'de> Deserialize<'de> for PathGlob {
     }
 }
 
-/// Many absolute path globs matched at once (one automaton, not one per
-/// glob), built on first use: most actions write no path.
+/// Many absolute path globs matched at once. Most patterns are one of a
+/// few literal shapes (`/a/b`, `/a/**`, `/a/*`, `/**/a/b`, `/**/a/b/**`),
+/// matched by comparing strings ([`Index`]); the others share one
+/// automaton, built on first use and only run on a path that may match one
+/// of them (one below the literal directory such a pattern starts with, or
+/// holding the name that follows its leading `/**/`).
 #[derive(Clone, Debug)]
 pub struct PathSet {
     patterns: Vec<String>,
+    index: OnceLock<Index>,
     set: OnceLock<globset::GlobSet>,
 }
 
 impl PathSet {
-    /// Checks every pattern now; the automaton is built when first needed.
+    /// Checks every pattern now; the rest is built when first needed.
     pub fn new(patterns: Vec<String>) -> Result<PathSet, String> {
         for p in &patterns {
             build_glob(p).map_err(|e| format!("{p}: {}", e.kind()))?;
         }
-        Ok(PathSet {
-            patterns,
-            set: OnceLock::new(),
-        })
+        Ok(PathSet::unchecked(patterns))
     }
 
-    fn build(patterns: &[String]) -> Result<globset::GlobSet, globset::Error> {
-        let mut b = globset::GlobSetBuilder::new();
-        for p in patterns {
-            b.add(build_glob(p)?);
+    fn unchecked(patterns: Vec<String>) -> PathSet {
+        PathSet {
+            patterns,
+            index: OnceLock::new(),
+            set: OnceLock::new(),
         }
-        b.build()
     }
 
     pub fn is_match(&self, path: &str) -> bool {
-        self.set
-            .get_or_init(|| {
-                PathSet::build(&self.patterns)
-                    .unwrap_or_else(|e| invalid_cached(&self.patterns.join(", "), e))
+        self.first_match(path).is_some()
+    }
+
+    /// The position of the first pattern that matches `path`.
+    pub fn first_match(&self, path: &str) -> Option<usize> {
+        let index = self.index.get_or_init(|| Index::new(&self.patterns));
+        let (simple, others) = index.scan(path);
+        if !others {
+            return simple;
+        }
+        let set = self.set.get_or_init(|| {
+            let mut b = globset::GlobSetBuilder::new();
+            for &i in &index.others {
+                let p = &self.patterns[i];
+                match build_glob(p) {
+                    Ok(g) => b.add(g),
+                    Err(e) => invalid_cached(p, e),
+                };
+            }
+            b.build()
+                .unwrap_or_else(|e| invalid_cached(&self.patterns.join(", "), e))
+        });
+        let other = set.matches(path).into_iter().map(|k| index.others[k]).min();
+        simple.into_iter().chain(other).min()
+    }
+
+    /// The patterns, as given.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+}
+
+/// A [`PathSet`]'s patterns by shape, each entry a literal and the
+/// pattern's position (or, for the [`Shape::OthersBelow`] and
+/// [`Shape::OthersNamed`] hints, none).
+#[derive(Clone, Debug, Default)]
+struct Index {
+    /// Sorted by key.
+    entries: Vec<Entry>,
+    /// Which `(shape, key)` pairs `entries` may hold: most lookups end here.
+    signatures: Signatures,
+    /// The positions of the patterns no shape describes.
+    others: Vec<usize>,
+    /// Some other pattern could match anything.
+    others_everywhere: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    key: String,
+    shape: Shape,
+    /// What must follow the key's `/` in the path (`Suffix`, `Infix`).
+    rest: String,
+    position: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Shape {
+    /// `/a/b`: the path is the key.
+    Exact,
+    /// `/a/**`: the key is a directory above the path.
+    Below,
+    /// `/a/*`: the key is the path's directory.
+    Child,
+    /// `/**/a/b`: the key is the path's last name, `rest` (`/a/b`) ends the path.
+    Suffix,
+    /// `/**/a/b/**`: the key is a name of a directory above the path,
+    /// followed by `rest` (`/a/b/`) from its `/`.
+    Infix,
+    /// An other pattern starts with the key as a literal directory.
+    OthersBelow,
+    /// An other pattern starts with `/**/` and the key as a name.
+    OthersNamed,
+}
+
+fn is_literal(c: &str) -> bool {
+    !c.is_empty() && !c.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+impl Index {
+    fn new(patterns: &[String]) -> Index {
+        let mut x = Index::default();
+        let mut add = |shape, key: String, rest: String, position| {
+            x.entries.push(Entry {
+                key,
+                shape,
+                rest,
+                position,
             })
-            .is_match(path)
+        };
+        let mut others = Vec::new();
+        for (i, p) in patterns.iter().enumerate() {
+            let parts: Vec<&str> = p.strip_prefix('/').unwrap_or("\0").split('/').collect();
+            let n = parts.len();
+            let literal = |r: std::ops::Range<usize>| parts[r].iter().all(|c| is_literal(c));
+            let join = |r: std::ops::Range<usize>| format!("/{}", parts[r].join("/"));
+            let none = String::new;
+            if p == "/" || literal(0..n) {
+                add(Shape::Exact, p.clone(), none(), i);
+            } else if n >= 2 && parts[n - 1] == "**" && literal(0..n - 1) {
+                add(Shape::Below, join(0..n - 1), none(), i);
+            } else if n >= 2 && parts[n - 1] == "*" && literal(0..n - 1) {
+                add(Shape::Child, join(0..n - 1), none(), i);
+            } else if n >= 2 && parts[0] == "**" && literal(1..n) {
+                add(Shape::Suffix, parts[n - 1].to_owned(), join(1..n), i);
+            } else if n >= 3 && parts[0] == "**" && parts[n - 1] == "**" && literal(1..n - 1) {
+                let rest = format!("{}/", join(1..n - 1));
+                add(Shape::Infix, parts[1].to_owned(), rest, i);
+            } else {
+                others.push(i);
+                let fixed = parts.iter().take_while(|c| is_literal(c)).count();
+                match (fixed, parts.get(fixed), parts.get(1)) {
+                    (0, Some(&"**"), Some(name)) if is_literal(name) => {
+                        add(Shape::OthersNamed, (*name).to_owned(), none(), i)
+                    }
+                    (0, _, _) | (_, None, _) => x.others_everywhere = true,
+                    _ => add(Shape::OthersBelow, join(0..fixed), none(), i),
+                }
+            }
+        }
+        x.others = others;
+        x.entries.sort();
+        x.entries.dedup_by(|a, b| {
+            a.key == b.key
+                && matches!(a.shape, Shape::OthersBelow | Shape::OthersNamed)
+                && a.shape == b.shape
+        });
+        x.signatures = Signatures::of(x.entries.iter().map(|e| (e.shape, e.key.as_str())));
+        x
+    }
+
+    /// The entries of `shape` keyed `key`.
+    fn get(&self, shape: Shape, key: &str) -> &[Entry] {
+        if !self.signatures.may_hold(shape, key) {
+            return &[];
+        }
+        let from = self
+            .entries
+            .partition_point(|e| (e.key.as_str(), e.shape) < (key, shape));
+        let to = from + self.entries[from..].partition_point(|e| e.key == key && e.shape == shape);
+        &self.entries[from..to]
+    }
+
+    /// The first literal-shaped pattern `path` matches, and whether it may
+    /// match one of the others.
+    fn scan(&self, path: &str) -> (Option<usize>, bool) {
+        let mut best: Option<usize> = None;
+        let mut others = self.others_everywhere;
+        let mut found = |i: usize| best = Some(best.map_or(i, |b| b.min(i)));
+        for e in self.get(Shape::Exact, path) {
+            found(e.position);
+        }
+        // Each `/` ends a directory above `path`, and begins a name.
+        let bytes = path.as_bytes();
+        let mut start = 0;
+        loop {
+            let end = bytes[start..]
+                .iter()
+                .position(|b| *b == b'/')
+                .map_or(bytes.len(), |i| start + i);
+            let name = &path[start..end];
+            let last = end == bytes.len();
+            if !name.is_empty() {
+                others |= !self.get(Shape::OthersNamed, name).is_empty();
+                let inner = if last { Shape::Suffix } else { Shape::Infix };
+                for e in self.get(inner, name) {
+                    let tail = &path[start - 1..];
+                    if (last && path.ends_with(e.rest.as_str()))
+                        || (!last && tail.starts_with(e.rest.as_str()))
+                    {
+                        found(e.position);
+                    }
+                }
+            }
+            if last {
+                if !name.is_empty() {
+                    let dir = if start <= 1 { "/" } else { &path[..start - 1] };
+                    for e in self.get(Shape::Child, dir) {
+                        found(e.position);
+                    }
+                }
+                return (best, others);
+            }
+            if end > 0 {
+                let dir = &path[..end];
+                for e in self.get(Shape::Below, dir) {
+                    found(e.position);
+                }
+                others |= !self.get(Shape::OthersBelow, dir).is_empty();
+            }
+            start = end + 1;
+        }
+    }
+}
+
+/// Which `(shape, key)` pairs a sorted table may hold: one bit of 256 per
+/// pair, from the shape, the key's length and three of its bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Signatures([u64; 4]);
+
+impl Signatures {
+    fn bit(shape: Shape, s: &str) -> (usize, u64) {
+        let b = s.as_bytes();
+        let at = |i: usize| b.get(i).copied().unwrap_or(0) as usize;
+        let h = (shape as usize)
+            .wrapping_mul(0x3b)
+            .wrapping_add(b.len().wrapping_mul(0x9e37))
+            .wrapping_add(at(1).wrapping_mul(0x2f))
+            .wrapping_add(at(b.len() / 2).wrapping_mul(0x65))
+            .wrapping_add(at(b.len().wrapping_sub(1)).wrapping_mul(0xb3));
+        ((h >> 6) % 4, 1 << (h % 64))
+    }
+
+    fn of<'a>(keys: impl Iterator<Item = (Shape, &'a str)>) -> Signatures {
+        let mut s = Signatures::default();
+        for (shape, k) in keys {
+            let (word, bit) = Signatures::bit(shape, k);
+            s.0[word] |= bit;
+        }
+        s
+    }
+
+    fn may_hold(&self, shape: Shape, s: &str) -> bool {
+        let (word, bit) = Signatures::bit(shape, s);
+        self.0[word] & bit != 0
     }
 }
 
@@ -602,10 +823,7 @@ impl Serialize for PathSet {
 /// Not compiled here: it was checked when the policy was compiled.
 impl<'de> Deserialize<'de> for PathSet {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(PathSet {
-            patterns: Vec::<String>::deserialize(d)?,
-            set: OnceLock::new(),
-        })
+        Ok(PathSet::unchecked(Vec::<String>::deserialize(d)?))
     }
 }
 
@@ -1057,6 +1275,86 @@ mod tests {
             "checked when built"
         );
         assert!(Re::new("(").is_err());
+    }
+
+    #[test]
+    fn path_sets_match_as_their_globs_do() {
+        let patterns = [
+            "/",
+            "/home/u",
+            "/home/u/.aileron/**",
+            "/home/u/.aileron",
+            "/**/.claude/settings.json",
+            "/**/aileron.yaml",
+            "/**/.aileron/**",
+            "/**/.clinerules/hooks/**",
+            "/**/.git/modules/**/config",
+            "/tmp/aileron-*",
+            "/tmp/aileron-*/**",
+            "/etc/profile.d/**",
+            "/usr/bin/*",
+            "/*",
+            "/p/[*]",
+            "/home/u/.claude",
+        ];
+        let globs: Vec<_> = patterns
+            .iter()
+            .map(|p| super::build_glob(p).unwrap().compile_matcher())
+            .collect();
+        let paths = [
+            "/",
+            "/home",
+            "/home/u",
+            "/home/u/.aileron",
+            "/home/u/.aileron/x/y",
+            "/home/u/.claude",
+            "/home/u/.claude/settings.json",
+            "/.claude/settings.json",
+            "/p/.claude/settings.json",
+            "/p/x.claude/settings.json",
+            "/p/.claude/settings.jsonx",
+            "/p/aileron.yaml",
+            "/aileron.yaml",
+            "/p/.aileron",
+            "/p/.aileron/x",
+            "/.aileron/x",
+            "/p/.clinerules/hooks",
+            "/p/.clinerules/hooks/a/b",
+            "/p/.git/modules/a/b/config",
+            "/tmp/aileron-1",
+            "/tmp/aileron-1/bin/bash",
+            "/tmp/x",
+            "/etc/profile.d",
+            "/etc/profile.d/x.sh",
+            "/usr/bin/git",
+            "/usr/bin/x/git",
+            "/usr/bin",
+            "/p/*",
+            "/p/x",
+            "/w/src/main.rs",
+        ];
+        let set = PathSet::new(patterns.map(str::to_owned).to_vec()).unwrap();
+        for path in paths {
+            let want = globs.iter().position(|g| g.is_match(path));
+            assert_eq!(set.first_match(path), want, "{path}");
+        }
+        let quiet = PathSet::new(
+            [
+                "/**/.claude/settings.json",
+                "/home/u/.aileron/**",
+                "/tmp/aileron-*",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        )
+        .unwrap();
+        assert!(!quiet.is_match("/w/src/main.rs"));
+        assert!(
+            quiet.set.get().is_none(),
+            "no automaton for paths far from the others"
+        );
+        assert!(quiet.is_match("/tmp/aileron-7"));
+        assert!(quiet.set.get().is_some());
     }
 
     #[test]

@@ -72,7 +72,7 @@ fn full_policy_lines_decide_as_the_adr_says() {
             ("git push origin feature", "ask", Some(&k2)),
             ("docker ps", "ask", Some(&k3)),
             ("curl x", "ask", Some(&k4)),
-            ("rm -rf /tmp", "deny", Some(&d1)),
+            ("rm -rf /srv/tmp", "deny", Some(&d1)), // not /tmp: it holds `aileron launch` sessions
             ("make build", "ask", None),
             ("go test ./...", "allow", Some("lang/go:test")),
         ],
