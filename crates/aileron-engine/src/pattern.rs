@@ -564,7 +564,7 @@ impl<'de> Deserialize<'de> for PathGlob {
 #[derive(Clone, Debug)]
 pub struct PathSet {
     patterns: Vec<String>,
-    index: OnceLock<Index>,
+    index: OnceLock<Box<Index>>,
     set: OnceLock<globset::GlobSet>,
 }
 
@@ -589,10 +589,18 @@ impl PathSet {
         self.first_match(path).is_some()
     }
 
-    /// The position of the first pattern that matches `path`.
+    /// The position of the first pattern that matches `path`, which is
+    /// normalized (no `//`, `.` or `..`), as the engine's paths are.
     pub fn first_match(&self, path: &str) -> Option<usize> {
-        let index = self.index.get_or_init(|| Index::new(&self.patterns));
-        let (simple, others) = index.scan(path);
+        let index = self
+            .index
+            .get_or_init(|| Box::new(Index::new(&self.patterns)));
+        let (simple, others) = if path.starts_with('/') {
+            index.scan(path)
+        } else {
+            // only a relative pattern can match it, and those are all others
+            (None, !index.others.is_empty())
+        };
         if !others {
             return simple;
         }
@@ -678,7 +686,12 @@ impl Index {
         };
         let mut others = Vec::new();
         for (i, p) in patterns.iter().enumerate() {
-            let parts: Vec<&str> = p.strip_prefix('/').unwrap_or("\0").split('/').collect();
+            let Some(rest) = p.strip_prefix('/') else {
+                others.push(i);
+                x.others_everywhere = true;
+                continue;
+            };
+            let parts: Vec<&str> = rest.split('/').collect();
             let n = parts.len();
             let literal = |r: std::ops::Range<usize>| parts[r].iter().all(|c| is_literal(c));
             let join = |r: std::ops::Range<usize>| format!("/{}", parts[r].join("/"));
@@ -717,11 +730,17 @@ impl Index {
         x
     }
 
-    /// The entries of `shape` keyed `key`.
-    fn get(&self, shape: Shape, key: &str) -> &[Entry] {
-        if !self.signatures.may_hold(shape, key) {
+    /// The entries of `shape` keyed `key`, whose [`Index::hash`] is `hash`.
+    #[inline]
+    fn get(&self, shape: Shape, key: &str, hash: u64) -> &[Entry] {
+        if !self.signatures.may_hold(shape, hash) {
             return &[];
         }
+        self.lookup(shape, key)
+    }
+
+    #[inline(never)]
+    fn lookup(&self, shape: Shape, key: &str) -> &[Entry] {
         let from = self
             .entries
             .partition_point(|e| (e.key.as_str(), e.shape) < (key, shape));
@@ -729,88 +748,131 @@ impl Index {
         &self.entries[from..to]
     }
 
-    /// The first literal-shaped pattern `path` matches, and whether it may
-    /// match one of the others.
+    /// The hash an entry is known by: of its name for the shapes keyed by a
+    /// name, else of its path, built a name at a time (as [`Index::scan`]
+    /// builds it).
+    fn hash(shape: Shape, key: &str) -> u64 {
+        match shape {
+            Shape::Suffix | Shape::Infix | Shape::OthersNamed => name_hash(key),
+            _ => key
+                .split('/')
+                .filter(|n| !n.is_empty())
+                .fold(ROOT_HASH, |h, n| within(h, name_hash(n))),
+        }
+    }
+
+    /// The first literal-shaped pattern `path` (absolute, normalized)
+    /// matches, and whether it may match one of the others.
     fn scan(&self, path: &str) -> (Option<usize>, bool) {
         let mut best: Option<usize> = None;
         let mut others = self.others_everywhere;
         let mut found = |i: usize| best = Some(best.map_or(i, |b| b.min(i)));
-        for e in self.get(Shape::Exact, path) {
-            found(e.position);
-        }
-        // Each `/` ends a directory above `path`, and begins a name.
         let bytes = path.as_bytes();
-        let mut start = 0;
+        // `path[..start - 1]`, the directory of the name at `start`, and its hash
+        let (mut dir, mut dir_hash) = ("/", ROOT_HASH);
+        let mut start = 1;
+        if path == "/" {
+            for e in self.get(Shape::Exact, path, ROOT_HASH) {
+                found(e.position);
+            }
+            return (best, others);
+        }
         loop {
             let end = bytes[start..]
                 .iter()
                 .position(|b| *b == b'/')
                 .map_or(bytes.len(), |i| start + i);
             let name = &path[start..end];
+            let hash = name_hash(name);
+            let path_hash = within(dir_hash, hash);
             let last = end == bytes.len();
-            if !name.is_empty() {
-                others |= !self.get(Shape::OthersNamed, name).is_empty();
-                let inner = if last { Shape::Suffix } else { Shape::Infix };
-                for e in self.get(inner, name) {
-                    let tail = &path[start - 1..];
-                    if (last && path.ends_with(e.rest.as_str()))
-                        || (!last && tail.starts_with(e.rest.as_str()))
-                    {
-                        found(e.position);
-                    }
-                }
-            }
             if last {
-                if !name.is_empty() {
-                    let dir = if start <= 1 { "/" } else { &path[..start - 1] };
-                    for e in self.get(Shape::Child, dir) {
+                for e in self.get(Shape::Suffix, name, hash) {
+                    if path.ends_with(e.rest.as_str()) {
                         found(e.position);
                     }
                 }
-                return (best, others);
-            }
-            if end > 0 {
-                let dir = &path[..end];
-                for e in self.get(Shape::Below, dir) {
+                for e in self.get(Shape::Child, dir, dir_hash) {
                     found(e.position);
                 }
-                others |= !self.get(Shape::OthersBelow, dir).is_empty();
+                for e in self.get(Shape::Exact, path, path_hash) {
+                    found(e.position);
+                }
+            } else {
+                for e in self.get(Shape::Infix, name, hash) {
+                    if path[start - 1..].starts_with(e.rest.as_str()) {
+                        found(e.position);
+                    }
+                }
             }
+            others = others || !self.get(Shape::OthersNamed, name, hash).is_empty();
+            if last {
+                return (best, others);
+            }
+            dir = &path[..end];
+            dir_hash = path_hash;
+            for e in self.get(Shape::Below, dir, dir_hash) {
+                found(e.position);
+            }
+            others = others || !self.get(Shape::OthersBelow, dir, dir_hash).is_empty();
             start = end + 1;
         }
     }
 }
 
-/// Which `(shape, key)` pairs a sorted table may hold: one bit of 256 per
-/// pair, from the shape, the key's length and three of its bytes.
-#[derive(Clone, Copy, Debug, Default)]
-struct Signatures([u64; 4]);
+const ROOT_HASH: u64 = 0x2545_f491_4f6c_dd1d;
+
+/// The hash of the path `name` is in a directory of hash `dir`.
+fn within(dir: u64, name: u64) -> u64 {
+    (dir.rotate_left(23) ^ name).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// A cheap hash of a name: its length and its first and last eight bytes
+/// (or fewer).
+fn name_hash(s: &str) -> u64 {
+    let b = s.as_bytes();
+    let n = b.len();
+    let word = |from: usize, len: usize| {
+        let mut w = [0u8; 8];
+        w[..len].copy_from_slice(&b[from..from + len]);
+        u64::from_le_bytes(w)
+    };
+    let (head, tail) = if n >= 8 {
+        (word(0, 8), word(n - 8, 8))
+    } else {
+        (word(0, n), 0)
+    };
+    (head ^ tail.rotate_left(29) ^ (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .wrapping_mul(0xff51_afd7_ed55_8ccd)
+}
+
+/// Which `(shape, key)` pairs a table may hold: for each shape, one bit
+/// of 1024 per key, taken from the top of its hash.
+#[derive(Clone, Copy, Debug)]
+struct Signatures([[u64; 16]; SHAPES]);
+
+const SHAPES: usize = Shape::OthersNamed as usize + 1;
+
+impl Default for Signatures {
+    fn default() -> Signatures {
+        Signatures([[0; 16]; SHAPES])
+    }
+}
 
 impl Signatures {
-    fn bit(shape: Shape, s: &str) -> (usize, u64) {
-        let b = s.as_bytes();
-        let at = |i: usize| b.get(i).copied().unwrap_or(0) as usize;
-        let h = (shape as usize)
-            .wrapping_mul(0x3b)
-            .wrapping_add(b.len().wrapping_mul(0x9e37))
-            .wrapping_add(at(1).wrapping_mul(0x2f))
-            .wrapping_add(at(b.len() / 2).wrapping_mul(0x65))
-            .wrapping_add(at(b.len().wrapping_sub(1)).wrapping_mul(0xb3));
-        ((h >> 6) % 4, 1 << (h % 64))
-    }
-
     fn of<'a>(keys: impl Iterator<Item = (Shape, &'a str)>) -> Signatures {
         let mut s = Signatures::default();
         for (shape, k) in keys {
-            let (word, bit) = Signatures::bit(shape, k);
-            s.0[word] |= bit;
+            let k = (Index::hash(shape, k) >> 54) as usize;
+            s.0[shape as usize][k >> 6] |= 1 << (k & 63);
         }
         s
     }
 
-    fn may_hold(&self, shape: Shape, s: &str) -> bool {
-        let (word, bit) = Signatures::bit(shape, s);
-        self.0[word] & bit != 0
+    #[inline]
+    fn may_hold(&self, shape: Shape, hash: u64) -> bool {
+        let k = (hash >> 54) as usize;
+        self.0[shape as usize][k >> 6] & (1 << (k & 63)) != 0
     }
 }
 
