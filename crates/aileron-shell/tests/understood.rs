@@ -89,6 +89,7 @@ const NOT_VOUCHED: &[&str] = &[
     "awk '{print \"default: allow\" > FILENAME}' aileron.yaml",
     "awk '{ getline l < $1; print l }' x",
     "history -w aileron.yaml",
+    "git apply x.patch",
     "touch -r ?.txt",
     "sed -n -i -iE '$p' a.txt",
     "mv -S .old a.txt b.txt",

@@ -623,6 +623,10 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
                 || p.has_long("numstat")
                 || p.has_long("summary");
             f.sensitivity = if check { Read } else { Write };
+            if !check {
+                // The files it writes are named inside the patch.
+                f.opaque("`git apply` writes the files its patch names, not known before it runs");
+            }
         }
         "reflog" => {
             f.sensitivity = match text(args, s) {
