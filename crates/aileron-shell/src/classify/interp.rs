@@ -665,6 +665,20 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
     out
 }
 
+/// The text of the string literal that starts at `at`, and where it ends
+/// (its closing quote, or the end of the program).
+fn awk_string_at(prog: &str, at: usize) -> Option<(&str, usize)> {
+    let b = prog.as_bytes();
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let end = b[at + 1..]
+        .iter()
+        .position(|&c| c == b'"')
+        .map_or(b.len(), |k| at + 1 + k);
+    Some((prog.get(at + 1..end).unwrap_or(""), end))
+}
+
 fn awk_scan_as(prog: &str, regex_literals: bool) -> AwkScan {
     let b = prog.as_bytes();
     let n = b.len();
@@ -734,16 +748,9 @@ fn awk_scan_as(prog: &str, regex_literals: bool) -> AwkScan {
                 while j < n && matches!(b[j], b' ' | b'\t') {
                     j += 1;
                 }
-                if j < n && b[j] == b'"' {
-                    let start = j + 1;
-                    let mut k = start;
-                    while k < n && b[k] != b'"' {
-                        k += 1;
-                    }
-                    if let Some(path) = prog.get(start..k) {
-                        out.writes.push(path.to_owned());
-                    }
-                    i = k;
+                if let Some((path, end)) = awk_string_at(prog, j) {
+                    out.writes.push(path.to_owned());
+                    i = end;
                 } else {
                     // `print > FILENAME`, `print > $2`: a file named at run time.
                     out.unknown_file = true;
@@ -793,13 +800,8 @@ fn awk_scan_as(prog: &str, regex_literals: bool) -> AwkScan {
                             while j < n && matches!(b[j], b' ' | b'\t') {
                                 j += 1;
                             }
-                            if j < n && b[j] == b'"' {
-                                let start = j + 1;
-                                let mut k = start;
-                                while k < n && b[k] != b'"' {
-                                    k += 1;
-                                }
-                                out.reads.extend(prog.get(start..k).map(str::to_owned));
+                            if let Some((path, _)) = awk_string_at(prog, j) {
+                                out.reads.push(path.to_owned());
                             } else {
                                 out.unknown_file = true;
                             }
