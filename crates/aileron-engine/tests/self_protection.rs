@@ -12,8 +12,8 @@
 
 mod common;
 
-use aileron_engine::{Action, Environment, Layer, LineContext, Policy, Session, State};
-use common::{DIR, FILE, HOME, TS, builtin_profile, source};
+use aileron_engine::{Action, Environment, Layer, Policy, Session, State};
+use common::{DIR, FILE, HOME, TS, builtin_profile, decide_line, source};
 use serde_json::json;
 
 const POLICY: &str = "version: 1\ndefault: allow\n";
@@ -48,17 +48,7 @@ fn policy() -> Policy {
 }
 
 fn decide(policy: &Policy, line: &str) -> (String, Option<String>) {
-    let session = Session {
-        cwd: Some(DIR.into()),
-        ..Session::default()
-    };
-    let cx = LineContext {
-        cwd: DIR,
-        session: &session,
-        timestamp: TS,
-        id: "l1",
-    };
-    let v = policy.evaluate_line(line, &cx, &State::default());
+    let v = decide_line(policy, line);
     (v.verdict.decision.as_str().to_owned(), v.verdict.rule)
 }
 
