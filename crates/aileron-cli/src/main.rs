@@ -143,6 +143,11 @@ enum Command {
         /// Policy file (default: the nearest aileron.yaml).
         #[arg(long)]
         policy: Option<PathBuf>,
+        /// What the kernel enforces (Linux): `exec` (every program the agent's
+        /// tree starts is decided), `files` (Aileron's own files locked),
+        /// `all`, or `none`. Default: all that this kernel supports.
+        #[arg(long, value_name = "WHAT")]
+        enforce: Option<String>,
         /// The program and its arguments.
         #[arg(last = true, required = true)]
         program: Vec<String>,
@@ -258,9 +263,15 @@ fn run() -> u8 {
             output,
             force,
         }),
-        Command::Launch { policy, program } => {
-            commands::launch::run(commands::launch::Args { policy, program })
-        }
+        Command::Launch {
+            policy,
+            enforce,
+            program,
+        } => commands::launch::run(commands::launch::Args {
+            policy,
+            enforce,
+            program,
+        }),
         Command::Serve { .. } | Command::Token { .. } | Command::Rules { .. } => Ok(exec_server()),
         Command::Schema => {
             println!(

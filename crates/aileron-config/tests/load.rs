@@ -47,6 +47,7 @@ fn decide(policy: &aileron_engine::Policy, cwd: &Path, line: &str) -> (Decision,
         session: &session,
         timestamp: "2026-01-05T12:00:00Z",
         id: "t",
+        exe: None,
     };
     let v = policy.evaluate_line(line, &cx, &State::default()).verdict;
     (v.decision, v.rule)

@@ -604,6 +604,7 @@ fn corpus() -> Vec<Action> {
         session: &s,
         timestamp: "2026-01-05T12:00:00Z",
         id: "a",
+        exe: None,
     };
     let mut out: Vec<Action> = SHELL_LINES
         .iter()
@@ -1124,6 +1125,7 @@ fn bench_analyse(c: &mut Criterion) {
         session: &s,
         timestamp: "2026-01-05T12:00:00Z",
         id: "a",
+        exe: None,
     };
     g.sampling_mode(SamplingMode::Auto);
     g.throughput(Throughput::Bytes(TYPICAL.len() as u64));

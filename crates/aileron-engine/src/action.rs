@@ -109,6 +109,7 @@ pub const KNOWN_FACETS: &[(&str, &[&str])] = &[
             "env_changes",
             "writes",
             "reads",
+            "exe",
         ],
     ),
     ("fs", &["path", "op"]),

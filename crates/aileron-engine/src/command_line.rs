@@ -16,6 +16,9 @@ pub struct LineContext<'a> {
     pub timestamp: &'a str,
     /// Id of the request; commands get `ID` (the first) and `ID.N`.
     pub id: &'a str,
+    /// The file the kernel loads, when an exec supervisor saw it
+    /// (`shell.exe` on every command of the line).
+    pub exe: Option<&'a str>,
 }
 
 /// The actions of one line, and why the whole line is opaque, if it is.
@@ -55,6 +58,12 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
         session: cx.session.clone(),
         ..Action::default()
     };
+    let with_exe = |mut facet: Value| {
+        if let (Some(exe), Value::Object(m)) = (cx.exe, &mut facet) {
+            m.insert("exe".into(), exe.into());
+        }
+        facet
+    };
     if let Some(reason) = &analysis.opaque {
         let mut a = base(0);
         a.summary = line.to_owned();
@@ -62,7 +71,7 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
         a.tags = vec![UNPARSABLE.to_owned()];
         a.facets.insert(
             "shell".into(),
-            shell_facet(line, "", &[], cx.cwd, line, &[], &[], &[]),
+            with_exe(shell_facet(line, "", &[], cx.cwd, line, &[], &[], &[])),
         );
         return LineActions {
             actions: vec![a],
@@ -85,7 +94,7 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
         a.tags = c.tags.iter().map(|t| (*t).to_owned()).collect();
         a.facets.insert(
             "shell".into(),
-            shell_facet(
+            with_exe(shell_facet(
                 &c.command,
                 &c.binary,
                 &c.argv,
@@ -94,7 +103,7 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
                 &c.env_changes,
                 &c.writes,
                 &c.reads,
-            ),
+            )),
         );
         out.actions.push(a);
         out.parents.push(c.parent);

@@ -15,7 +15,7 @@
 //! };
 //! let policy = Policy::from_sources(&[src], &Environment::new("/home/u")).unwrap();
 //! let session = Session::default();
-//! let cx = LineContext { cwd: "/p", session: &session, timestamp: "2026-01-01T00:00:00Z", id: "a1" };
+//! let cx = LineContext { cwd: "/p", session: &session, timestamp: "2026-01-01T00:00:00Z", id: "a1", exe: None };
 //! let v = policy.evaluate_line("git status; rm -rf x", &cx, &State::default());
 //! assert_eq!(v.verdict.decision.as_str(), "ask"); // `rm -rf x` matches no rule
 //! ```

@@ -42,6 +42,7 @@ impl Policy {
                     session: &session,
                     timestamp: TEST_TIME,
                     id: "test",
+                    exe: None,
                 };
                 (line.clone(), self.evaluate_line(line, &cx, &state).verdict)
             }

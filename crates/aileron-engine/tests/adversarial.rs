@@ -37,6 +37,7 @@ fn decide(policy: &Policy, line: &str) -> (Decision, Option<String>, String) {
         session: &session,
         timestamp: "2026-01-05T12:00:00Z",
         id: "t",
+        exe: None,
     };
     let v = policy.evaluate_line(line, &cx, &State::default());
     (v.verdict.decision, v.verdict.rule, v.verdict.reason)

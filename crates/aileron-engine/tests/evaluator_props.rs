@@ -711,6 +711,7 @@ fn line_cx(session: &Session) -> LineContext<'_> {
         session,
         timestamp: TS,
         id: "l1",
+        exe: None,
     }
 }
 

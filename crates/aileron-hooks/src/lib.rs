@@ -89,6 +89,7 @@ pub fn run(agent: Agent, input: &[u8], env: &Environment) -> Reply {
         // the same call: not a second call.
         repeat: ev.hook_event == "PermissionRequest",
         prompt_budget: Some(agent.prompt_budget().as_secs()),
+        ..Request::default()
     };
     let response = match &env.socket {
         Some(socket) => aileron_session::server::request(socket, &req).unwrap_or_else(|e| {

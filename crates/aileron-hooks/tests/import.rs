@@ -115,6 +115,7 @@ fn decide(policy: &Policy, tool: &str, input: Value) -> Decision {
             session: &session,
             timestamp: "2026-01-01T00:00:00Z",
             id: "a1",
+            exe: None,
         };
         return policy
             .evaluate_line(&lowered.line, &cx, &state)

@@ -912,6 +912,7 @@ pub fn evaluate_action(policy: &Policy, action: &Action, state: &State<'_>) -> V
                 session: &action.session,
                 timestamp: &action.timestamp,
                 id: &action.id,
+                exe: None,
             };
             return policy.evaluate_line(line, &cx, state).verdict;
         }
@@ -934,6 +935,7 @@ pub fn matchable_actions(action: Action, home: &str) -> Vec<Action> {
                 session: &action.session,
                 timestamp: &action.timestamp,
                 id: &action.id,
+                exe: None,
             };
             let acts = aileron_engine::command_line::shell_actions(&line, &cx, home).actions;
             if !acts.is_empty() {

@@ -112,6 +112,12 @@ pub struct Decider {
     /// only when another replaces it: the shim execs with it still alive
     /// instead of spending longer freeing every rule than deciding took.
     last_policy: aileron_config::Memo,
+    /// Processes running a decided command (the exec supervisor's view).
+    pub(crate) contexts: crate::exec::Contexts,
+    /// `real_shell` with its links resolved, as an exec names it.
+    real_shell_path: String,
+    /// The shim's file, under an exec supervisor (`trust_shim`).
+    pub(crate) shim_exe: std::sync::OnceLock<String>,
 }
 
 struct Outcome {
@@ -128,7 +134,14 @@ impl Decider {
     pub fn new(cfg: Config, prompter: Box<dyn Prompter>) -> Decider {
         let masker = Masker::new(cfg.secrets.clone());
         let remote = Remote::discover(&cfg.load.data_dir);
+        let real_shell_path = std::fs::canonicalize(&cfg.real_shell).map_or_else(
+            |_| cfg.real_shell.clone(),
+            |p| p.to_string_lossy().into_owned(),
+        );
         Decider {
+            contexts: crate::exec::Contexts::default(),
+            shim_exe: std::sync::OnceLock::new(),
+            real_shell_path,
             remote,
             cfg,
             states: Mutex::default(),
@@ -141,6 +154,11 @@ impl Decider {
 
     pub fn real_shell(&self) -> &str {
         &self.cfg.real_shell
+    }
+
+    /// The real shell's file, as the kernel loads it.
+    pub fn real_shell_path(&self) -> &str {
+        &self.real_shell_path
     }
 
     /// The user's home directory, as the session was set up with it
@@ -230,6 +248,7 @@ impl Decider {
                     session: &session,
                     timestamp: &now,
                     id: &id,
+                    exe: req.exe.as_deref(),
                 };
                 let outcome = if rejected_meanwhile {
                     let lv = self.evaluate(&loaded.policy, &key, &subject, &cx);
@@ -306,6 +325,55 @@ impl Decider {
         }
     }
 
+    /// Writes the audit line of an exec refused before the policy could
+    /// decide it (unreadable, no path, changed after its check).
+    pub fn record_refused_exec(&self, pid: u32, why: &str) {
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))
+            .map_or_else(|_| self.cfg.load.cwd.clone(), PathBuf::from);
+        let mut opts = self.cfg.load.clone();
+        opts.cwd = cwd.clone();
+        let audit = match aileron_config::load_with_memo(
+            &opts,
+            self.cfg.cache_dir.as_deref(),
+            &self.last_policy,
+        ) {
+            Ok(l) => aileron_config::audit_log_path(&l.policy, l.project_file.as_deref(), &opts),
+            Err(_) => self.cfg.load.data_dir.join("audit.jsonl"),
+        };
+        let mut action = Action {
+            id: action_id(),
+            timestamp: now_rfc3339(),
+            kind: "shell.exec".into(),
+            primary: "shell".into(),
+            summary: format!("an exec of process {pid}"),
+            ..Action::default()
+        };
+        action.session.id = self.cfg.session_id.clone();
+        action.session.agent = self.cfg.agent.clone();
+        let record = AuditRecord {
+            time: action.timestamp.clone(),
+            session: self.cfg.session_id.clone(),
+            agent: self.cfg.agent.clone(),
+            adapter: "supervisor".into(),
+            cwd: Some(cwd.to_string_lossy().into_owned()),
+            action: AuditAction::from_action(&action),
+            decision: "deny".into(),
+            outcome: None,
+            source: "builtin".into(),
+            rule: None,
+            reason: why.to_owned(),
+            approver: None,
+            latency_us: 0,
+        }
+        .masked(&self.masker);
+        if let Err(e) = AuditLog::new(audit.clone()).append(&record) {
+            eprintln!(
+                "aileron: cannot write the audit log {}: {e}",
+                audit.display()
+            );
+        }
+    }
+
     /// The state kept for a session between hook processes.
     pub fn export_session(&self, session: &str) -> SavedSession {
         self.with_state(session, |st| SavedSession {
@@ -363,6 +431,10 @@ impl Decider {
                 recorded = true;
             }
             let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), subject, cx);
+            let verdict = match &req.within {
+                Some(enclosing) => inherited(verdict, &lv, enclosing, cx),
+                None => verdict,
+            };
             match verdict.decision {
                 Decision::Allow => {
                     let answer = (prompts > 0).then_some("approved");
@@ -871,6 +943,64 @@ fn rule_label(v: &Verdict) -> String {
 }
 
 /// `aileron: denied: REASON (rule ID)`.
+/// An exec inside an allowed command: the policy's default gives way to
+/// that command, and a command it already had approved is not asked again.
+fn inherited(verdict: Verdict, lv: &LineVerdict, enclosing: &str, cx: &LineContext<'_>) -> Verdict {
+    let inherit = |reason: String| Verdict {
+        decision: Decision::Allow,
+        reason,
+        ..verdict.clone()
+    };
+    match verdict.decision {
+        Decision::Allow | Decision::Deny => verdict,
+        _ if verdict.source == aileron_engine::VerdictSource::Default => inherit(format!(
+            "no rule applies; started by `{enclosing}`, which was allowed"
+        )),
+        Decision::Ask | Decision::Judge => {
+            let approved = aileron_shell::analyse(
+                enclosing,
+                &aileron_shell::Context {
+                    cwd: cx.cwd,
+                    home: "",
+                    limits: aileron_shell::Limits::default(),
+                },
+            );
+            let same = |c: &aileron_engine::CommandVerdict| {
+                let binary = c.action.facet_str("shell", "binary").unwrap_or_default();
+                let argv = c
+                    .action
+                    .facets
+                    .get("shell")
+                    .and_then(|f| f.get("argv")?.as_array().cloned())
+                    .unwrap_or_default();
+                approved.commands.iter().any(|a| {
+                    base(binary) == base(&a.binary)
+                        && argv.len() == a.argv.len() + 1
+                        && argv[1..]
+                            .iter()
+                            .zip(&a.argv)
+                            .all(|(x, y)| x.as_str() == Some(y.as_str()))
+                })
+            };
+            // Every command of the exec that needs an answer was part of the line.
+            let all_approved = lv
+                .commands
+                .iter()
+                .filter(|c| c.verdict.decision != Decision::Allow)
+                .all(same);
+            if all_approved {
+                inherit(format!("part of `{enclosing}`, which was approved"))
+            } else {
+                verdict
+            }
+        }
+    }
+}
+
+fn base(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 pub fn denied_message(word: &str, v: &Verdict) -> String {
     format!("aileron: {word}: {} ({})", v.reason, rule_label(v))
 }

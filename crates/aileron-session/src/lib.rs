@@ -5,11 +5,13 @@
 
 pub mod amend;
 pub mod decider;
+pub mod exec;
 pub mod prompt;
 pub mod protocol;
 pub mod remote;
 pub mod server;
 
 pub use decider::{Config, Decider, SavedApproval, SavedSession};
+pub use exec::{ExecCall, ExecRuling};
 pub use prompt::{Answer, Prompter, TtyPrompter};
 pub use protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};

@@ -48,6 +48,15 @@ pub struct Request {
     /// not counted for the doom loop or `rate`.
     #[serde(default)]
     pub repeat: bool,
+    /// An exec inside a command already allowed (that command's line): a
+    /// verdict of the policy's default gives way to it, and a command
+    /// already approved as part of it is not asked again. Set only by the
+    /// session's own exec supervisor, never read from a socket.
+    #[serde(skip)]
+    pub within: Option<String>,
+    /// The file an exec loads (`shell.exe`), when the supervisor saw it.
+    #[serde(skip)]
+    pub exe: Option<String>,
 }
 
 /// The decision, and what the adapter must do.

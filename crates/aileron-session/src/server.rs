@@ -97,7 +97,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
             Ok(_) if bytes.len() as u64 > MAX_SHIM_CALL => ShimReply::Refuse(
                 "aileron: denied: the command's arguments are too long to check".into(),
             ),
-            Ok(_) => answer_shim_call(&bytes, decider),
+            Ok(_) => answer_shim_call(&bytes, decider, peer_pid(&stream)),
             Err(_) => return,
         };
         let _ = (&stream).write_all(&reply.encode());
@@ -116,7 +116,14 @@ fn handle(stream: UnixStream, decider: &Decider) {
                 // unwrap, with the home it knows (see `Request::argv`).
                 req.line = harness::model_command(cmd, &decider.home());
             }
-            decider.decide(&req)
+            let response = decider.decide(&req);
+            if response.allow
+                && req.actions.is_empty()
+                && let Some(pid) = peer_pid(&stream)
+            {
+                decider.expect_hand_over(pid, None, req.line.clone());
+            }
+            response
         }
         Err(e) => Response::refused(
             format!("aileron: denied: malformed request to the session: {e}"),
@@ -131,7 +138,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
 /// Decides a raw shim call as the full shim would decide its `-c` form,
 /// and answers with the arguments the real shell is to run with; any other
 /// form is left to the full shim.
-fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
+fn answer_shim_call(bytes: &[u8], decider: &Decider, peer: Option<u32>) -> ShimReply {
     let call = match ShimCall::decode(bytes) {
         Ok(call) => call,
         // The full shim decides the arguments as read lossily, and runs
@@ -160,8 +167,12 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
     };
     let response = decider.decide(&req);
     if response.allow {
+        let argv = invocation::real_shell_argv(&response.real_shell, args);
+        if let Some(pid) = peer {
+            decider.expect_hand_over(pid, Some(argv.clone()), req.line);
+        }
         ShimReply::Exec {
-            argv: invocation::real_shell_argv(&response.real_shell, args),
+            argv,
             shell: response.real_shell,
         }
     } else {
@@ -171,6 +182,28 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider) -> ShimReply {
                 .unwrap_or_else(|| "aileron: denied".to_owned()),
         )
     }
+}
+
+/// The process at the other end of `stream` (`SO_PEERCRED`).
+fn peer_pid(stream: &UnixStream) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: cred and len describe a buffer of the size passed.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
 }
 
 /// Sends `req` to the session at `socket` and waits for the decision.

@@ -8,7 +8,7 @@
 
 mod files;
 mod git;
-mod interp;
+pub(crate) mod interp;
 pub(crate) mod opts;
 pub(crate) mod tables;
 mod tools;

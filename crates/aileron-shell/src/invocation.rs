@@ -89,6 +89,11 @@ fn options(args: &[String]) -> Options {
     o
 }
 
+/// Whether `name` (a file name, no directory) is a shell's.
+pub fn is_shell_name(name: &str) -> bool {
+    crate::classify::interp::is_shell(name)
+}
+
 /// What `args` ask the shell to run (see [`options`] for how they are read).
 pub fn parse(args: &[String]) -> Invocation {
     let o = options(args);

@@ -83,6 +83,7 @@ pub fn run(args: Args) -> Result<u8, String> {
         session: &session,
         timestamp: &now,
         id: "explain",
+        exe: None,
     };
     let lv = policy.explain_line(&line, &cx, &state);
     if args.json {

@@ -5,6 +5,9 @@ use super::{EXIT_POLICY, current_dir, load};
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
 use aileron_session::{Config, Decider, TtyPrompter};
+use aileron_supervisor::Enforce;
+use aileron_supervisor::files::{self, Lockdown};
+use aileron_supervisor::supervise::Supervisor;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -12,6 +15,8 @@ use std::sync::Arc;
 
 pub struct Args {
     pub policy: Option<PathBuf>,
+    /// `--enforce`: None is "all that the kernel supports".
+    pub enforce: Option<String>,
     pub program: Vec<String>,
 }
 
@@ -27,6 +32,13 @@ pub fn run(args: Args) -> Result<u8, String> {
         }
     };
     let (program, program_args) = args.program.split_first().ok_or("nothing to launch")?;
+    let enforce = match enforcement(args.enforce.as_deref()) {
+        Ok(e) => e,
+        Err(message) => {
+            eprintln!("aileron: not launching: {message}");
+            return Ok(EXIT_POLICY);
+        }
+    };
     let shim = shim_path()?;
     let session_id = random_id()?;
     let runtime = runtime_dir(&session_id)?;
@@ -52,10 +64,11 @@ pub fn run(args: Args) -> Result<u8, String> {
         .and_then(|n| n.to_str())
         .map(str::to_owned);
     let mut opts = LoadOptions::from_env(cwd.clone());
+    let opts_data_dir = opts.data_dir.clone();
     opts.policy_path = args
         .policy
         .map(|p| if p.is_absolute() { p } else { cwd.join(p) });
-    let decider = Decider::new(
+    let decider = Arc::new(Decider::new(
         Config {
             cache_dir: Some(opts.data_dir.join("cache")),
             session_id: Some(session_id.clone()),
@@ -66,10 +79,10 @@ pub fn run(args: Args) -> Result<u8, String> {
             load: opts,
         },
         Box::new(TtyPrompter::default()),
-    );
+    ));
     let listener = std::os::unix::net::UnixListener::bind(&socket)
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
-    aileron_session::server::serve(listener, Arc::new(decider));
+    aileron_session::server::serve(listener, Arc::clone(&decider));
 
     let shim_shell = shim_link.to_string_lossy().into_owned();
     let mut args: Vec<String> = program_args.to_vec();
@@ -94,8 +107,18 @@ pub fn run(args: Args) -> Result<u8, String> {
         }
         args.splice(0..0, extra);
     }
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(args).env_clear().envs(env);
+    let launch_argv: Vec<String> = std::iter::once(program.clone())
+        .chain(args.iter().cloned())
+        .collect();
+    let resolved = if enforce.is_none() {
+        PathBuf::from(program)
+    } else {
+        find_program(program, &env)
+            .ok_or_else(|| format!("cannot run {program}: not found in PATH"))?
+    };
+    let mut cmd = std::process::Command::new(&resolved);
+    std::os::unix::process::CommandExt::arg0(&mut cmd, program);
+    cmd.args(args).env_clear().envs(env.iter().cloned());
     cmd.env("SHELL", &shim_shell)
         .env("CLAUDE_CODE_SHELL", &shim_shell)
         .env("GOOSE_SHELL", &shim_shell)
@@ -107,7 +130,25 @@ pub fn run(args: Args) -> Result<u8, String> {
         let path = std::env::var("PATH").unwrap_or_default();
         cmd.env("PATH", format!("{}:{path}", bin.display()));
     }
-    let status = cmd.status();
+    let status = if enforce.is_none() {
+        cmd.status()
+    } else {
+        run_enforced(
+            cmd,
+            program,
+            enforce,
+            &decider,
+            &shim,
+            launch_argv,
+            &env,
+            &cwd,
+            &runtime,
+            &opts_data_dir,
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|mut child| child.wait().map_err(|e| e.to_string()))
+        .map_err(std::io::Error::other)
+    };
     let _ = std::fs::remove_dir_all(&runtime);
     let status = status.map_err(|e| format!("cannot run {program}: {e}"))?;
     Ok(match (status.code(), status.signal()) {
@@ -115,6 +156,165 @@ pub fn run(args: Args) -> Result<u8, String> {
         (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
         _ => 1,
     })
+}
+
+/// What to enforce: `--enforce` as asked (refused where the kernel cannot),
+/// or by default all that the kernel supports, said on the terminal.
+fn enforcement(asked: Option<&str>) -> Result<Enforce, String> {
+    let exec_support = files::seccomp_notify_available();
+    let files_support = files::mount_namespace_available();
+    match asked {
+        Some(text) => {
+            let e = Enforce::parse(text)?;
+            if e.exec
+                && let Err(why) = &exec_support
+            {
+                return Err(format!("--enforce exec: {why} on this kernel"));
+            }
+            if e.files
+                && let Err(why) = &files_support
+            {
+                return Err(format!("--enforce files: {why} on this system"));
+            }
+            if e.is_none() {
+                eprintln!(
+                    "aileron: --enforce none: programs the agent's commands start are not decided, and its files are not locked"
+                );
+            }
+            Ok(e)
+        }
+        None => {
+            let e = Enforce {
+                exec: exec_support.is_ok(),
+                files: files_support.is_ok(),
+            };
+            for (on, what, why) in [
+                (e.exec, "exec", &exec_support),
+                (e.files, "files", &files_support),
+            ] {
+                if let (false, Err(why)) = (on, why) {
+                    eprintln!("aileron: cannot enforce {what} here: {why}");
+                }
+            }
+            Ok(e)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_enforced(
+    cmd: std::process::Command,
+    program: &str,
+    enforce: Enforce,
+    decider: &Arc<Decider>,
+    shim: &Path,
+    launch_argv: Vec<String>,
+    env: &[(String, String)],
+    cwd: &Path,
+    runtime: &Path,
+    data_dir: &Path,
+) -> Result<std::process::Child, String> {
+    let lockdown = if enforce.files {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let (protect, secrets) = locked_paths(cwd, &home, data_dir, runtime);
+        Some(
+            Lockdown::prepare(&protect, &secrets, None)
+                .map_err(|e| format!("--enforce files: {e}"))?,
+        )
+    } else {
+        None
+    };
+    decider.trust_shim(shim);
+    let for_supervisor = Arc::clone(decider);
+    let env = env.to_vec();
+    eprintln!(
+        "aileron: the kernel enforces {} for this session",
+        enforce.describe()
+    );
+    aileron_supervisor::spawn::spawn(cmd, program, enforce, lockdown, move |fd| {
+        Supervisor::new(fd, for_supervisor, launch_argv, &env).start();
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The paths the agent's tree may not write (`protect`) or read
+/// (`secrets`) under `--enforce files`: the files the built-in
+/// self-protection rules name, as they exist now.
+fn locked_paths(
+    cwd: &Path,
+    home: &Path,
+    data_dir: &Path,
+    runtime: &Path,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut protect = vec![data_dir.to_path_buf(), runtime.to_path_buf()];
+    for dir in cwd.ancestors() {
+        for name in [
+            "aileron.yaml",
+            ".aileron",
+            ".claude/settings.json",
+            ".claude/settings.local.json",
+            ".gemini/settings.json",
+            ".codex",
+            ".git/hooks",
+            ".git/config",
+        ] {
+            protect.push(dir.join(name));
+        }
+    }
+    for name in [
+        ".aileron",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".claude/shell-snapshots",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".config/opencode",
+        ".gitconfig",
+        ".config/git",
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".config/fish",
+    ] {
+        protect.push(home.join(name));
+    }
+    let mut secrets = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(data_dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("aileron.db") || name.contains("token") {
+                secrets.push(e.path());
+            }
+        }
+    }
+    (protect, secrets)
+}
+
+/// `program` as a path: itself if it names one, else the first match in
+/// the agent's PATH (the exec that starts the agent is checked against it).
+fn find_program(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str())?;
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// Claude Code's built-in tools, for `--disallowedTools` (SPEC 10).

@@ -270,6 +270,7 @@ pub fn decide_line(policy: &Policy, line: &str) -> LineVerdict {
         session: &session,
         timestamp: TS,
         id: "l1",
+        exe: None,
     };
     policy.evaluate_line(line, &cx, &State::default())
 }

@@ -1,0 +1,285 @@
+//! Execs seen by the exec supervisor (`aileron launch --enforce exec`),
+//! decided through the same [`Decider`] as the shim's lines.
+//!
+//! A human should see the line an agent runs, not each program it starts.
+//! So the session remembers which processes run a decided command (a
+//! *context*): the shim handing its line to the real shell, or an exec the
+//! supervisor allowed. An exec inside a context is still decided against
+//! the policy, and a rule that denies or asks still applies; only the
+//! policy's default (no rule at all) gives way to the command that was
+//! allowed, and a command the line already had approved is not asked again.
+//! Outside any context (an agent that execs directly) the policy decides
+//! alone, default included.
+
+use crate::decider::Decider;
+use crate::protocol::Request;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// One exec, as the supervisor read it from the stopped process.
+#[derive(Clone, Debug, Default)]
+pub struct ExecCall {
+    /// The process (thread group) that execs.
+    pub pid: u32,
+    /// The process and its ancestors as `(pid, start time)`, nearest first.
+    pub lineage: Vec<(u32, u64)>,
+    /// The process's working directory.
+    pub cwd: String,
+    /// The file the kernel loads, resolved (symbolic links, descriptors).
+    pub exe: String,
+    pub argv: Vec<String>,
+    /// Variables of the new program's environment that make it load or
+    /// run other code (`LD_PRELOAD`, `BASH_ENV`, ...), where they differ
+    /// from the session's own.
+    pub code_env: Vec<(String, String)>,
+}
+
+/// What the supervisor does with an exec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecRuling {
+    Allow,
+    /// Fail the exec with `EACCES`; the audit line says why.
+    Deny(String),
+}
+
+/// Processes that run a decided command.
+#[derive(Default)]
+pub(crate) struct Contexts {
+    inner: Mutex<ContextMap>,
+}
+
+#[derive(Default)]
+struct ContextMap {
+    /// Shims whose line was allowed and that are about to exec the real shell.
+    handing_over: HashMap<u32, HandOver>,
+    /// A process (by pid and start time) and the line it runs.
+    running: HashMap<u32, (u64, String)>,
+}
+
+struct HandOver {
+    start: u64,
+    /// What the early path was answered to exec (the full shim builds its
+    /// own arguments from what was decided).
+    argv: Option<Vec<String>>,
+    line: String,
+}
+
+/// Contexts kept at most; the oldest are forgotten first (a forgotten
+/// context only makes later execs decided by the policy alone).
+const MAX_CONTEXTS: usize = 4096;
+
+impl Contexts {
+    pub(crate) fn hand_over(&self, pid: u32, start: u64, argv: Option<Vec<String>>, line: String) {
+        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if m.handing_over.len() >= MAX_CONTEXTS {
+            m.handing_over.clear();
+        }
+        m.handing_over.insert(pid, HandOver { start, argv, line });
+    }
+
+    /// The line of a shim that now execs exactly what it was answered.
+    fn take_hand_over(&self, call: &ExecCall) -> Option<String> {
+        let start = call.lineage.first()?.1;
+        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let h = m.handing_over.remove(&call.pid)?;
+        let same_argv = h.argv.as_ref().is_none_or(|argv| *argv == call.argv);
+        (h.start == start && same_argv).then_some(h.line)
+    }
+
+    fn run(&self, pid: u32, start: u64, line: String) {
+        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if m.running.len() >= MAX_CONTEXTS {
+            m.running.clear();
+        }
+        m.running.insert(pid, (start, line));
+    }
+
+    /// The line the nearest ancestor (or the process itself) runs.
+    fn enclosing(&self, lineage: &[(u32, u64)]) -> Option<String> {
+        let m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        lineage.iter().find_map(|(pid, start)| {
+            m.running
+                .get(pid)
+                .filter(|(s, _)| s == start)
+                .map(|(_, line)| line.clone())
+        })
+    }
+}
+
+/// A process's start time (clock ticks after boot), as `/proc` gives it.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    String::from_utf8_lossy(&stat[close + 1..])
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
+}
+
+impl Decider {
+    /// Decides an exec of the agent's tree, writes its audit line, and
+    /// remembers an allowed one as the context of what it starts.
+    pub fn decide_exec(&self, call: &ExecCall) -> ExecRuling {
+        let Some(&(pid, start)) = call.lineage.first() else {
+            return ExecRuling::Deny("aileron: denied: the process that execs is unknown".into());
+        };
+        if call.exe == self.real_shell_path()
+            && let Some(line) = self.contexts.take_hand_over(call)
+        {
+            // The shim runs the line this session just decided.
+            self.contexts.run(pid, start, line);
+            return ExecRuling::Allow;
+        }
+        if call.code_env.is_empty() && self.shim_exe.get() == Some(&call.exe) {
+            // The shim decides what it was given itself, and says why on
+            // the agent's terminal; its exec of the real shell is handed over.
+            return ExecRuling::Allow;
+        }
+        let line = exec_line(call);
+        let within = self.contexts.enclosing(&call.lineage);
+        let mut argv = vec![call.exe.clone()];
+        argv.extend(call.argv.iter().cloned());
+        let req = Request {
+            line: line.clone(),
+            cwd: call.cwd.clone(),
+            argv,
+            adapter: Some("supervisor".into()),
+            // Programs repeat inside builds; the doom loop counts the agent's calls.
+            repeat: true,
+            within,
+            exe: Some(call.exe.clone()),
+            ..Request::default()
+        };
+        let response = self.decide(&req);
+        if response.allow {
+            let inner = shell_line(call, &self.home()).unwrap_or(line);
+            self.contexts.run(pid, start, inner);
+            ExecRuling::Allow
+        } else {
+            ExecRuling::Deny(
+                response
+                    .message
+                    .unwrap_or_else(|| "aileron: denied".to_owned()),
+            )
+        }
+    }
+
+    /// Records that the shim `pid` was answered: it will exec the real
+    /// shell (with `argv`, when the session gave them) to run `line`. Only
+    /// a process running the shim that [`Decider::trust_shim`] named counts:
+    /// another client of the socket gets its decision, not a pass.
+    pub fn expect_hand_over(&self, pid: u32, argv: Option<Vec<String>>, line: String) {
+        let Some(shim) = self.shim_exe.get() else {
+            return;
+        };
+        let running = std::fs::read_link(format!("/proc/{pid}/exe"))
+            .is_ok_and(|exe| exe.as_os_str() == shim.as_str());
+        if running && let Some(start) = start_time(pid) {
+            self.contexts.hand_over(pid, start, argv, line);
+        }
+    }
+
+    /// Names the shim whose hand-over to the real shell needs no second
+    /// decision (the exec supervisor's session).
+    pub fn trust_shim(&self, shim: &std::path::Path) {
+        if let Ok(real) = std::fs::canonicalize(shim) {
+            let _ = self.shim_exe.set(real.to_string_lossy().into_owned());
+        }
+    }
+}
+
+/// The line an exec is decided as: its code-carrying variables, then its
+/// arguments, each quoted. The program is named by `argv[0]`, which a
+/// multi-call program (busybox) dispatches on, and again by the file the
+/// kernel loads when its name differs (`/tmp/ls` linked to `rm`): the
+/// stricter verdict of the two holds.
+pub fn exec_line(call: &ExecCall) -> String {
+    let assignments: String = call
+        .code_env
+        .iter()
+        .map(|(k, v)| format!("{k}={} ", quote(v)))
+        .collect();
+    let args: String = call
+        .argv
+        .iter()
+        .skip(1)
+        .map(|a| format!(" {}", quote(a)))
+        .collect();
+    let name = call.argv.first().map_or("", |a| a.as_str());
+    let named = base_name(name);
+    let loaded = base_name(&call.exe);
+    let mut line = format!("{assignments}{}{args}", quote(named));
+    if named != loaded {
+        line.push_str(&format!(" ; {assignments}{}{args}", quote(loaded)));
+    }
+    line
+}
+
+/// For a shell started with `-c`, the line it runs: what its children
+/// are matched against.
+fn shell_line(call: &ExecCall, home: &str) -> Option<String> {
+    use aileron_shell::invocation::{self, Invocation};
+    if !aileron_shell::invocation::is_shell_name(base_name(&call.exe)) {
+        return None;
+    }
+    match invocation::parse(call.argv.get(1..)?) {
+        Invocation::Command(cmd) => Some(aileron_shell::harness::model_command(cmd, home)),
+        _ => None,
+    }
+}
+
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Single quotes, unless the word needs none.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(exe: &str, argv: &[&str]) -> ExecCall {
+        ExecCall {
+            exe: exe.into(),
+            argv: argv.iter().map(|s| (*s).to_owned()).collect(),
+            ..ExecCall::default()
+        }
+    }
+
+    #[test]
+    fn a_line_names_the_program_by_argv0_and_by_the_file_loaded() {
+        assert_eq!(exec_line(&call("/usr/bin/ls", &["ls", "-la"])), "ls -la");
+        assert_eq!(
+            exec_line(&call("/usr/bin/rm", &["ls", "-rf", "a b"])),
+            "ls -rf 'a b' ; rm -rf 'a b'"
+        );
+        assert_eq!(
+            exec_line(&call("/bin/echo", &["echo", "it's"])),
+            r"echo 'it'\''s'"
+        );
+        let mut c = call("/usr/bin/ls", &["ls"]);
+        c.code_env = vec![("LD_PRELOAD".into(), "/tmp/x.so".into())];
+        assert_eq!(exec_line(&c), "LD_PRELOAD=/tmp/x.so ls");
+    }
+
+    #[test]
+    fn a_context_belongs_to_the_process_that_started_then_not_to_its_number() {
+        let c = Contexts::default();
+        c.run(10, 5, "make".into());
+        assert_eq!(c.enclosing(&[(11, 9), (10, 5)]).as_deref(), Some("make"));
+        // Same number, another process.
+        assert_eq!(c.enclosing(&[(11, 9), (10, 6)]), None);
+    }
+}

@@ -1,0 +1,365 @@
+//! Locking Aileron's own files away from the agent's tree, whatever
+//! program or system call it uses.
+//!
+//! Landlock grants rights to whole hierarchies and cannot take one file
+//! out of a writable directory (a project's `aileron.yaml` beside its
+//! sources). So the tree gets a private mount namespace in which each
+//! protected path is bind-mounted read-only over itself: a write fails
+//! with `EROFS`, a rename, unlink or link over it with `EBUSY` or `EXDEV`
+//! (`O_TMPFILE` + `linkat` included), and the secrets (tokens, the
+//! database) are covered by `/dev/null`. The seccomp filter refuses every
+//! call that changes mounts, so the tree cannot undo this even as root.
+//! Landlock then adds what only it can: the tree cannot signal or trace
+//! processes outside it (the supervisor), and with
+//! `settings.enforce.writable` its writes are confined to those directories.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// What the child does, prepared before the fork (the child may not allocate).
+pub struct Lockdown {
+    /// Map our ids into a new user namespace (not root: mounts need it).
+    id_maps: Option<IdMaps>,
+    read_only: Vec<(CString, libc::c_ulong)>,
+    hidden: Vec<CString>,
+    dev_null: CString,
+    root: CString,
+    landlock: Option<i32>,
+}
+
+struct IdMaps {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+// Landlock's ABI (linux/landlock.h).
+const CREATE_RULESET_VERSION: u32 = 1;
+const RULE_PATH_BENEATH: u32 = 1;
+const ACCESS_FS_WRITE: u64 = (1 << 1) // WRITE_FILE
+    | (1 << 4) // REMOVE_DIR
+    | (1 << 5) // REMOVE_FILE
+    | (1 << 6) // MAKE_CHAR
+    | (1 << 7) // MAKE_DIR
+    | (1 << 8) // MAKE_REG
+    | (1 << 9) // MAKE_SOCK
+    | (1 << 10) // MAKE_FIFO
+    | (1 << 11) // MAKE_BLOCK
+    | (1 << 12); // MAKE_SYM
+const ACCESS_FS_REFER: u64 = 1 << 13; // ABI 2
+const ACCESS_FS_TRUNCATE: u64 = 1 << 14; // ABI 3
+const SCOPE_SIGNAL: u64 = 1 << 1; // ABI 6
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// The Landlock ABI version of the running kernel (0: none).
+pub fn landlock_abi() -> u32 {
+    // SAFETY: the version query takes no attribute.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<RulesetAttr>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    if r < 0 { 0 } else { r as u32 }
+}
+
+/// Whether this kernel lets an unprivileged process stop its execs for a
+/// supervisor (seccomp user notification, Linux 5.0; killable waits, 5.19).
+pub fn seccomp_notify_available() -> Result<(), String> {
+    let actions = std::fs::read_to_string("/proc/sys/kernel/seccomp/actions_avail")
+        .map_err(|e| format!("cannot read /proc/sys/kernel/seccomp/actions_avail: {e}"))?;
+    if actions.split_whitespace().any(|a| a == "user_notif") {
+        Ok(())
+    } else {
+        Err("seccomp user notification is not available".into())
+    }
+}
+
+/// Whether the child can have a private mount namespace.
+pub fn mount_namespace_available() -> Result<(), String> {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        return Ok(());
+    }
+    let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1);
+    let restricted = ["/proc/sys/kernel/unprivileged_userns_clone"]
+        .iter()
+        .any(|p| std::fs::read_to_string(p).is_ok_and(|v| v.trim() == "0"))
+        || std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+            .is_ok_and(|v| v.trim() == "1");
+    if userns == 0 || restricted {
+        Err("unprivileged user namespaces are disabled".into())
+    } else {
+        Ok(())
+    }
+}
+
+fn cstring(p: &Path) -> Result<CString, String> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{} holds a NUL", p.display()))
+}
+
+impl Lockdown {
+    /// Prepares the lockdown: `protect` are read-only (those that exist),
+    /// `secrets` unreadable, `writable` (when given) the only places the
+    /// tree may write.
+    pub fn prepare(
+        protect: &[PathBuf],
+        secrets: &[PathBuf],
+        writable: Option<&[PathBuf]>,
+    ) -> Result<Lockdown, String> {
+        mount_namespace_available()?;
+        // SAFETY: getuid/getgid have no preconditions.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let id_maps = (uid != 0).then(|| IdMaps {
+            uid_map: format!("{uid} {uid} 1").into_bytes(),
+            gid_map: format!("{gid} {gid} 1").into_bytes(),
+        });
+        let mut read_only = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for p in protect {
+            let Ok(real) = std::fs::canonicalize(p) else {
+                continue;
+            };
+            if !seen.insert(real.clone()) {
+                continue;
+            }
+            // A read-only remount keeps the flags the mount had (a user
+            // namespace may not drop them).
+            let c = cstring(&real)?;
+            // SAFETY: statvfs fills the struct for a NUL-ended path.
+            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+            let flags = if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
+                let f = st.f_flag;
+                let mut m = 0;
+                for (st_flag, ms_flag) in [
+                    (libc::ST_NOSUID, libc::MS_NOSUID),
+                    (libc::ST_NODEV, libc::MS_NODEV),
+                    (libc::ST_NOEXEC, libc::MS_NOEXEC),
+                    (libc::ST_NOATIME, libc::MS_NOATIME),
+                    (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+                    (libc::ST_RELATIME, libc::MS_RELATIME),
+                ] {
+                    if f & st_flag != 0 {
+                        m |= ms_flag;
+                    }
+                }
+                m
+            } else {
+                0
+            };
+            read_only.push((c, flags));
+        }
+        // Deeper paths after their parents, so that each lands on top.
+        read_only.sort_by_key(|(c, _)| c.as_bytes().len());
+        let hidden = secrets
+            .iter()
+            .filter(|p| p.is_file())
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .map(|p| cstring(&p))
+            .collect::<Result<_, _>>()?;
+        let landlock = Self::ruleset(writable)?;
+        Ok(Lockdown {
+            id_maps,
+            read_only,
+            hidden,
+            dev_null: CString::from(c"/dev/null"),
+            root: CString::from(c"/"),
+            landlock,
+        })
+    }
+
+    /// The Landlock ruleset: signals confined to the tree (ABI 6), writes to
+    /// `writable` (when given). None when the kernel has nothing to add.
+    fn ruleset(writable: Option<&[PathBuf]>) -> Result<Option<i32>, String> {
+        let abi = landlock_abi();
+        if writable.is_some() && abi == 0 {
+            return Err("Landlock is not available, and settings.enforce.writable needs it".into());
+        }
+        let mut fs = 0;
+        if writable.is_some() {
+            fs = ACCESS_FS_WRITE;
+            if abi >= 2 {
+                fs |= ACCESS_FS_REFER;
+            }
+            if abi >= 3 {
+                fs |= ACCESS_FS_TRUNCATE;
+            }
+        }
+        let scoped = if abi >= 6 { SCOPE_SIGNAL } else { 0 };
+        if fs == 0 && scoped == 0 {
+            return Ok(None);
+        }
+        let attr = RulesetAttr {
+            handled_access_fs: fs,
+            handled_access_net: 0,
+            scoped,
+        };
+        let size = if abi >= 6 { 24 } else { 8 };
+        // SAFETY: attr is a ruleset attribute of at least `size` bytes.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &attr as *const RulesetAttr,
+                size as usize,
+                0u32,
+            )
+        } as i32;
+        if fd < 0 {
+            return Err(format!(
+                "Landlock: cannot create a ruleset: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let mut places: Vec<PathBuf> = writable.map(<[PathBuf]>::to_vec).unwrap_or_default();
+        if writable.is_some() {
+            // Terminals, /dev/null and the like.
+            places.push("/dev".into());
+        }
+        for place in places {
+            let Ok(dir) = std::fs::File::open(&place) else {
+                continue;
+            };
+            let rule = PathBeneath {
+                allowed_access: fs,
+                parent_fd: std::os::fd::AsRawFd::as_raw_fd(&dir),
+            };
+            // SAFETY: rule is a path-beneath attribute with an open descriptor.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    fd,
+                    RULE_PATH_BENEATH,
+                    &rule as *const PathBeneath,
+                    0u32,
+                )
+            };
+            if r != 0 {
+                return Err(format!(
+                    "Landlock: cannot allow writes under {}: {}",
+                    place.display(),
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
+        Ok(Some(fd))
+    }
+
+    /// In the child: enters the private mount namespace and mounts the
+    /// protected paths read-only, the secrets over with `/dev/null`.
+    pub fn enter(&self) -> std::io::Result<()> {
+        let err = std::io::Error::last_os_error;
+        // SAFETY: plain system calls on strings prepared before the fork.
+        unsafe {
+            let flags = if self.id_maps.is_some() {
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+            } else {
+                libc::CLONE_NEWNS
+            };
+            if libc::unshare(flags) != 0 {
+                return Err(err());
+            }
+            if let Some(m) = &self.id_maps {
+                write_file(c"/proc/self/setgroups", b"deny")?;
+                write_file(c"/proc/self/uid_map", &m.uid_map)?;
+                write_file(c"/proc/self/gid_map", &m.gid_map)?;
+            }
+            // Nothing done here reaches the rest of the system.
+            if libc::mount(
+                std::ptr::null(),
+                self.root.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(err());
+            }
+            for (path, keep) in &self.read_only {
+                if libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(err());
+                }
+                if libc::mount(
+                    std::ptr::null(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(err());
+                }
+            }
+            for path in &self.hidden {
+                if libc::mount(
+                    self.dev_null.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(err());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// In the child, after `PR_SET_NO_NEW_PRIVS`: applies the Landlock domain.
+    pub fn restrict(&self) -> std::io::Result<()> {
+        if let Some(fd) = self.landlock {
+            // SAFETY: fd is the ruleset created before the fork.
+            let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+
+    /// The protected paths that exist (for the banner and tests).
+    pub fn protected(&self) -> impl Iterator<Item = &std::ffi::CStr> {
+        self.read_only.iter().map(|(c, _)| c.as_c_str())
+    }
+}
+
+/// Writes `bytes` to `path` with plain system calls (after fork).
+unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()> {
+    // SAFETY: plain system calls; the caller is a forked child.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        libc::close(fd);
+        if n != bytes.len() as isize {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

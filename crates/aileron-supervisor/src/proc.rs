@@ -1,0 +1,244 @@
+//! Reading a stopped process of the agent's tree: its memory, its
+//! `/proc` entries. Every value read here came from a process that may be
+//! hostile, so lengths are capped and nothing is trusted beyond its bytes.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+
+/// The most bytes of arguments and environment read for one exec (the
+/// kernel's own limit is a quarter of the stack limit, 2 MiB by default).
+pub const MAX_ARG_BYTES: usize = 4 << 20;
+/// The most argument or environment strings read for one exec.
+pub const MAX_STRINGS: usize = 1 << 17;
+
+/// Why a process could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read the memory of process {pid} at {addr:#x}: {source}")]
+    Memory {
+        pid: u32,
+        addr: u64,
+        source: std::io::Error,
+    },
+    #[error("the exec's arguments exceed {MAX_ARG_BYTES} bytes")]
+    TooLong,
+    #[error("cannot read /proc/{pid}/{what}: {source}")]
+    Proc {
+        pid: u32,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("/proc/{pid}/{what} is not what the kernel writes")]
+    Malformed { pid: u32, what: &'static str },
+}
+
+/// Copies `buf.len()` bytes from `addr` in process `pid`; short reads are errors.
+pub fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> Result<(), ReadError> {
+    let mut done = 0;
+    while done < buf.len() {
+        let local = libc::iovec {
+            iov_base: buf[done..].as_mut_ptr().cast(),
+            iov_len: buf.len() - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (addr as usize + done) as *mut libc::c_void,
+            iov_len: buf.len() - done,
+        };
+        // SAFETY: both iovecs describe memory of the right length; the
+        // local one is our own buffer.
+        let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+        if n <= 0 {
+            let source = if n == 0 {
+                std::io::Error::from_raw_os_error(libc::EFAULT)
+            } else {
+                std::io::Error::last_os_error()
+            };
+            return Err(ReadError::Memory {
+                pid,
+                addr: addr + done as u64,
+                source,
+            });
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// The NUL-ended string at `addr`, read page by page (a string may end
+/// just before an unmapped page). `budget` is what may still be read.
+pub fn read_c_string(pid: u32, addr: u64, budget: &mut usize) -> Result<Vec<u8>, ReadError> {
+    const PAGE: u64 = 4096;
+    let mut out = Vec::new();
+    let mut at = addr;
+    loop {
+        let chunk = (PAGE - at % PAGE) as usize;
+        let mut buf = vec![0u8; chunk];
+        read_memory(pid, at, &mut buf)?;
+        if let Some(end) = buf.iter().position(|&b| b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            *budget = budget.checked_sub(end + 1).ok_or(ReadError::TooLong)?;
+            return Ok(out);
+        }
+        out.extend_from_slice(&buf);
+        if out.len() > *budget {
+            return Err(ReadError::TooLong);
+        }
+        at += chunk as u64;
+    }
+}
+
+/// The strings of a NULL-ended array of string pointers (argv, envp).
+/// A NULL array is empty, as the kernel reads it.
+pub fn read_string_array(
+    pid: u32,
+    addr: u64,
+    budget: &mut usize,
+) -> Result<Vec<Vec<u8>>, ReadError> {
+    let mut out = Vec::new();
+    if addr == 0 {
+        return Ok(out);
+    }
+    loop {
+        if out.len() >= MAX_STRINGS {
+            return Err(ReadError::TooLong);
+        }
+        let mut ptr = [0u8; 8];
+        read_memory(pid, addr + 8 * out.len() as u64, &mut ptr)?;
+        let p = u64::from_ne_bytes(ptr);
+        if p == 0 {
+            return Ok(out);
+        }
+        *budget = budget.checked_sub(8).ok_or(ReadError::TooLong)?;
+        out.push(read_c_string(pid, p, budget)?);
+    }
+}
+
+/// What `/proc/PID/stat` and `/proc/PID/status` say about a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Task {
+    pub pid: u32,
+    /// The thread group (process) the task belongs to.
+    pub tgid: u32,
+    pub ppid: u32,
+    /// Threads in the task's process.
+    pub threads: u32,
+    /// When the task started (clock ticks since boot): with `pid`, names a
+    /// process even after its number is reused.
+    pub start: u64,
+    /// A task that traces this one (0: none).
+    pub tracer: u32,
+}
+
+pub fn task(pid: u32) -> Result<Task, ReadError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|source| {
+        ReadError::Proc {
+            pid,
+            what: "status",
+            source,
+        }
+    })?;
+    let field = |name: &str| -> Option<u32> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let malformed = |what| ReadError::Malformed { pid, what };
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).map_err(|source| ReadError::Proc {
+        pid,
+        what: "stat",
+        source,
+    })?;
+    // The command name (field 2) may hold any byte but ')', so fields are
+    // counted from the last ')'.
+    let close = stat
+        .iter()
+        .rposition(|&b| b == b')')
+        .ok_or(malformed("stat"))?;
+    let rest = String::from_utf8_lossy(&stat[close + 1..]);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // fields[0] is field 3 (state); starttime is field 22.
+    let start = fields
+        .get(19)
+        .and_then(|v| v.parse().ok())
+        .ok_or(malformed("stat"))?;
+    Ok(Task {
+        pid,
+        tgid: field("Tgid:").ok_or(malformed("status"))?,
+        ppid: field("PPid:").ok_or(malformed("status"))?,
+        threads: field("Threads:").ok_or(malformed("status"))?,
+        tracer: field("TracerPid:").ok_or(malformed("status"))?,
+        start,
+    })
+}
+
+/// Where a `/proc` link of the task points (`cwd`, `exe`, `fd/N`).
+pub fn link(pid: u32, what: &str) -> Result<PathBuf, ReadError> {
+    std::fs::read_link(format!("/proc/{pid}/{what}")).map_err(|source| ReadError::Proc {
+        pid,
+        what: "link",
+        source,
+    })
+}
+
+/// `/proc/PID/cmdline`: the arguments a process was started with.
+pub fn cmdline(pid: u32) -> Result<Vec<Vec<u8>>, ReadError> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).map_err(|source| ReadError::Proc {
+        pid,
+        what: "cmdline",
+        source,
+    })?;
+    Ok(split_nul(&raw))
+}
+
+/// `/proc/PID/environ`.
+pub fn environ(pid: u32) -> Result<Vec<Vec<u8>>, ReadError> {
+    let raw = std::fs::read(format!("/proc/{pid}/environ")).map_err(|source| ReadError::Proc {
+        pid,
+        what: "environ",
+        source,
+    })?;
+    Ok(split_nul(&raw))
+}
+
+fn split_nul(raw: &[u8]) -> Vec<Vec<u8>> {
+    let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    raw.split(|&b| b == 0).map(<[u8]>::to_vec).collect()
+}
+
+/// Whether two tasks share one address space (`kcmp(KCMP_VM)`): a vfork
+/// child and its parent do until the child execs.
+pub fn same_memory(a: u32, b: u32) -> bool {
+    const KCMP_VM: libc::c_long = 1;
+    // SAFETY: kcmp only compares kernel objects of the two tasks.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_kcmp,
+            a as libc::c_long,
+            b as libc::c_long,
+            KCMP_VM,
+            0,
+            0,
+        )
+    };
+    // An error (a task gone, no permission) counts as shared: the careful path.
+    r != 1 && r != 2
+}
+
+/// The thread ids of process `tgid`.
+pub fn threads(tgid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{tgid}/task"))
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn os(bytes: Vec<u8>) -> OsString {
+    OsString::from_vec(bytes)
+}

@@ -1,0 +1,475 @@
+//! The exec supervisor: takes each `execve`/`execveat` the filter stops,
+//! reads it from the stopped process, has the session decide it, and lets
+//! it proceed or fails it with `EACCES`.
+//!
+//! Time of check: the arguments live in the caller's memory, which another
+//! thread (or a vfork parent's other threads) could change after they were
+//! read. So an allowed exec is not simply continued: the supervisor
+//! attaches to the caller (`PTRACE_SEIZE` with `PTRACE_O_TRACEEXEC`),
+//! continues the call, and at the exec event (the new program loaded, not
+//! one instruction of it run) compares the file loaded and the arguments
+//! the kernel copied with what was decided. A difference kills the process
+//! before it runs. See `docs/enforcement.md` for what remains.
+
+use crate::proc::{self, MAX_ARG_BYTES, ReadError};
+use aileron_session::{Decider, ExecCall, ExecRuling};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Variables that make any program (the dynamic loader, a shell, an
+/// interpreter) load or run code named by their value. An exec that sets
+/// one to a value the session did not start with is decided with it.
+const CODE_VARIABLES: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+];
+
+fn is_code_variable(name: &str) -> bool {
+    CODE_VARIABLES.contains(&name) || name.starts_with("BASH_FUNC_")
+}
+
+/// The supervisor of one launch.
+pub struct Supervisor {
+    listener: OwnedFd,
+    decider: Arc<Decider>,
+    /// The arguments `aileron launch` starts the agent with: its first exec.
+    launch: Vec<String>,
+    launched: AtomicBool,
+    /// Code variables of the session's own environment, as started.
+    base_env: Vec<(String, String)>,
+    waiting: AtomicUsize,
+}
+
+/// Threads waiting for a notification, at most; more end after theirs.
+const MAX_WAITING: usize = 4;
+
+impl Supervisor {
+    pub fn new(
+        listener: OwnedFd,
+        decider: Arc<Decider>,
+        launch: Vec<String>,
+        env: &[(String, String)],
+    ) -> Arc<Supervisor> {
+        let base_env = env
+            .iter()
+            .filter(|(k, _)| is_code_variable(k))
+            .cloned()
+            .collect();
+        Arc::new(Supervisor {
+            listener,
+            decider,
+            launch,
+            launched: AtomicBool::new(false),
+            base_env,
+            waiting: AtomicUsize::new(0),
+        })
+    }
+
+    /// Starts taking notifications on threads of their own. Each waits in
+    /// the kernel; one that takes a notification starts another first when
+    /// it was the last, so an exec waiting for a human never holds up others.
+    pub fn start(self: &Arc<Self>) {
+        self.start_thread();
+    }
+
+    fn start_thread(self: &Arc<Self>) {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let me = Arc::clone(self);
+        let started = std::thread::Builder::new()
+            .name("aileron-supervisor".into())
+            .spawn(move || me.work());
+        if started.is_err() {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn work(self: Arc<Self>) {
+        loop {
+            let received = self.receive();
+            if self.waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
+                self.start_thread();
+            }
+            match received {
+                Ok(n) => self.handle(&n),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                // The tree is gone (the listener has no more filters).
+                Err(_) => return,
+            }
+            let rejoined = self
+                .waiting
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
+                    (w < MAX_WAITING).then_some(w + 1)
+                });
+            if rejoined.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn receive(&self) -> std::io::Result<libc::seccomp_notif> {
+        loop {
+            // SAFETY: an all-zero seccomp_notif is valid (and required by RECV).
+            let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            // SAFETY: n is a seccomp_notif, as the ioctl expects.
+            let r = unsafe {
+                libc::ioctl(
+                    self.listener.as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_RECV,
+                    &mut n as *mut libc::seccomp_notif,
+                )
+            };
+            if r == 0 {
+                return Ok(n);
+            }
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(e);
+            }
+        }
+    }
+
+    fn respond(&self, id: u64, error: i32, continue_call: bool) -> bool {
+        let mut resp = libc::seccomp_notif_resp {
+            id,
+            val: 0,
+            error: if continue_call { 0 } else { -error },
+            flags: if continue_call {
+                libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32
+            } else {
+                0
+            },
+        };
+        // SAFETY: resp is a seccomp_notif_resp, as the ioctl expects.
+        unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SEND,
+                &mut resp as *mut libc::seccomp_notif_resp,
+            ) == 0
+        }
+    }
+
+    /// Whether the notification still stands for the same stopped call (the
+    /// process did not die and its number was not reused meanwhile).
+    fn still_valid(&self, id: u64) -> bool {
+        let mut id = id;
+        // SAFETY: id is a u64, as the ioctl expects.
+        unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+                &mut id as *mut u64,
+            ) == 0
+        }
+    }
+
+    fn handle(&self, n: &libc::seccomp_notif) {
+        let exec = match self.read_exec(n) {
+            Ok(e) => e,
+            Err(Refusal::Errno(errno)) => {
+                self.respond(n.id, errno, false);
+                return;
+            }
+            Err(Refusal::Why(why)) => {
+                self.decider.record_refused_exec(n.pid, &why);
+                self.respond(n.id, libc::EACCES, false);
+                return;
+            }
+        };
+        if !self.launched.load(Ordering::SeqCst) && exec.call.argv == self.launch {
+            // The program `aileron launch` was asked to run.
+            self.launched.store(true, Ordering::SeqCst);
+            self.respond(n.id, 0, true);
+            return;
+        }
+        match self.decider.decide_exec(&exec.call) {
+            ExecRuling::Deny(_) => {
+                self.respond(n.id, libc::EACCES, false);
+            }
+            ExecRuling::Allow => self.continue_checked(n, &exec),
+        }
+    }
+
+    /// Lets an allowed exec proceed, then checks at its exec event that the
+    /// kernel loaded what was decided.
+    fn continue_checked(&self, n: &libc::seccomp_notif, exec: &Exec) {
+        let tid = n.pid as libc::pid_t;
+        if !self.still_valid(n.id) {
+            return;
+        }
+        // SAFETY: ptrace on a task of the tree; failures are handled.
+        let seized = unsafe {
+            libc::ptrace(
+                libc::PTRACE_SEIZE,
+                tid,
+                0,
+                libc::PTRACE_O_TRACEEXEC as libc::c_ulong,
+            )
+        } == 0;
+        if !seized {
+            let why = format!(
+                "cannot watch process {tid} through its exec: {}",
+                std::io::Error::last_os_error()
+            );
+            self.decider.record_refused_exec(n.pid, &why);
+            self.respond(n.id, libc::EACCES, false);
+            return;
+        }
+        // SAFETY: as above. The interrupt makes the task stop when the
+        // call returns, if it fails (no exec event then).
+        unsafe { libc::ptrace(libc::PTRACE_INTERRUPT, tid, 0, 0) };
+        if !self.respond(n.id, 0, true) {
+            detach(tid);
+            return;
+        }
+        loop {
+            let mut status = 0;
+            // SAFETY: waits for our tracee only.
+            let r = unsafe { libc::waitpid(tid, &mut status, libc::__WALL) };
+            if r < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return;
+            }
+            if !libc::WIFSTOPPED(status) {
+                // Gone (killed while it exec'd).
+                return;
+            }
+            let event = (status >> 16) & 0xffff;
+            let sig = libc::WSTOPSIG(status);
+            if event == libc::PTRACE_EVENT_EXEC {
+                if let Err(why) = exec.matches_loaded(tid as u32) {
+                    // SAFETY: kills the tracee before it runs an instruction.
+                    unsafe { libc::kill(tid, libc::SIGKILL) };
+                    self.decider.record_refused_exec(n.pid, &why);
+                }
+                detach(tid);
+                return;
+            }
+            if event == libc::PTRACE_EVENT_STOP {
+                // The call returned without an exec (it failed).
+                detach(tid);
+                return;
+            }
+            // A signal arrived meanwhile: deliver it and wait on.
+            // SAFETY: resumes our tracee with its own signal.
+            unsafe { libc::ptrace(libc::PTRACE_CONT, tid, 0, sig as libc::c_long) };
+        }
+    }
+
+    fn read_exec(&self, n: &libc::seccomp_notif) -> Result<Exec, Refusal> {
+        let pid = n.pid;
+        let a = n.data.args;
+        let (dirfd, path_ptr, argv_ptr, envp_ptr, flags) =
+            if n.data.nr as libc::c_long == libc::SYS_execveat {
+                (a[0] as i32, a[1], a[2], a[3], a[4] as i32)
+            } else {
+                (libc::AT_FDCWD, a[0], a[1], a[2], 0)
+            };
+        let task = proc::task(pid).map_err(Refusal::read)?;
+        if task.pid != task.tgid && task.threads > 1 {
+            return Err(Refusal::Why(
+                "an exec from a thread other than its process's first is not supervised".into(),
+            ));
+        }
+        let mut budget = MAX_ARG_BYTES;
+        let path = proc::read_c_string(pid, path_ptr, &mut budget).map_err(Refusal::read)?;
+        let argv = proc::read_string_array(pid, argv_ptr, &mut budget).map_err(Refusal::read)?;
+        let envp = proc::read_string_array(pid, envp_ptr, &mut budget).map_err(Refusal::read)?;
+        let cwd = proc::link(pid, "cwd").map_err(Refusal::read)?;
+        if !self.still_valid(n.id) {
+            return Err(Refusal::Errno(libc::ESRCH));
+        }
+        let named = resolve_target(pid, dirfd, &path, flags, &cwd)?;
+        let file = match std::fs::canonicalize(&named) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let target = std::fs::read_link(&named).unwrap_or_default();
+                let target = target.to_string_lossy();
+                if target.starts_with("/memfd:") || target.ends_with(" (deleted)") {
+                    return Err(Refusal::Why(
+                        "the program is a memory file with no path: it cannot be decided".into(),
+                    ));
+                }
+                // What the kernel would answer; a PATH search tries many.
+                return Err(Refusal::Errno(libc::ENOENT));
+            }
+            Err(e) => {
+                return Err(Refusal::Why(format!(
+                    "cannot resolve the program {}: {e}",
+                    named.display()
+                )));
+            }
+        };
+        let meta = std::fs::metadata(&file).map_err(|e| {
+            Refusal::Why(format!("cannot read the program {}: {e}", file.display()))
+        })?;
+        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let code_env: Vec<(String, String)> = envp
+            .iter()
+            .filter_map(|kv| {
+                let kv = lossy(kv);
+                let (k, v) = kv.split_once('=')?;
+                is_code_variable(k).then(|| (k.to_owned(), v.to_owned()))
+            })
+            .filter(|kv| !self.base_env.contains(kv))
+            .collect();
+        let mut lineage = vec![(task.tgid, task.start)];
+        let mut parent = task.ppid;
+        while parent > 1 && lineage.len() < 64 {
+            match proc::task(parent) {
+                Ok(t) => {
+                    lineage.push((t.tgid, t.start));
+                    parent = t.ppid;
+                }
+                Err(_) => break,
+            }
+        }
+        Ok(Exec {
+            call: ExecCall {
+                pid: task.tgid,
+                lineage,
+                cwd: cwd.to_string_lossy().into_owned(),
+                exe: file.to_string_lossy().into_owned(),
+                argv: argv.iter().map(|a| lossy(a)).collect(),
+                code_env,
+            },
+            raw_argv: argv,
+            path,
+            file_id: (meta.dev(), meta.ino()),
+            code_env_raw: envp
+                .into_iter()
+                .filter(|kv| {
+                    let k = kv.split(|&b| b == b'=').next().unwrap_or_default();
+                    std::str::from_utf8(k).is_ok_and(is_code_variable)
+                })
+                .collect(),
+        })
+    }
+}
+
+fn detach(tid: libc::pid_t) {
+    // SAFETY: detaches our tracee; harmless if it is gone.
+    unsafe { libc::ptrace(libc::PTRACE_DETACH, tid, 0, 0) };
+}
+
+/// Where `execveat(dirfd, path, flags)` points, before links are followed.
+fn resolve_target(
+    pid: u32,
+    dirfd: i32,
+    path: &[u8],
+    flags: i32,
+    cwd: &std::path::Path,
+) -> Result<std::path::PathBuf, Refusal> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+    let fd_path = |fd: i32| -> Result<std::path::PathBuf, Refusal> {
+        proc::link(pid, &format!("fd/{fd}")).map_err(|_| Refusal::Errno(libc::EBADF))
+    };
+    let named = if path.is_empty() {
+        if flags & libc::AT_EMPTY_PATH == 0 {
+            return Err(Refusal::Errno(libc::ENOENT));
+        }
+        fd_path(dirfd)?
+    } else if p.is_absolute() {
+        p.to_path_buf()
+    } else if dirfd == libc::AT_FDCWD {
+        cwd.join(p)
+    } else {
+        fd_path(dirfd)?.join(p)
+    };
+    // The caller's /proc/self is not ours.
+    let text = named.to_string_lossy();
+    for own in ["/proc/self/", "/proc/thread-self/"] {
+        if let Some(rest) = text.strip_prefix(own) {
+            return Ok(format!("/proc/{pid}/{rest}").into());
+        }
+    }
+    Ok(named)
+}
+
+/// An exec as read, with what its exec event is checked against.
+struct Exec {
+    call: ExecCall,
+    raw_argv: Vec<Vec<u8>>,
+    /// The path as passed (a script's interpreter gets it as an argument).
+    path: Vec<u8>,
+    file_id: (u64, u64),
+    code_env_raw: Vec<Vec<u8>>,
+}
+
+impl Exec {
+    /// Whether the stopped, just-exec'd process `pid` runs what was decided.
+    fn matches_loaded(&self, pid: u32) -> Result<(), String> {
+        let changed =
+            |what: &str| format!("the exec changed after it was decided ({what}): killed");
+        let loaded = std::fs::metadata(format!("/proc/{pid}/exe"))
+            .map_err(|e| format!("cannot read the program loaded: {e}"))?;
+        let args = proc::cmdline(pid).map_err(|e| e.to_string())?;
+        if (loaded.dev(), loaded.ino()) == self.file_id {
+            if args != self.raw_argv {
+                return Err(changed("arguments"));
+            }
+        } else {
+            // A script: the kernel ran its interpreter with the path as
+            // passed, then the arguments after argv[0].
+            let tail = self.raw_argv.get(1..).unwrap_or_default();
+            let ok = args.len() > tail.len()
+                && args[args.len() - tail.len()..] == *tail
+                && args[args.len() - tail.len() - 1] == self.path;
+            let shebang = std::fs::read(&self.call.exe)
+                .ok()
+                .is_some_and(|b| b.starts_with(b"#!"));
+            if !ok || !shebang {
+                return Err(changed("program"));
+            }
+        }
+        let env = proc::environ(pid).map_err(|e| e.to_string())?;
+        let code: Vec<Vec<u8>> = env
+            .into_iter()
+            .filter(|kv| {
+                let k = kv.split(|&b| b == b'=').next().unwrap_or_default();
+                std::str::from_utf8(k).is_ok_and(is_code_variable)
+            })
+            .collect();
+        if code != self.code_env_raw {
+            return Err(changed("environment"));
+        }
+        Ok(())
+    }
+}
+
+enum Refusal {
+    /// Answer with this error, as the kernel would; nothing was decided.
+    Errno(i32),
+    /// Refuse (`EACCES`) and record why.
+    Why(String),
+}
+
+impl Refusal {
+    fn read(e: ReadError) -> Refusal {
+        match e {
+            ReadError::Memory { ref source, .. } if source.raw_os_error() == Some(libc::EFAULT) => {
+                Refusal::Errno(libc::EFAULT)
+            }
+            ReadError::Proc { .. } | ReadError::Memory { .. } => {
+                Refusal::Why(format!("cannot read the exec: {e}"))
+            }
+            ReadError::TooLong => Refusal::Errno(libc::E2BIG),
+            ReadError::Malformed { .. } => Refusal::Why(e.to_string()),
+        }
+    }
+}
