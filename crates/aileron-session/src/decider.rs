@@ -330,6 +330,28 @@ impl Decider {
     pub fn record_refused_exec(&self, pid: u32, why: &str) {
         let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))
             .map_or_else(|_| self.cfg.load.cwd.clone(), PathBuf::from);
+        self.record_event(
+            "shell.exec",
+            &format!("an exec of process {pid}"),
+            "deny",
+            why,
+            cwd,
+        );
+    }
+
+    /// Writes an audit line about the session itself (`session.start`:
+    /// what the kernel does not enforce).
+    pub fn record_session_note(&self, why: &str) {
+        self.record_event(
+            "session.start",
+            "aileron launch",
+            "allow",
+            why,
+            self.cfg.load.cwd.clone(),
+        );
+    }
+
+    fn record_event(&self, kind: &str, summary: &str, decision: &str, why: &str, cwd: PathBuf) {
         let mut opts = self.cfg.load.clone();
         opts.cwd = cwd.clone();
         let audit = match aileron_config::load_with_memo(
@@ -343,9 +365,8 @@ impl Decider {
         let mut action = Action {
             id: action_id(),
             timestamp: now_rfc3339(),
-            kind: "shell.exec".into(),
-            primary: "shell".into(),
-            summary: format!("an exec of process {pid}"),
+            kind: kind.into(),
+            summary: summary.into(),
             ..Action::default()
         };
         action.session.id = self.cfg.session_id.clone();
@@ -357,7 +378,7 @@ impl Decider {
             adapter: "supervisor".into(),
             cwd: Some(cwd.to_string_lossy().into_owned()),
             action: AuditAction::from_action(&action),
-            decision: "deny".into(),
+            decision: decision.into(),
             outcome: None,
             source: "builtin".into(),
             rule: None,

@@ -138,6 +138,15 @@ impl Decider {
         }
         let line = exec_line(call);
         let within = self.contexts.enclosing(&call.lineage);
+        if let Some(enclosing) = &within
+            && call.code_env.is_empty()
+            && part_of(enclosing, call, &self.home())
+        {
+            // A command of the line that was decided (and recorded): the
+            // shell running it, not a new decision.
+            self.contexts.run(pid, start, line);
+            return ExecRuling::Allow;
+        }
         let mut argv = vec![call.exe.clone()];
         argv.extend(call.argv.iter().cloned());
         let req = Request {
@@ -227,6 +236,31 @@ fn shell_line(call: &ExecCall, home: &str) -> Option<String> {
         Invocation::Command(cmd) => Some(aileron_shell::harness::model_command(cmd, home)),
         _ => None,
     }
+}
+
+/// Whether the exec runs one of the simple commands of `line`, as its
+/// analysis found them, with the same arguments, under the same name as
+/// the file it loads.
+fn part_of(line: &str, call: &ExecCall, home: &str) -> bool {
+    let Some((name, args)) = call.argv.split_first() else {
+        return false;
+    };
+    if base_name(name) != base_name(&call.exe) {
+        return false;
+    }
+    let analysis = aileron_shell::analyse(
+        line,
+        &aileron_shell::Context {
+            cwd: &call.cwd,
+            home,
+            limits: aileron_shell::Limits::default(),
+        },
+    );
+    analysis.opaque.is_none()
+        && analysis
+            .commands
+            .iter()
+            .any(|c| base_name(&c.binary) == base_name(name) && c.argv == args)
 }
 
 fn base_name(path: &str) -> &str {

@@ -32,6 +32,7 @@ pub fn run(args: Args) -> Result<u8, String> {
         }
     };
     let (program, program_args) = args.program.split_first().ok_or("nothing to launch")?;
+    let asked_enforce = args.enforce.is_some();
     let enforce = match enforcement(args.enforce.as_deref()) {
         Ok(e) => e,
         Err(message) => {
@@ -129,6 +130,17 @@ pub fn run(args: Args) -> Result<u8, String> {
         // Gemini CLI runs `bash` by name from PATH and ignores $SHELL.
         let path = std::env::var("PATH").unwrap_or_default();
         cmd.env("PATH", format!("{}:{path}", bin.display()));
+    }
+    if enforce != Enforce::ALL {
+        decider.record_session_note(&format!(
+            "the kernel enforces {} in this session{}",
+            enforce.describe(),
+            if asked_enforce {
+                " (--enforce)"
+            } else {
+                " (all this system supports)"
+            }
+        ));
     }
     let status = if enforce.is_none() {
         cmd.status()
@@ -229,10 +241,12 @@ fn run_enforced(
     decider.trust_shim(shim);
     let for_supervisor = Arc::clone(decider);
     let env = env.to_vec();
-    eprintln!(
-        "aileron: the kernel enforces {} for this session",
-        enforce.describe()
-    );
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!(
+            "aileron: the kernel enforces {} for this session",
+            enforce.describe()
+        );
+    }
     aileron_supervisor::spawn::spawn(cmd, program, enforce, lockdown, move |fd| {
         Supervisor::new(fd, for_supervisor, launch_argv, &env).start();
     })

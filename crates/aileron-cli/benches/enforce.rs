@@ -1,0 +1,131 @@
+//! What `aileron launch --enforce exec` costs: per exec of an allowed
+//! program (a loop of 200 `/bin/true` beside the same loop under
+//! `--enforce none`), and a real `cargo build` of a crate from the
+//! registry cache under each (issue 13's figures: ≤ 0.3 ms per exec,
+//! ≤ 1.1× for the build).
+
+mod support;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const LOOP: &str = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
+
+fn launch(aileron: &Path, dir: &Path, home: &Path, enforce: &str, program: &[&str]) {
+    let out = support::isolated(aileron, dir, home)
+        .args(["launch", "--enforce", enforce, "--"])
+        .args(program)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A crate from the registry cache that builds offline with no dependencies.
+fn registry_crate(name: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))?;
+    let src = home.join("registry/src");
+    std::fs::read_dir(src).ok()?.flatten().find_map(|index| {
+        std::fs::read_dir(index.path())
+            .ok()?
+            .flatten()
+            .find_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.strip_prefix(name)
+                    .is_some_and(|v| v.starts_with('-'))
+                    .then(|| e.path())
+            })
+    })
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let p = support::Project::go("version: 1\ndefault: allow\n");
+    let aileron = support::installed_binary("aileron", p.tmp.path());
+    support::installed_binary("aileron-sh", p.tmp.path());
+    let (dir, home) = (p.dir.clone(), p.home.clone());
+    let mut g = c.benchmark_group("enforce");
+    g.measurement_time(Duration::from_secs(10)).sample_size(10);
+    for enforce in ["none", "exec"] {
+        g.bench_function(format!("200 execs, --enforce {enforce}"), |b| {
+            b.iter(|| launch(&aileron, &dir, &home, enforce, &["/bin/sh", "-c", LOOP]))
+        });
+    }
+    g.finish();
+
+    support::interleaved(
+        "200 execs of /bin/true from the launched shell",
+        10,
+        &mut [
+            ("--enforce none", &mut || {
+                launch(&aileron, &dir, &home, "none", &["/bin/sh", "-c", LOOP])
+            }),
+            ("--enforce exec", &mut || {
+                launch(&aileron, &dir, &home, "exec", &["/bin/sh", "-c", LOOP])
+            }),
+        ],
+    );
+
+    let Some(krate) = registry_crate("memchr") else {
+        println!("no memchr in the registry cache: the build figure is skipped");
+        return;
+    };
+    let project = p.tmp.path().join("memchr");
+    copy_dir(&krate, &project);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cargo_home = std::env::var("CARGO_HOME")
+        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()));
+    let build = |enforce: &str| {
+        let _ = std::fs::remove_dir_all(project.join("target"));
+        let out = support::isolated(&aileron, &project, &home)
+            .env("CARGO_HOME", &cargo_home)
+            .args([
+                "launch",
+                "--enforce",
+                enforce,
+                "--",
+                &cargo,
+                "build",
+                "--offline",
+                "-q",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(project.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
+    support::interleaved(
+        "cargo build (memchr, from the registry cache)",
+        3,
+        &mut [
+            ("--enforce none", &mut || build("none")),
+            ("--enforce exec", &mut || build("exec")),
+        ],
+    );
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
