@@ -118,6 +118,8 @@ pub struct Decider {
     real_shell_path: String,
     /// The shim's file, under an exec supervisor (`trust_shim`).
     pub(crate) shim_exe: std::sync::OnceLock<String>,
+    /// The `aileron` executable, whose `hook` an agent may run (`trust_aileron`).
+    pub(crate) aileron_exe: std::sync::OnceLock<String>,
 }
 
 struct Outcome {
@@ -141,6 +143,7 @@ impl Decider {
         Decider {
             contexts: crate::exec::Contexts::default(),
             shim_exe: std::sync::OnceLock::new(),
+            aileron_exe: std::sync::OnceLock::new(),
             real_shell_path,
             remote,
             cfg,

@@ -131,6 +131,10 @@ impl Decider {
             self.contexts.run(pid, start, line);
             return ExecRuling::Allow;
         }
+        if call.code_env.is_empty() && self.is_hook_call(call) {
+            // The agent running Aileron's own hook: it asks this session.
+            return ExecRuling::Allow;
+        }
         if call.code_env.is_empty() && self.shim_exe.get() == Some(&call.exe) {
             // The shim decides what it was given itself, and says why on
             // the agent's terminal; its exec of the real shell is handed over.
@@ -186,6 +190,44 @@ impl Decider {
             .is_ok_and(|exe| exe.as_os_str() == shim.as_str());
         if running && let Some(start) = start_time(pid) {
             self.contexts.hand_over(pid, start, argv, line);
+        }
+    }
+
+    /// `aileron hook AGENT` of the trusted `aileron`, directly or as the
+    /// one command of a shell's `-c` line (agents run hook commands
+    /// through `sh -c`).
+    fn is_hook_call(&self, call: &ExecCall) -> bool {
+        let Some(aileron) = self.aileron_exe.get() else {
+            return false;
+        };
+        let hook_argv = |args: &[String]| args.len() == 2 && args[0] == "hook";
+        if call.exe == *aileron {
+            return hook_argv(call.argv.get(1..).unwrap_or_default());
+        }
+        let Some(line) = shell_line(call, &self.home()) else {
+            return false;
+        };
+        let analysis = aileron_shell::analyse(
+            &line,
+            &aileron_shell::Context {
+                cwd: &call.cwd,
+                home: &self.home(),
+                limits: aileron_shell::Limits::default(),
+            },
+        );
+        analysis.opaque.is_none()
+            && analysis.commands.len() == 1
+            && std::fs::canonicalize(&analysis.commands[0].binary)
+                .is_ok_and(|b| b.as_os_str() == aileron.as_str())
+            && hook_argv(&analysis.commands[0].argv)
+            && analysis.commands[0].env_changes.is_empty()
+    }
+
+    /// Names the `aileron` whose `hook` subcommand an agent may run
+    /// without a decision (it asks this session itself).
+    pub fn trust_aileron(&self, aileron: &std::path::Path) {
+        if let Ok(real) = std::fs::canonicalize(aileron) {
+            let _ = self.aileron_exe.set(real.to_string_lossy().into_owned());
         }
     }
 

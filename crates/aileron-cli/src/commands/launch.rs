@@ -239,6 +239,9 @@ fn run_enforced(
         None
     };
     decider.trust_shim(shim);
+    if let Ok(me) = std::env::current_exe() {
+        decider.trust_aileron(&me);
+    }
     let for_supervisor = Arc::clone(decider);
     let env = env.to_vec();
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
