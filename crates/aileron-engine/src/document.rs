@@ -27,7 +27,9 @@ pub const META_KEYS: &[&str] = &[
 ];
 pub const ASK_KEYS: &[&str] = &["approver", "timeout", "on_timeout"];
 pub const JUDGE_KEYS: &[&str] = &["model", "prompt", "cache_ttl", "fail_closed"];
-pub const SETTINGS_KEYS: &[&str] = &["ask_mode", "audit_log", "timeout", "on_timeout"];
+pub const SETTINGS_KEYS: &[&str] = &["ask_mode", "audit_log", "timeout", "on_timeout", "enforce"];
+/// Keys of `settings.enforce`.
+pub const ENFORCE_KEYS: &[&str] = &["writable"];
 pub const ENV_KEYS: &[&str] = &["scrub", "passthrough"];
 pub const SCOPE_KEYS: &[&str] = &["plugin", "profile", "integration"];
 pub const TEST_KEYS: &[&str] = &["name", "command", "action", "cwd", "expect", "rule"];
@@ -74,6 +76,9 @@ pub struct Settings {
     pub audit_log: Option<String>,
     pub timeout: Option<u64>,
     pub on_timeout: Option<Decision>,
+    /// `enforce.writable`: under `aileron launch`, the agent's tree writes
+    /// only here, in the project and in the temporary directories (Landlock).
+    pub writable: Option<Vec<String>>,
 }
 
 /// `env:` patterns for the launched agent's environment.
@@ -360,6 +365,21 @@ impl Parser<'_> {
                     s.on_timeout = self
                         .one_of(v, "on_timeout", &["allow", "deny"])
                         .and_then(Decision::parse)
+                }
+                "enforce" => {
+                    for (k, v) in self
+                        .map(v, "`settings.enforce`", ENFORCE_KEYS)
+                        .unwrap_or_default()
+                    {
+                        if k.name == "writable" {
+                            s.writable = Some(
+                                self.strings(v, "writable")
+                                    .into_iter()
+                                    .map(|(p, _)| p)
+                                    .collect(),
+                            );
+                        }
+                    }
                 }
                 _ => {}
             }

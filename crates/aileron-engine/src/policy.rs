@@ -216,6 +216,7 @@ impl Policy {
             settings.audit_log = s.audit_log.or(settings.audit_log);
             settings.timeout = s.timeout.or(settings.timeout);
             settings.on_timeout = s.on_timeout.or(settings.on_timeout);
+            settings.writable = s.writable.or(settings.writable);
             for p in doc.env.scrub {
                 if !env_policy.scrub.contains(&p) {
                     env_policy.scrub.push(p);

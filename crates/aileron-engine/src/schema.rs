@@ -117,7 +117,11 @@ pub fn json_schema() -> Value {
                 "ask_mode": {"enum": ASK_MODES},
                 "audit_log": str_,
                 "timeout": {"type": "integer", "minimum": 1},
-                "on_timeout": on_timeout
+                "on_timeout": on_timeout,
+                "enforce": {"type": "object", "additionalProperties": false, "properties": {
+                    "writable": {"type": "array", "items": {"type": "string"},
+                                 "description": "under `aileron launch` (Linux, Landlock): besides the project and the temporary directories, the only places the agent's tree may write (~/ is the home directory)"}
+                }}
             }},
             "env": {"type": "object", "additionalProperties": false,
                      "properties": {"scrub": str_list, "passthrough": str_list}},

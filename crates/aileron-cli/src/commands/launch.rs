@@ -145,6 +145,14 @@ pub fn run(args: Args) -> Result<u8, String> {
     let status = if enforce.is_none() {
         cmd.status()
     } else {
+        let writable = loaded.policy.settings.writable.as_ref().map(|extra| {
+            let base = loaded
+                .project_file
+                .as_deref()
+                .and_then(Path::parent)
+                .unwrap_or(&cwd);
+            writable_places(extra, base, &cwd)
+        });
         run_enforced(
             cmd,
             program,
@@ -156,6 +164,7 @@ pub fn run(args: Args) -> Result<u8, String> {
             &cwd,
             &runtime,
             &opts_data_dir,
+            writable,
         )
         .map_err(|e| e.to_string())
         .and_then(|mut child| child.wait().map_err(|e| e.to_string()))
@@ -225,6 +234,7 @@ fn run_enforced(
     cwd: &Path,
     runtime: &Path,
     data_dir: &Path,
+    writable: Option<Vec<PathBuf>>,
 ) -> Result<std::process::Child, String> {
     let lockdown = if enforce.files {
         let home = std::env::var_os("HOME")
@@ -232,7 +242,7 @@ fn run_enforced(
             .unwrap_or_default();
         let (protect, secrets) = locked_paths(cwd, &home, data_dir, runtime);
         Some(
-            Lockdown::prepare(&protect, &secrets, None)
+            Lockdown::prepare(&protect, &secrets, writable.as_deref())
                 .map_err(|e| format!("--enforce files: {e}"))?,
         )
     } else {
@@ -254,6 +264,32 @@ fn run_enforced(
         Supervisor::new(fd, for_supervisor, launch_argv, &env).start();
     })
     .map_err(|e| e.to_string())
+}
+
+/// Where the tree may write under `settings.enforce.writable`: the
+/// project, the temporary directories, and the places listed (`~/` is the
+/// home directory; a relative path is relative to the policy file).
+fn writable_places(extra: &[String], base: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let mut places = vec![
+        base.to_path_buf(),
+        cwd.to_path_buf(),
+        "/tmp".into(),
+        "/var/tmp".into(),
+    ];
+    if let Some(t) = std::env::var_os("TMPDIR") {
+        places.push(t.into());
+    }
+    for p in extra {
+        places.push(match p.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None if p == "~" => home.clone(),
+            None => base.join(p),
+        });
+    }
+    places
 }
 
 /// The paths the agent's tree may not write (`protect`) or read
