@@ -967,8 +967,9 @@ fn rule_label(v: &Verdict) -> String {
 }
 
 /// `aileron: denied: REASON (rule ID)`.
-/// An exec inside an allowed command: the policy's default gives way to
-/// that command, and a command it already had approved is not asked again.
+/// An exec inside an allowed command: an `ask` default gives way to that
+/// command (its approval answers for what it starts), and a command it
+/// already had approved is not asked again.
 fn inherited(verdict: Verdict, lv: &LineVerdict, enclosing: &str, cx: &LineContext<'_>) -> Verdict {
     let inherit = |reason: String| Verdict {
         decision: Decision::Allow,
@@ -976,6 +977,8 @@ fn inherited(verdict: Verdict, lv: &LineVerdict, enclosing: &str, cx: &LineConte
         ..verdict.clone()
     };
     match verdict.decision {
+        // A `deny` default stays a deny: the user wants unknown programs
+        // refused wherever they run.
         Decision::Allow | Decision::Deny => verdict,
         _ if verdict.source == aileron_engine::VerdictSource::Default => inherit(format!(
             "no rule applies; started by `{enclosing}`, which was allowed"

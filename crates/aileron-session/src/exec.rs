@@ -5,9 +5,10 @@
 //! So the session remembers which processes run a decided command (a
 //! *context*): the shim handing its line to the real shell, or an exec the
 //! supervisor allowed. An exec inside a context is still decided against
-//! the policy, and a rule that denies or asks still applies; only the
-//! policy's default (no rule at all) gives way to the command that was
-//! allowed, and a command the line already had approved is not asked again.
+//! the policy, and a rule that denies or asks still applies; only an `ask`
+//! default (no rule at all) gives way to the command that was allowed (a
+//! `deny` default stays), and a command the line already had approved is
+//! not asked again.
 //! Outside any context (an agent that execs directly) the policy decides
 //! alone, default included.
 
