@@ -65,52 +65,92 @@ pub fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> Result<(), ReadError>
     Ok(())
 }
 
-/// The NUL-ended string at `addr`, read page by page (a string may end
-/// just before an unmapped page). `budget` is what may still be read.
-pub fn read_c_string(pid: u32, addr: u64, budget: &mut usize) -> Result<Vec<u8>, ReadError> {
-    const PAGE: u64 = 4096;
-    let mut out = Vec::new();
-    let mut at = addr;
-    loop {
-        let chunk = (PAGE - at % PAGE) as usize;
-        let mut buf = vec![0u8; chunk];
-        read_memory(pid, at, &mut buf)?;
-        if let Some(end) = buf.iter().position(|&b| b == 0) {
-            out.extend_from_slice(&buf[..end]);
-            *budget = budget.checked_sub(end + 1).ok_or(ReadError::TooLong)?;
-            return Ok(out);
-        }
-        out.extend_from_slice(&buf);
-        if out.len() > *budget {
-            return Err(ReadError::TooLong);
-        }
-        at += chunk as u64;
-    }
+/// Reads another process's memory a page at a time, keeping the pages
+/// read: the strings of an exec's arguments and environment mostly share
+/// a few pages, and each `process_vm_readv` costs more than the copy.
+pub struct Memory {
+    pid: u32,
+    pages: std::collections::HashMap<u64, Box<[u8; PAGE]>>,
 }
 
-/// The strings of a NULL-ended array of string pointers (argv, envp).
-/// A NULL array is empty, as the kernel reads it.
-pub fn read_string_array(
-    pid: u32,
-    addr: u64,
-    budget: &mut usize,
-) -> Result<Vec<Vec<u8>>, ReadError> {
-    let mut out = Vec::new();
-    if addr == 0 {
-        return Ok(out);
+const PAGE: usize = 4096;
+
+impl Memory {
+    pub fn new(pid: u32) -> Memory {
+        Memory {
+            pid,
+            pages: std::collections::HashMap::new(),
+        }
     }
-    loop {
-        if out.len() >= MAX_STRINGS {
-            return Err(ReadError::TooLong);
+
+    fn page(&mut self, base: u64) -> Result<&[u8; PAGE], ReadError> {
+        if !self.pages.contains_key(&base) {
+            let mut page = Box::new([0u8; PAGE]);
+            read_memory(self.pid, base, &mut page[..])?;
+            self.pages.insert(base, page);
         }
-        let mut ptr = [0u8; 8];
-        read_memory(pid, addr + 8 * out.len() as u64, &mut ptr)?;
-        let p = u64::from_ne_bytes(ptr);
-        if p == 0 {
-            return Ok(out);
+        Ok(&self.pages[&base])
+    }
+
+    /// The NUL-ended string at `addr`. `budget` is what may still be read.
+    pub fn c_string(&mut self, addr: u64, budget: &mut usize) -> Result<Vec<u8>, ReadError> {
+        let mut out = Vec::new();
+        let mut at = addr;
+        loop {
+            let base = at - at % PAGE as u64;
+            let offset = (at - base) as usize;
+            let page = self.page(base)?;
+            let rest = &page[offset..];
+            if let Some(end) = rest.iter().position(|&b| b == 0) {
+                out.extend_from_slice(&rest[..end]);
+                *budget = budget.checked_sub(end + 1).ok_or(ReadError::TooLong)?;
+                return Ok(out);
+            }
+            out.extend_from_slice(rest);
+            if out.len() > *budget {
+                return Err(ReadError::TooLong);
+            }
+            at = base + PAGE as u64;
         }
-        *budget = budget.checked_sub(8).ok_or(ReadError::TooLong)?;
-        out.push(read_c_string(pid, p, budget)?);
+    }
+
+    /// The strings of a NULL-ended array of string pointers (argv, envp).
+    /// A NULL array is empty, as the kernel reads it.
+    pub fn string_array(
+        &mut self,
+        addr: u64,
+        budget: &mut usize,
+    ) -> Result<Vec<Vec<u8>>, ReadError> {
+        let mut pointers = Vec::new();
+        if addr != 0 {
+            let mut at = addr;
+            loop {
+                let base = at - at % PAGE as u64;
+                let offset = (at - base) as usize;
+                let page = self.page(base)?;
+                let mut ended = false;
+                for word in page[offset..].chunks_exact(8) {
+                    let p = u64::from_ne_bytes(word.try_into().unwrap_or_default());
+                    if p == 0 {
+                        ended = true;
+                        break;
+                    }
+                    if pointers.len() >= MAX_STRINGS {
+                        return Err(ReadError::TooLong);
+                    }
+                    *budget = budget.checked_sub(8).ok_or(ReadError::TooLong)?;
+                    pointers.push(p);
+                }
+                if ended {
+                    break;
+                }
+                at = base + PAGE as u64;
+            }
+        }
+        pointers
+            .into_iter()
+            .map(|p| self.c_string(p, budget))
+            .collect()
     }
 }
 
@@ -171,6 +211,18 @@ pub fn task(pid: u32) -> Result<Task, ReadError> {
         tracer: field("TracerPid:").ok_or(malformed("status"))?,
         start,
     })
+}
+
+/// A process's parent and start time, from `/proc/PID/stat` alone.
+pub fn parent_and_start(pid: u32) -> Option<(u32, u64)> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    let mut fields = rest.split_whitespace();
+    // fields: state (3), ppid (4), ... starttime (22).
+    let ppid = fields.nth(1)?.parse().ok()?;
+    let start = fields.nth(17)?.parse().ok()?;
+    Some((ppid, start))
 }
 
 /// Where a `/proc` link of the task points (`cwd`, `exe`, `fd/N`).

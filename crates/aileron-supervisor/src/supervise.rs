@@ -50,6 +50,8 @@ pub struct Supervisor {
     /// Code variables of the session's own environment, as started.
     base_env: Vec<(String, String)>,
     waiting: AtomicUsize,
+    /// The process `aileron launch` started (0 until known).
+    root: std::sync::atomic::AtomicU32,
 }
 
 /// Threads waiting for a notification, at most; more end after theirs.
@@ -74,7 +76,14 @@ impl Supervisor {
             launched: AtomicBool::new(false),
             base_env,
             waiting: AtomicUsize::new(0),
+            root: std::sync::atomic::AtomicU32::new(0),
         })
+    }
+
+    /// Names the process `aileron launch` started: an exec's ancestors are
+    /// looked up to it, not beyond.
+    pub fn set_root(&self, pid: u32) {
+        self.root.store(pid, Ordering::Relaxed);
     }
 
     /// Starts taking notifications on threads of their own. Each waits in
@@ -286,9 +295,16 @@ impl Supervisor {
             ));
         }
         let mut budget = MAX_ARG_BYTES;
-        let path = proc::read_c_string(pid, path_ptr, &mut budget).map_err(Refusal::read)?;
-        let argv = proc::read_string_array(pid, argv_ptr, &mut budget).map_err(Refusal::read)?;
-        let envp = proc::read_string_array(pid, envp_ptr, &mut budget).map_err(Refusal::read)?;
+        let mut memory = proc::Memory::new(pid);
+        let path = memory
+            .c_string(path_ptr, &mut budget)
+            .map_err(Refusal::read)?;
+        let argv = memory
+            .string_array(argv_ptr, &mut budget)
+            .map_err(Refusal::read)?;
+        let envp = memory
+            .string_array(envp_ptr, &mut budget)
+            .map_err(Refusal::read)?;
         let cwd = proc::link(pid, "cwd").map_err(Refusal::read)?;
         if !self.still_valid(n.id) {
             return Err(Refusal::Errno(libc::ESRCH));
@@ -327,15 +343,17 @@ impl Supervisor {
             })
             .filter(|kv| !self.base_env.contains(kv))
             .collect();
+        // Up to the process `aileron launch` started: contexts live below it.
         let mut lineage = vec![(task.tgid, task.start)];
         let mut parent = task.ppid;
-        while parent > 1 && lineage.len() < 64 {
-            match proc::task(parent) {
-                Ok(t) => {
-                    lineage.push((t.tgid, t.start));
-                    parent = t.ppid;
+        let root = self.root.load(Ordering::Relaxed);
+        while parent > 1 && parent != root && lineage.len() < 64 {
+            match proc::parent_and_start(parent) {
+                Some((ppid, start)) => {
+                    lineage.push((parent, start));
+                    parent = ppid;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         Ok(Exec {

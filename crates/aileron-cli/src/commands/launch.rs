@@ -260,10 +260,18 @@ fn run_enforced(
             enforce.describe()
         );
     }
-    aileron_supervisor::spawn::spawn(cmd, program, enforce, lockdown, move |fd| {
-        Supervisor::new(fd, for_supervisor, launch_argv, &env).start();
+    let started = Arc::new(std::sync::OnceLock::<Arc<Supervisor>>::new());
+    let slot = Arc::clone(&started);
+    let child = aileron_supervisor::spawn::spawn(cmd, program, enforce, lockdown, move |fd| {
+        let supervisor = Supervisor::new(fd, for_supervisor, launch_argv, &env);
+        supervisor.start();
+        let _ = slot.set(supervisor);
     })
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    if let Some(supervisor) = started.get() {
+        supervisor.set_root(child.id());
+    }
+    Ok(child)
 }
 
 /// Where the tree may write under `settings.enforce.writable`: the
