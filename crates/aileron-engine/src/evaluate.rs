@@ -105,7 +105,8 @@ impl Policy {
     /// Decides one action.
     pub fn evaluate(&self, action: &Action, state: &State<'_>) -> Verdict {
         let winner = self.decide(action, state, None);
-        self.verdict_of(winner, action)
+        let verdict = self.verdict_of(winner, action);
+        self.by_file_name(action, state, verdict)
     }
 
     /// Decides one action and says why.
@@ -114,11 +115,35 @@ impl Policy {
         let mut considered = 0;
         let winner = self.decide(action, state, Some((&mut matched, &mut considered)));
         let why = self.why(&winner, &matched);
+        let verdict = self.verdict_of(winner, action);
+        let verdict = self.by_file_name(action, state, verdict);
         Explanation {
-            verdict: self.verdict_of(winner, action),
+            verdict,
             considered,
             matched: matched.iter().map(|r| rule_match(r)).collect(),
             why,
+        }
+    }
+
+    /// A program given by its path (`/usr/bin/touch x`) is also decided as
+    /// named by its file (`touch x`), and a rule written for that name that
+    /// denies, asks or judges holds when it is stricter. An allow written
+    /// for the name does not vouch for whatever file sits at the path.
+    fn by_file_name(&self, action: &Action, state: &State<'_>, verdict: Verdict) -> Verdict {
+        let Some(named) = named_by_file(action) else {
+            return verdict;
+        };
+        let winner = self.decide(&named, state, None);
+        if matches!(winner, Winner::Default) {
+            return verdict;
+        }
+        let other = self.verdict_of(winner, &named);
+        if other.decision != Decision::Allow
+            && other.decision.restrictiveness() > verdict.decision.restrictiveness()
+        {
+            other
+        } else {
+            verdict
         }
     }
 
@@ -291,6 +316,7 @@ impl Policy {
     }
 
     /// Indexes of the rules that can apply to `action`, in evaluation order.
+    /// (See [`named_by_file`] for a program given by its path.)
     fn candidates<'p>(&'p self, action: &Action) -> impl Iterator<Item = u32> + 'p {
         let mut lists: Vec<&'p [u32]> = vec![&self.index.any_type];
         if let Some(t) = self.index.by_type.get(&action.kind) {
@@ -510,6 +536,32 @@ impl Rule {
         r.seq = seq;
         r
     }
+}
+
+/// `action` with its program named by its file name, when a shell command
+/// gives it by path (`/usr/bin/touch x` → `touch x`); None otherwise.
+fn named_by_file(action: &Action) -> Option<Action> {
+    let shell = action.facets.get("shell")?.as_object()?;
+    let binary = shell.get("binary")?.as_str()?;
+    let (_, name) = binary.rsplit_once('/')?;
+    if name.is_empty() {
+        return None;
+    }
+    let command = shell.get("command")?.as_str()?;
+    let rest = command.strip_prefix(binary)?;
+    let mut named = action.clone();
+    named.summary = format!("{name}{rest}");
+    named.verb = name.to_owned();
+    if let Some(Value::Object(m)) = named.facets.get_mut("shell") {
+        m.insert("binary".into(), name.into());
+        m.insert("command".into(), format!("{name}{rest}").into());
+        if let Some(Value::Array(argv)) = m.get_mut("argv")
+            && let Some(first) = argv.first_mut()
+        {
+            *first = name.into();
+        }
+    }
+    Some(named)
 }
 
 #[cfg(test)]

@@ -301,3 +301,32 @@ fn the_deciding_rule_is_reported() {
         (Decision::Ask, Some("builtin:unparsable"))
     );
 }
+
+/// A rule written for a program's name holds when the program is given by
+/// its path (`/usr/bin/touch`), through a wrapper, or through the dynamic
+/// loader; an allow written for the name does not cover a file of that
+/// name elsewhere.
+#[test]
+fn a_program_given_by_its_path_meets_the_rules_for_its_name() {
+    let src = Source {
+        name: "/work/proj/aileron.yaml".into(),
+        text: "version: 1\ndefault: ask\nallow: [\"ls *\"]\ndeny: [\"touch *\"]\nask: [\"git push *\"]\n"
+            .into(),
+        layer: Layer::Project,
+        base_dir: "/work/proj".into(),
+    };
+    let p = Policy::from_sources(&[src], &Environment::new("/home/dev")).expect("policy loads");
+    for line in [
+        "/usr/bin/touch x",
+        "./touch x",
+        "env /bin/touch x",
+        "/lib64/ld-linux-x86-64.so.2 /usr/bin/touch x",
+        "ld.so /usr/bin/touch x",
+    ] {
+        assert_eq!(decide(&p, line).0, Decision::Deny, "{line}");
+    }
+    assert_eq!(decide(&p, "/usr/bin/git push origin").0, Decision::Ask);
+    // Not `allow`: the file at that path is not known to be ls.
+    assert_eq!(decide(&p, "/tmp/evil/ls -la").0, Decision::Ask);
+    assert_eq!(decide(&p, "ls -la").0, Decision::Allow);
+}

@@ -120,6 +120,10 @@ pub struct Decider {
     pub(crate) shim_exe: std::sync::OnceLock<String>,
     /// The `aileron` executable, whose `hook` an agent may run (`trust_aileron`).
     pub(crate) aileron_exe: std::sync::OnceLock<String>,
+    /// When the launch started, and the project files the kernel locks (`pin_policy`).
+    pinned: std::sync::OnceLock<(std::time::SystemTime, Vec<PathBuf>)>,
+    /// Project files this session amended itself ("always" answers).
+    amended: Mutex<Vec<PathBuf>>,
 }
 
 struct Outcome {
@@ -144,6 +148,8 @@ impl Decider {
             contexts: crate::exec::Contexts::default(),
             shim_exe: std::sync::OnceLock::new(),
             aileron_exe: std::sync::OnceLock::new(),
+            pinned: std::sync::OnceLock::new(),
+            amended: Mutex::default(),
             real_shell_path,
             remote,
             cfg,
@@ -216,19 +222,26 @@ impl Decider {
             .is_some_and(|t| self.with_state(&key, |st| st.last_reject) > t);
         let loaded =
             aileron_config::load_with_memo(&opts, self.cfg.cache_dir.as_deref(), &self.last_policy);
+        let loaded = loaded.map_err(|diags| {
+            let first = diags.0.first().map(|d| d.headline()).unwrap_or_default();
+            let more = if diags.0.len() > 1 {
+                format!(" (and {} more)", diags.0.len() - 1)
+            } else {
+                String::new()
+            };
+            format!("the policy does not load: {first}{more}")
+        });
+        let loaded = loaded.and_then(|l| match self.untrusted_policy(l.project_file.as_deref()) {
+            Some(why) => Err(why),
+            None => Ok(l),
+        });
         let (outcome, audit_path) = match loaded {
-            Err(diags) => {
-                let first = diags.0.first().map(|d| d.headline()).unwrap_or_default();
-                let more = if diags.0.len() > 1 {
-                    format!(" (and {} more)", diags.0.len() - 1)
-                } else {
-                    String::new()
-                };
+            Err(reason) => {
                 let verdict = Verdict {
                     decision: Decision::Deny,
                     source: aileron_engine::VerdictSource::Default,
                     rule: None,
-                    reason: format!("the policy does not load: {first}{more}"),
+                    reason,
                     approver: None,
                 };
                 let message = Some(format!("aileron: denied: {}", verdict.reason));
@@ -326,6 +339,35 @@ impl Decider {
             rule: outcome.verdict.rule.clone(),
             real_shell: self.cfg.real_shell.clone(),
         }
+    }
+
+    /// Pins the policy for a launch whose files the kernel locks: project
+    /// files other than `locked` that changed after `since` (an
+    /// `aileron.yaml` the agent wrote in a subdirectory, or in a directory
+    /// it put in place of the project's) decide nothing.
+    pub fn pin_policy(&self, since: std::time::SystemTime, locked: Vec<PathBuf>) {
+        let _ = self.pinned.set((since, locked));
+    }
+
+    /// Why the project file `path` may not decide for this session, if so.
+    fn untrusted_policy(&self, path: Option<&Path>) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let (since, locked) = self.pinned.get()?;
+        let path = path?;
+        if locked.iter().any(|l| l == path) || self.amended.lock().ok()?.iter().any(|a| a == path) {
+            return None;
+        }
+        let changed = std::fs::metadata(path).ok().and_then(|m| {
+            let t = std::time::UNIX_EPOCH
+                + Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
+            (t > *since).then_some(())
+        });
+        changed.map(|()| {
+            format!(
+                "{} was written after this session started; restart `aileron launch` to use it",
+                path.display()
+            )
+        })
     }
 
     /// Writes the audit line of an exec refused before the policy could
@@ -745,6 +787,9 @@ impl Decider {
             ),
             _ => self.cfg.load.home.join(".aileron").join("settings.yaml"),
         };
+        if let Ok(mut amended) = self.amended.lock() {
+            amended.push(path.clone());
+        }
         let comment = format!("added by aileron on {}", &now_rfc3339()[..10]);
         let home = self.cfg.load.home.to_string_lossy();
         match approval {

@@ -33,6 +33,10 @@ pub struct ExecCall {
     /// run other code (`LD_PRELOAD`, `BASH_ENV`, ...), where they differ
     /// from the session's own.
     pub code_env: Vec<(String, String)>,
+    /// For a script: the program the kernel runs and its arguments before
+    /// the script's arguments (interpreter, its `#!` argument, the
+    /// script's name); empty otherwise.
+    pub interpreter: Vec<String>,
 }
 
 /// What the supervisor does with an exec.
@@ -264,6 +268,14 @@ pub fn exec_line(call: &ExecCall) -> String {
     let mut line = format!("{assignments}{}{args}", quote(named));
     if named != loaded {
         line.push_str(&format!(" ; {assignments}{}{args}", quote(loaded)));
+    }
+    if let Some((interpreter, before)) = call.interpreter.split_first() {
+        // What the kernel runs for a script: its interpreter.
+        let before: String = before.iter().map(|a| format!(" {}", quote(a))).collect();
+        line.push_str(&format!(
+            " ; {assignments}{}{before}{args}",
+            quote(base_name(interpreter))
+        ));
     }
     line
 }

@@ -73,6 +73,7 @@ impl Session {
             exe: exe.into(),
             argv: argv.iter().map(|a| (*a).to_owned()).collect(),
             code_env: Vec::new(),
+            interpreter: Vec::new(),
         }
     }
 

@@ -2006,3 +2006,25 @@ fn inputs_that_hang_or_explode_the_parser_are_refused_first() {
         );
     }
 }
+
+#[test]
+fn the_dynamic_loader_runs_the_program_it_is_given() {
+    table(&[
+        (
+            "/lib64/ld-linux-x86-64.so.2 /usr/bin/touch F",
+            &[E::Argv("/usr/bin/touch", &["F"])],
+        ),
+        (
+            "ld-linux-aarch64.so.1 --argv0 ls /bin/rm -rf x",
+            &[E::Argv("/bin/rm", &["-rf", "x"])],
+        ),
+        (
+            "ld.so --preload /tmp/x.so /bin/ls",
+            &[E::AnyTag(tags::OPAQUE)],
+        ),
+        (
+            "/lib/ld-musl-x86_64.so.1 --library-path /tmp /bin/ls",
+            &[E::AnyTag(tags::OPAQUE)],
+        ),
+    ]);
+}

@@ -21,10 +21,15 @@ use std::path::{Path, PathBuf};
 pub struct Lockdown {
     /// Map our ids into a new user namespace (not root: mounts need it).
     id_maps: Option<IdMaps>,
-    read_only: Vec<(CString, libc::c_ulong)>,
+    /// Bind mounts in order: read-only (with the flags a remount keeps) or,
+    /// for a directory holding protected paths, read-write.
+    mounts: Vec<(CString, Option<libc::c_ulong>)>,
     hidden: Vec<CString>,
     dev_null: CString,
     root: CString,
+    /// The working directory, entered again once the mounts are in place:
+    /// until then it is the directory under the new mount of its own path.
+    cwd: CString,
     landlock: Option<i32>,
 }
 
@@ -166,8 +171,24 @@ impl Lockdown {
             };
             read_only.push((c, flags));
         }
-        // Deeper paths after their parents, so that each lands on top.
-        read_only.sort_by_key(|(c, _)| c.as_bytes().len());
+        // Each directory that holds a protected path becomes a mount point
+        // of its own (read-write), so that it cannot be renamed or removed
+        // and replaced by another holding other files (`EBUSY`).
+        let holders: std::collections::BTreeSet<PathBuf> = seen
+            .iter()
+            .flat_map(|p| p.ancestors().skip(1))
+            .filter(|a| a.parent().is_some() && !seen.contains(*a))
+            .map(Path::to_path_buf)
+            .collect();
+        let mut mounts: Vec<(CString, Option<libc::c_ulong>)> = read_only
+            .into_iter()
+            .map(|(c, keep)| (c, Some(keep)))
+            .collect();
+        for h in holders {
+            mounts.push((cstring(&h)?, None));
+        }
+        // Parents before what they hold, so that each lands on top.
+        mounts.sort_by_key(|(c, _)| c.as_bytes().len());
         let hidden = secrets
             .iter()
             .filter(|p| p.is_file())
@@ -177,10 +198,14 @@ impl Lockdown {
         let landlock = Self::ruleset(writable)?;
         Ok(Lockdown {
             id_maps,
-            read_only,
+            mounts,
             hidden,
             dev_null: CString::from(c"/dev/null"),
             root: CString::from(c"/"),
+            cwd: cstring(
+                &std::env::current_dir()
+                    .map_err(|e| format!("cannot read the working directory: {e}"))?,
+            )?,
             landlock,
         })
     }
@@ -192,20 +217,17 @@ impl Lockdown {
         if writable.is_some() && abi == 0 {
             return Err("Landlock is not available, and settings.enforce.writable needs it".into());
         }
-        let mut fs = 0;
-        if writable.is_some() {
-            fs = ACCESS_FS_WRITE;
-            if abi >= 2 {
-                fs |= ACCESS_FS_REFER;
-            }
-            if abi >= 3 {
-                fs |= ACCESS_FS_TRUNCATE;
-            }
-        }
-        let scoped = if abi >= 6 { SCOPE_SIGNAL } else { 0 };
-        if fs == 0 && scoped == 0 {
+        if abi == 0 {
             return Ok(None);
         }
+        let mut fs = ACCESS_FS_WRITE;
+        if abi >= 2 {
+            fs |= ACCESS_FS_REFER;
+        }
+        if abi >= 3 {
+            fs |= ACCESS_FS_TRUNCATE;
+        }
+        let scoped = if abi >= 6 { SCOPE_SIGNAL } else { 0 };
         let attr = RulesetAttr {
             handled_access_fs: fs,
             handled_access_net: 0,
@@ -227,17 +249,31 @@ impl Lockdown {
                 std::io::Error::last_os_error()
             ));
         }
-        let mut places: Vec<PathBuf> = writable.map(<[PathBuf]>::to_vec).unwrap_or_default();
-        if writable.is_some() {
-            // Terminals, /dev/null and the like.
-            places.push("/dev".into());
-        }
+        let places: Vec<PathBuf> = match writable {
+            Some(w) => {
+                let mut places = w.to_vec();
+                // Terminals, /dev/null and the like.
+                places.push("/dev".into());
+                places
+            }
+            // Everywhere but /proc: writing `/proc/PID/mem` would change an
+            // allowed program after its exec was checked, as a debugger
+            // would (and `ptrace` is refused).
+            None => std::fs::read_dir("/")
+                .map_err(|e| format!("cannot list /: {e}"))?
+                .flatten()
+                .filter(|e| e.file_name() != "proc")
+                .map(|e| e.path())
+                .collect(),
+        };
+        const FILE_RIGHTS: u64 = (1 << 1) | ACCESS_FS_TRUNCATE;
         for place in places {
             let Ok(dir) = std::fs::File::open(&place) else {
                 continue;
             };
+            let is_dir = dir.metadata().is_ok_and(|m| m.is_dir());
             let rule = PathBeneath {
-                allowed_access: fs,
+                allowed_access: if is_dir { fs } else { fs & FILE_RIGHTS },
                 parent_fd: std::os::fd::AsRawFd::as_raw_fd(&dir),
             };
             // SAFETY: rule is a path-beneath attribute with an open descriptor.
@@ -291,7 +327,7 @@ impl Lockdown {
             {
                 return Err(err());
             }
-            for (path, keep) in &self.read_only {
+            for (path, read_only) in &self.mounts {
                 if libc::mount(
                     path.as_ptr(),
                     path.as_ptr(),
@@ -302,6 +338,9 @@ impl Lockdown {
                 {
                     return Err(err());
                 }
+                let Some(keep) = read_only else {
+                    continue;
+                };
                 if libc::mount(
                     std::ptr::null(),
                     path.as_ptr(),
@@ -312,6 +351,9 @@ impl Lockdown {
                 {
                     return Err(err());
                 }
+            }
+            if libc::chdir(self.cwd.as_ptr()) != 0 {
+                return Err(err());
             }
             for path in &self.hidden {
                 if libc::mount(
@@ -341,9 +383,12 @@ impl Lockdown {
         Ok(())
     }
 
-    /// The protected paths that exist (for the banner and tests).
+    /// The protected paths that exist (read-only in the tree).
     pub fn protected(&self) -> impl Iterator<Item = &std::ffi::CStr> {
-        self.read_only.iter().map(|(c, _)| c.as_c_str())
+        self.mounts
+            .iter()
+            .filter(|(_, ro)| ro.is_some())
+            .map(|(c, _)| c.as_c_str())
     }
 }
 

@@ -78,8 +78,9 @@ const JGE_K: u32 = libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K;
 const JSET_K: u32 = libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K;
 const RET_K: u32 = libc::BPF_RET | libc::BPF_K;
 
-/// The filter program.
-pub fn program() -> Vec<sock_filter> {
+/// The filter program; without `notify`, execs pass (`--enforce files`
+/// alone still needs the rest: the mounts must stay).
+pub fn program(notify: bool) -> Vec<sock_filter> {
     let mut p = vec![
         stmt(LD_W_ABS, ARCH),
         jump(JEQ_K, AUDIT_ARCH, 1, 0),
@@ -91,9 +92,11 @@ pub fn program() -> Vec<sock_filter> {
         p.push(jump(JGE_K, X32_BIT, 0, 1));
         p.push(stmt(RET_K, ret_errno(libc::EPERM)));
     }
-    for nr in [libc::SYS_execve, libc::SYS_execveat] {
-        p.push(jump(JEQ_K, nr as u32, 0, 1));
-        p.push(stmt(RET_K, RET_NOTIFY));
+    if notify {
+        for nr in [libc::SYS_execve, libc::SYS_execveat] {
+            p.push(jump(JEQ_K, nr as u32, 0, 1));
+            p.push(stmt(RET_K, RET_NOTIFY));
+        }
     }
     for (nr, errno) in refused() {
         p.push(jump(JEQ_K, nr as u32, 0, 1));
@@ -120,14 +123,20 @@ pub fn program() -> Vec<sock_filter> {
     p
 }
 
-/// Installs `prog` on the calling thread with a notification listener and
-/// returns the listener's descriptor, or -1 with errno set. Called between
-/// fork and exec: no allocation, only system calls.
+/// Installs `prog` on the calling thread, with a notification listener
+/// when `listener`, and returns the listener's descriptor (0 without one),
+/// or -1 with errno set. Called between fork and exec: no allocation, only
+/// system calls.
 ///
 /// # Safety
 /// `prog` must outlive the call; the caller must be single-threaded (a
 /// forked child).
-pub unsafe fn install(prog: &[sock_filter]) -> libc::c_int {
+pub unsafe fn install(prog: &[sock_filter], listener: bool) -> libc::c_int {
+    let flags = if listener {
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+    } else {
+        0
+    };
     let fprog = sock_fprog {
         len: prog.len() as u16,
         filter: prog.as_ptr() as *mut sock_filter,
@@ -137,7 +146,7 @@ pub unsafe fn install(prog: &[sock_filter]) -> libc::c_int {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+            flags,
             &fprog as *const sock_fprog,
         ) as libc::c_int
     }
@@ -149,7 +158,7 @@ mod tests {
 
     #[test]
     fn every_jump_lands_inside_the_program() {
-        let p = program();
+        let p = program(true);
         for (i, ins) in p.iter().enumerate() {
             if u32::from(ins.code) & 0x07 == libc::BPF_JMP {
                 assert!(i + 1 + (ins.jt as usize) < p.len(), "jt of {i}");

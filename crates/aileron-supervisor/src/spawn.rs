@@ -32,7 +32,7 @@ pub fn spawn(
     on_listener: impl FnOnce(OwnedFd) + Send + 'static,
 ) -> Result<Child, Error> {
     let (parent_sock, child_sock) = socket_pair()?;
-    let prog = filter::program();
+    let prog = filter::program(enforce.exec);
     let exec = enforce.exec;
     let receiver = if exec {
         Some(std::thread::spawn(move || {
@@ -60,11 +60,11 @@ pub fn spawn(
             if let Some(l) = &in_child {
                 l.restrict()?;
             }
+            let fd = filter::install(&prog, exec);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if exec {
-                let fd = filter::install(&prog);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
                 let sent = send_fd(child_fd, fd);
                 libc::close(fd);
                 sent?;

@@ -260,12 +260,13 @@ impl Supervisor {
             let event = (status >> 16) & 0xffff;
             let sig = libc::WSTOPSIG(status);
             if event == libc::PTRACE_EVENT_EXEC {
-                if let Err(why) = exec.matches_loaded(tid as u32) {
-                    // SAFETY: kills the tracee before it runs an instruction.
-                    unsafe { libc::kill(tid, libc::SIGKILL) };
-                    self.decider.record_refused_exec(n.pid, &why);
+                match exec.matches_loaded(tid as u32) {
+                    Ok(()) => detach(tid),
+                    Err(why) => {
+                        self.decider.record_refused_exec(n.pid, &why);
+                        kill_tracee(tid);
+                    }
                 }
-                detach(tid);
                 return;
             }
             if event == libc::PTRACE_EVENT_STOP {
@@ -313,7 +314,7 @@ impl Supervisor {
         let file = match std::fs::canonicalize(&named) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let target = std::fs::read_link(&named).unwrap_or_default();
+                let target = std::fs::read_link(&named).unwrap_or_else(|_| named.clone());
                 let target = target.to_string_lossy();
                 if target.starts_with("/memfd:") || target.ends_with(" (deleted)") {
                     return Err(Refusal::Why(
@@ -333,6 +334,17 @@ impl Supervisor {
         let meta = std::fs::metadata(&file).map_err(|e| {
             Refusal::Why(format!("cannot read the program {}: {e}", file.display()))
         })?;
+        let script = Script::read(&file)?;
+        // The name the kernel hands a script's interpreter.
+        let passed = if path.is_empty() {
+            format!("/dev/fd/{dirfd}").into_bytes()
+        } else if path.first() == Some(&b'/') || dirfd == libc::AT_FDCWD {
+            path.clone()
+        } else {
+            let mut p = format!("/dev/fd/{dirfd}/").into_bytes();
+            p.extend_from_slice(&path);
+            p
+        };
         let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         let code_env: Vec<(String, String)> = envp
             .iter()
@@ -364,9 +376,19 @@ impl Supervisor {
                 exe: file.to_string_lossy().into_owned(),
                 argv: argv.iter().map(|a| lossy(a)).collect(),
                 code_env,
+                interpreter: script
+                    .as_ref()
+                    .map(|s| {
+                        let mut i = vec![s.file.to_string_lossy().into_owned()];
+                        i.extend(s.arg.iter().map(|a| lossy(a)));
+                        i.push(lossy(&passed));
+                        i
+                    })
+                    .unwrap_or_default(),
             },
             raw_argv: argv,
-            path,
+            passed,
+            script,
             file_id: (meta.dev(), meta.ino()),
             code_env_raw: envp
                 .into_iter()
@@ -376,6 +398,31 @@ impl Supervisor {
                 })
                 .collect(),
         })
+    }
+}
+
+/// Kills a stopped tracee before it runs an instruction of its new
+/// program, and waits until the kernel has taken it off our list: until
+/// then its parent could not reap it.
+fn kill_tracee(tid: libc::pid_t) {
+    // SAFETY: signals and waits for our own tracee only.
+    unsafe {
+        libc::kill(tid, libc::SIGKILL);
+        loop {
+            let mut status = 0;
+            let r = libc::waitpid(tid, &mut status, libc::__WALL);
+            if r < 0 {
+                if *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                return;
+            }
+            if !libc::WIFSTOPPED(status) {
+                return;
+            }
+            // A stop on the way to death: let it go on dying.
+            libc::ptrace(libc::PTRACE_CONT, tid, 0, 0);
+        }
     }
 }
 
@@ -423,10 +470,75 @@ fn resolve_target(
 struct Exec {
     call: ExecCall,
     raw_argv: Vec<Vec<u8>>,
-    /// The path as passed (a script's interpreter gets it as an argument).
-    path: Vec<u8>,
+    /// The name a script's interpreter gets for it (the path as passed,
+    /// `/dev/fd/N` for a descriptor).
+    passed: Vec<u8>,
+    /// The `#!` line of the file, when it is a script.
+    script: Option<Script>,
     file_id: (u64, u64),
     code_env_raw: Vec<Vec<u8>>,
+}
+
+/// A script's `#!` line, as the kernel reads it (the first 256 bytes: an
+/// interpreter and at most one argument).
+struct Script {
+    /// The interpreter as written.
+    written: Vec<u8>,
+    arg: Option<Vec<u8>>,
+    /// The interpreter's file, resolved, and its identity.
+    file: std::path::PathBuf,
+    id: (u64, u64),
+}
+
+impl Script {
+    fn read(file: &std::path::Path) -> Result<Option<Script>, Refusal> {
+        use std::io::Read;
+        let mut head = [0u8; 256];
+        let n = std::fs::File::open(file)
+            .and_then(|mut f| f.read(&mut head))
+            .unwrap_or(0);
+        let Some(line) = head[..n].strip_prefix(b"#!") else {
+            return Ok(None);
+        };
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let blank = |b: &u8| *b == b' ' || *b == b'\t';
+        let line: Vec<u8> = line
+            .iter()
+            .copied()
+            .skip_while(blank)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .skip_while(|b| blank(b) || *b == b'\r')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let end = line.iter().position(blank).unwrap_or(line.len());
+        let written = line[..end].to_vec();
+        let rest: Vec<u8> = line[end..].iter().copied().skip_while(blank).collect();
+        let arg = (!rest.is_empty()).then_some(rest);
+        use std::os::unix::ffi::OsStrExt;
+        let named = std::path::Path::new(std::ffi::OsStr::from_bytes(&written));
+        let resolved = std::fs::canonicalize(named).map_err(|e| {
+            Refusal::Why(format!(
+                "cannot resolve the script's interpreter {}: {e}",
+                named.display()
+            ))
+        })?;
+        let meta = std::fs::metadata(&resolved).map_err(|e| {
+            Refusal::Why(format!(
+                "cannot read the interpreter {}: {e}",
+                resolved.display()
+            ))
+        })?;
+        Ok(Some(Script {
+            written,
+            arg,
+            file: resolved,
+            id: (meta.dev(), meta.ino()),
+        }))
+    }
 }
 
 impl Exec {
@@ -442,16 +554,17 @@ impl Exec {
                 return Err(changed("arguments"));
             }
         } else {
-            // A script: the kernel ran its interpreter with the path as
-            // passed, then the arguments after argv[0].
-            let tail = self.raw_argv.get(1..).unwrap_or_default();
-            let ok = args.len() > tail.len()
-                && args[args.len() - tail.len()..] == *tail
-                && args[args.len() - tail.len() - 1] == self.path;
-            let shebang = std::fs::read(&self.call.exe)
-                .ok()
-                .is_some_and(|b| b.starts_with(b"#!"));
-            if !ok || !shebang {
+            // A script: the kernel ran the interpreter its `#!` line named,
+            // with that line's argument, the script's name, then the
+            // arguments after argv[0].
+            let Some(script) = &self.script else {
+                return Err(changed("program"));
+            };
+            let mut expected = vec![script.written.clone()];
+            expected.extend(script.arg.clone());
+            expected.push(self.passed.clone());
+            expected.extend(self.raw_argv.iter().skip(1).cloned());
+            if (loaded.dev(), loaded.ino()) != script.id || args != expected {
                 return Err(changed("program"));
             }
         }

@@ -145,6 +145,16 @@ pub fn run(args: Args) -> Result<u8, String> {
     let status = if enforce.is_none() {
         cmd.status()
     } else {
+        let audit_dir = aileron_config::audit_log_path(
+            &loaded.policy,
+            loaded.project_file.as_deref(),
+            &LoadOptions {
+                data_dir: opts_data_dir.clone(),
+                ..LoadOptions::from_env(cwd.clone())
+            },
+        )
+        .parent()
+        .map(Path::to_path_buf);
         let writable = loaded.policy.settings.writable.as_ref().map(|extra| {
             let base = loaded
                 .project_file
@@ -165,6 +175,7 @@ pub fn run(args: Args) -> Result<u8, String> {
             &runtime,
             &opts_data_dir,
             writable,
+            audit_dir,
         )
         .map_err(|e| e.to_string())
         .and_then(|mut child| child.wait().map_err(|e| e.to_string()))
@@ -235,12 +246,29 @@ fn run_enforced(
     runtime: &Path,
     data_dir: &Path,
     writable: Option<Vec<PathBuf>>,
+    audit_dir: Option<PathBuf>,
 ) -> Result<std::process::Child, String> {
     let lockdown = if enforce.files {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
-        let (protect, secrets) = locked_paths(cwd, &home, data_dir, runtime);
+        let (mut protect, secrets) = locked_paths(cwd, &home, data_dir, runtime);
+        // The audit log's directory exists before it is locked: the agent
+        // cannot put a link to /dev/null in its place.
+        if let Some(dir) = audit_dir {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            protect.push(dir);
+        }
+        let _ = std::fs::create_dir_all(data_dir);
+        decider.pin_policy(
+            std::time::SystemTime::now(),
+            protect
+                .iter()
+                .filter(|p| p.ends_with(aileron_config::POLICY_FILE) && p.is_file())
+                .cloned()
+                .collect(),
+        );
         Some(
             Lockdown::prepare(&protect, &secrets, writable.as_deref())
                 .map_err(|e| format!("--enforce files: {e}"))?,

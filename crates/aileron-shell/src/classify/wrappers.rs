@@ -29,6 +29,42 @@ pub(crate) fn assignment_name(s: &str) -> Option<&str> {
         .then_some(name)
 }
 
+/// glibc's and musl's dynamic loaders: `ld-linux-x86-64.so.2 PROGRAM ARGS`
+/// runs PROGRAM like an exec would.
+fn is_dynamic_loader(name: &str) -> bool {
+    name == "ld.so"
+        || ((name.starts_with("ld-linux")
+            || name.starts_with("ld64.so")
+            || name.starts_with("ld-musl"))
+            && name.contains(".so"))
+}
+
+/// The loader's options before the program: those that name code to load
+/// (`--preload`, `--audit`, `--library-path`) or that the analysis does not
+/// know make the command opaque.
+fn dynamic_loader(name: &str, args: &[Word]) -> Facts {
+    let mut i = 1;
+    while i < args.len() {
+        match text(args, i) {
+            "--list" | "--verify" | "--help" | "--version" | "--list-tunables"
+            | "--list-diagnostics" => return Facts::new(Read),
+            "--inhibit-cache" => i += 1,
+            "--argv0" | "--inhibit-rpath" | "--glibc-hwcaps-prefix" => i += 2,
+            "--" => {
+                i += 1;
+                break;
+            }
+            a if a.starts_with('-') => {
+                let mut f = Facts::new(Mutate);
+                f.opaque(format!("`{name} {a}` loads code the analysis does not see"));
+                return f;
+            }
+            _ => break,
+        }
+    }
+    wrap(name, args, i, Read)
+}
+
 /// Facts for a wrapper that runs `args[start..]` (or does nothing when there
 /// is no command).
 fn wrap(name: &str, args: &[Word], start: usize, base: Sensitivity) -> Facts {
@@ -44,6 +80,7 @@ fn after_dashes(args: &[Word], i: usize) -> usize {
 
 pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
     let f = match name {
+        n if is_dynamic_loader(n) => dynamic_loader(name, args),
         "env" => env(args),
         "sudo" => sudo(args),
         "sudoedit" => {
