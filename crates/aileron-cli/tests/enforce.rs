@@ -1553,7 +1553,8 @@ fn aileron_s_other_files_and_secrets_are_locked() {
         echo "token=[$(< "$D/api-token")]"
         read -r _ _ _ sup _ < /proc/$PPID/stat
         try proc_root 'echo via-proc >> /proc/$sup/root$PWD/aileron.yaml'
-        try nsenter 'nsenter -t "$sup" -m sh -c "echo nsenter >> aileron.yaml"'
+        try nsenter 'nsenter -t "$sup" -m sh -c "echo nsenter >> $PWD/aileron.yaml"'
+        try nsenter_init 'nsenter -t 1 -m sh -c "echo nsenter >> $PWD/aileron.yaml"'
         try kill_supervisor 'kill -KILL "$sup"'
         try control 'echo fine > notes.txt'
     "#;
@@ -1577,6 +1578,7 @@ fn aileron_s_other_files_and_secrets_are_locked() {
         "data_write",
         "proc_root",
         "nsenter",
+        "nsenter_init",
     ];
     // Signals out of the tree are scoped by Landlock ABI 6 (Linux 6.12).
     if landlock_abi() >= 6 {
@@ -1591,6 +1593,7 @@ fn aileron_s_other_files_and_secrets_are_locked() {
         assert_ne!(line, format!("{name}=0"), "{}", out.show());
     }
     assert!(out.stdout.contains("control=0\n"), "{}", out.show());
+    assert_eq!(p.read("aileron.yaml"), POLICY, "{}", out.show());
     assert!(out.stdout.contains("db=[]\n"), "{}", out.show());
     assert!(out.stdout.contains("token=[]\n"), "{}", out.show());
     assert_eq!(p.read(".git/config"), "[core]\n");

@@ -8,9 +8,9 @@
 //!   than a thread or a suspended vfork parent. `clone3` passes its flags
 //!   in memory the filter cannot read, so it answers `ENOSYS` and the C
 //!   library falls back to `clone`.
-//! - Calls that change the mount table (which would hide the files the
-//!   policy protects) are refused; `io_uring_setup` too, since its
-//!   requests run outside the filter.
+//! - Calls that change the mount table or enter another mount namespace
+//!   (which would uncover the files the policy protects) are refused;
+//!   `io_uring_setup` too, since its requests run outside the filter.
 //! - Another architecture's calls (x32, 32-bit) are refused.
 
 use libc::{sock_filter, sock_fprog};
@@ -49,6 +49,9 @@ fn refused() -> Vec<(libc::c_long, i32)> {
         (libc::SYS_fsmount, libc::EPERM),
         (libc::SYS_fspick, libc::EPERM),
         (libc::SYS_mount_setattr, libc::EPERM),
+        // Entering another process's mount namespace (the host's) would
+        // leave the read-only mounts behind.
+        (libc::SYS_setns, libc::EPERM),
     ];
     v.sort_unstable();
     v

@@ -463,7 +463,17 @@ pub struct LaunchSession {
 impl LaunchSession {
     /// A session started in `p`, without a terminal.
     pub fn start(p: &Project) -> LaunchSession {
-        let mut cmd = p.aileron(&["launch", "--", "/bin/sh", "-c"]);
+        Self::start_with(p, &[])
+    }
+
+    /// A session started with `options` (`--enforce none`: projects made
+    /// after the session started may decide, as they may not under the
+    /// kernel's lockdown).
+    pub fn start_with(p: &Project, options: &[&str]) -> LaunchSession {
+        let mut args = vec!["launch"];
+        args.extend_from_slice(options);
+        args.extend(["--", "/bin/sh", "-c"]);
+        let mut cmd = p.aileron(&args);
         cmd.arg(r#"printf '%s\n' "$AILERON_SOCKET"; exec cat >/dev/null"#)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
