@@ -428,7 +428,10 @@ deny:
     );
     let cases: &[(&str, &str, &str, Option<&str>)] = &[
         ("terraform apply", "/p", "deny", Some("by-binary")),
-        ("/usr/bin/terraform apply", "/p", "allow", None),
+        // `binary` matches argv[0] as written, and a deny written for a
+        // name also holds for that program given by its path (an allow
+        // would not: SPEC 9).
+        ("/usr/bin/terraform apply", "/p", "deny", Some("by-binary")),
         ("git push --force", "/p", "deny", Some("by-args")),
         ("ls -la", "/secret/x", "deny", Some("by-dir")),
         ("ls -la", "/p", "allow", None),
