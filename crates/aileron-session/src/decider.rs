@@ -165,6 +165,12 @@ impl Decider {
         &self.cfg.real_shell
     }
 
+    /// The directory `aileron launch` started in: whose policy decides the
+    /// execs that no decided command started.
+    pub(crate) fn launch_cwd(&self) -> String {
+        self.cfg.load.cwd.to_string_lossy().into_owned()
+    }
+
     /// The real shell's file, as the kernel loads it.
     pub fn real_shell_path(&self) -> &str {
         &self.real_shell_path

@@ -57,8 +57,19 @@ pub(crate) struct Contexts {
 struct ContextMap {
     /// Shims whose line was allowed and that are about to exec the real shell.
     handing_over: HashMap<u32, HandOver>,
-    /// A process (by pid and start time) and the line it runs.
-    running: HashMap<u32, (u64, String)>,
+    /// A process (by pid and start time) and what it runs.
+    running: HashMap<u32, (u64, Context)>,
+}
+
+/// A decided command that processes run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Context {
+    pub line: String,
+    /// Where the policy that decided it was found. What the command starts
+    /// is decided by that policy wherever it runs: a build tool entering a
+    /// dependency's directory (or a directory with a laxer `aileron.yaml`)
+    /// does not change the rules.
+    pub policy_cwd: String,
 }
 
 struct HandOver {
@@ -66,7 +77,7 @@ struct HandOver {
     /// What the early path was answered to exec (the full shim builds its
     /// own arguments from what was decided).
     argv: Option<Vec<String>>,
-    line: String,
+    context: Context,
 }
 
 /// Contexts kept at most; the oldest are forgotten first (a forgotten
@@ -74,39 +85,52 @@ struct HandOver {
 const MAX_CONTEXTS: usize = 4096;
 
 impl Contexts {
-    pub(crate) fn hand_over(&self, pid: u32, start: u64, argv: Option<Vec<String>>, line: String) {
+    pub(crate) fn hand_over(
+        &self,
+        pid: u32,
+        start: u64,
+        argv: Option<Vec<String>>,
+        context: Context,
+    ) {
         let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if m.handing_over.len() >= MAX_CONTEXTS {
             m.handing_over.clear();
         }
-        m.handing_over.insert(pid, HandOver { start, argv, line });
+        m.handing_over.insert(
+            pid,
+            HandOver {
+                start,
+                argv,
+                context,
+            },
+        );
     }
 
-    /// The line of a shim that now execs exactly what it was answered.
-    fn take_hand_over(&self, call: &ExecCall) -> Option<String> {
+    /// What a shim that now execs exactly what it was answered runs.
+    fn take_hand_over(&self, call: &ExecCall) -> Option<Context> {
         let start = call.lineage.first()?.1;
         let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let h = m.handing_over.remove(&call.pid)?;
         let same_argv = h.argv.as_ref().is_none_or(|argv| *argv == call.argv);
-        (h.start == start && same_argv).then_some(h.line)
+        (h.start == start && same_argv).then_some(h.context)
     }
 
-    fn run(&self, pid: u32, start: u64, line: String) {
+    fn run(&self, pid: u32, start: u64, context: Context) {
         let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if m.running.len() >= MAX_CONTEXTS {
             m.running.clear();
         }
-        m.running.insert(pid, (start, line));
+        m.running.insert(pid, (start, context));
     }
 
-    /// The line the nearest ancestor (or the process itself) runs.
-    fn enclosing(&self, lineage: &[(u32, u64)]) -> Option<String> {
+    /// What the nearest ancestor (or the process itself) runs.
+    fn enclosing(&self, lineage: &[(u32, u64)]) -> Option<Context> {
         let m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         lineage.iter().find_map(|(pid, start)| {
             m.running
                 .get(pid)
                 .filter(|(s, _)| s == start)
-                .map(|(_, line)| line.clone())
+                .map(|(_, c)| c.clone())
         })
     }
 }
@@ -130,10 +154,10 @@ impl Decider {
             return ExecRuling::Deny("aileron: denied: the process that execs is unknown".into());
         };
         if call.exe == self.real_shell_path()
-            && let Some(line) = self.contexts.take_hand_over(call)
+            && let Some(context) = self.contexts.take_hand_over(call)
         {
             // The shim runs the line this session just decided.
-            self.contexts.run(pid, start, line);
+            self.contexts.run(pid, start, context);
             return ExecRuling::Allow;
         }
         if call.code_env.is_empty() && self.is_hook_call(call) {
@@ -147,32 +171,42 @@ impl Decider {
         }
         let line = exec_line(call);
         let within = self.contexts.enclosing(&call.lineage);
+        // The launch's own policy outside any decided command.
+        let policy_cwd = within
+            .as_ref()
+            .map_or_else(|| self.launch_cwd(), |c| c.policy_cwd.clone());
         if let Some(enclosing) = &within
             && call.code_env.is_empty()
-            && part_of(enclosing, call, &self.home())
+            && part_of(&enclosing.line, call, &self.home())
         {
             // A command of the line that was decided (and recorded): the
             // shell running it, not a new decision.
-            self.contexts.run(pid, start, line);
+            let context = Context { line, policy_cwd };
+            self.contexts.run(pid, start, context);
             return ExecRuling::Allow;
         }
         let mut argv = vec![call.exe.clone()];
         argv.extend(call.argv.iter().cloned());
         let req = Request {
             line: line.clone(),
-            cwd: call.cwd.clone(),
+            cwd: policy_cwd.clone(),
+            shell_cwd: Some(call.cwd.clone()),
             argv,
             adapter: Some("supervisor".into()),
             // Programs repeat inside builds; the doom loop counts the agent's calls.
             repeat: true,
-            within,
+            within: within.map(|c| c.line),
             exe: Some(call.exe.clone()),
             ..Request::default()
         };
         let response = self.decide(&req);
         if response.allow {
             let inner = shell_line(call, &self.home()).unwrap_or(line);
-            self.contexts.run(pid, start, inner);
+            let context = Context {
+                line: inner,
+                policy_cwd,
+            };
+            self.contexts.run(pid, start, context);
             ExecRuling::Allow
         } else {
             ExecRuling::Deny(
@@ -187,14 +221,18 @@ impl Decider {
     /// shell (with `argv`, when the session gave them) to run `line`. Only
     /// a process running the shim that [`Decider::trust_shim`] named counts:
     /// another client of the socket gets its decision, not a pass.
-    pub fn expect_hand_over(&self, pid: u32, argv: Option<Vec<String>>, line: String) {
+    pub fn expect_hand_over(&self, pid: u32, argv: Option<Vec<String>>, line: String, cwd: &str) {
         let Some(shim) = self.shim_exe.get() else {
             return;
         };
         let running = std::fs::read_link(format!("/proc/{pid}/exe"))
             .is_ok_and(|exe| exe.as_os_str() == shim.as_str());
         if running && let Some(start) = start_time(pid) {
-            self.contexts.hand_over(pid, start, argv, line);
+            let context = Context {
+                line,
+                policy_cwd: cwd.to_owned(),
+            };
+            self.contexts.hand_over(pid, start, argv, context);
         }
     }
 
@@ -366,8 +404,12 @@ mod tests {
     #[test]
     fn a_context_belongs_to_the_process_that_started_then_not_to_its_number() {
         let c = Contexts::default();
-        c.run(10, 5, "make".into());
-        assert_eq!(c.enclosing(&[(11, 9), (10, 5)]).as_deref(), Some("make"));
+        let make = Context {
+            line: "make".into(),
+            policy_cwd: "/p".into(),
+        };
+        c.run(10, 5, make.clone());
+        assert_eq!(c.enclosing(&[(11, 9), (10, 5)]), Some(make));
         // Same number, another process.
         assert_eq!(c.enclosing(&[(11, 9), (10, 6)]), None);
     }

@@ -121,7 +121,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
                 && req.actions.is_empty()
                 && let Some(pid) = peer_pid(&stream)
             {
-                decider.expect_hand_over(pid, None, req.line.clone());
+                decider.expect_hand_over(pid, None, req.line.clone(), &req.cwd);
             }
             response
         }
@@ -169,7 +169,7 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider, peer: Option<u32>) -> ShimR
     if response.allow {
         let argv = invocation::real_shell_argv(&response.real_shell, args);
         if let Some(pid) = peer {
-            decider.expect_hand_over(pid, Some(argv.clone()), req.line);
+            decider.expect_hand_over(pid, Some(argv.clone()), req.line, &req.cwd);
         }
         ShimReply::Exec {
             argv,

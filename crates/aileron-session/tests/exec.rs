@@ -201,3 +201,27 @@ fn a_program_is_decided_by_its_name_and_by_the_file_it_loads() {
     assert_eq!(last["rule"], "builtin:env-exec", "{last:#}");
     assert_eq!(ruling, ExecRuling::Allow, "the human said yes once");
 }
+
+#[test]
+fn a_program_running_elsewhere_is_decided_by_the_launch_s_policy() {
+    let s = session("version: 1\ndefault: allow\ndeny: [\"touch *\"]\n", || {
+        Answer::Unavailable("no terminal".into())
+    });
+    // A build tool compiles a dependency in its own directory, where no
+    // aileron.yaml is: the launch's policy still decides, not the
+    // built-in default (ask, which nobody could answer here).
+    let elsewhere = |argv: &[&str], exe: &str| {
+        let mut c = s.call(&[(500, 1)], exe, argv);
+        c.cwd = "/".into();
+        s.decider.decide_exec(&c)
+    };
+    assert_eq!(
+        elsewhere(&["rustc", "lib.rs"], "/usr/bin/rustc"),
+        ExecRuling::Allow
+    );
+    assert!(denied(&elsewhere(&["touch", "x"], "/usr/bin/touch")));
+    assert!(s.asked().is_empty());
+    let audit = s.audit();
+    assert_eq!(audit.len(), 2, "both lines in the launch project's log");
+    assert_eq!(audit[1]["action"]["facets"]["shell"]["working_dir"], "/");
+}

@@ -154,7 +154,8 @@ impl Memory {
     }
 }
 
-/// What `/proc/PID/stat` and `/proc/PID/status` say about a task.
+/// What `/proc/PID/stat` says about a task (`status` costs several times
+/// more to produce, and is read only for a task that is not alone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Task {
     pub pid: u32,
@@ -166,24 +167,9 @@ pub struct Task {
     /// When the task started (clock ticks since boot): with `pid`, names a
     /// process even after its number is reused.
     pub start: u64,
-    /// A task that traces this one (0: none).
-    pub tracer: u32,
 }
 
 pub fn task(pid: u32) -> Result<Task, ReadError> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|source| {
-        ReadError::Proc {
-            pid,
-            what: "status",
-            source,
-        }
-    })?;
-    let field = |name: &str| -> Option<u32> {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-    };
     let malformed = |what| ReadError::Malformed { pid, what };
     let stat = std::fs::read(format!("/proc/{pid}/stat")).map_err(|source| ReadError::Proc {
         pid,
@@ -196,19 +182,35 @@ pub fn task(pid: u32) -> Result<Task, ReadError> {
         .iter()
         .rposition(|&b| b == b')')
         .ok_or(malformed("stat"))?;
-    let rest = String::from_utf8_lossy(&stat[close + 1..]);
+    let rest = std::str::from_utf8(&stat[close + 1..]).map_err(|_| malformed("stat"))?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // fields[0] is field 3 (state); starttime is field 22.
-    let start = fields
-        .get(19)
-        .and_then(|v| v.parse().ok())
-        .ok_or(malformed("stat"))?;
+    // fields[0] is field 3 (state): ppid is 4, num_threads 20, starttime 22.
+    let number = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
+    let ppid = number(1).ok_or(malformed("stat"))? as u32;
+    let threads = number(17).ok_or(malformed("stat"))? as u32;
+    let start = number(19).ok_or(malformed("stat"))?;
+    // A task alone in its process is its leader; otherwise ask `status`.
+    let tgid = if threads <= 1 {
+        pid
+    } else {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|source| {
+            ReadError::Proc {
+                pid,
+                what: "status",
+                source,
+            }
+        })?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or(malformed("status"))?
+    };
     Ok(Task {
         pid,
-        tgid: field("Tgid:").ok_or(malformed("status"))?,
-        ppid: field("PPid:").ok_or(malformed("status"))?,
-        threads: field("Threads:").ok_or(malformed("status"))?,
-        tracer: field("TracerPid:").ok_or(malformed("status"))?,
+        tgid,
+        ppid,
+        threads,
         start,
     })
 }
