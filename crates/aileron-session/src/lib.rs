@@ -6,6 +6,7 @@
 pub mod amend;
 pub mod decider;
 pub mod exec;
+pub mod pool;
 pub mod prompt;
 pub mod protocol;
 pub mod remote;

@@ -5,6 +5,7 @@
 //! that asks before its C library has started ([`ShimCall`]).
 
 use crate::decider::Decider;
+use crate::pool::{Pool, Waited, Waiter};
 use crate::protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};
 use aileron_shell::harness;
 use aileron_shell::invocation::{self, Invocation};
@@ -12,73 +13,38 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// Accepts shims on `listener` until the process ends.
-///
-/// Each connection is taken by a thread already waiting in `accept`, not
-/// handed to a new one: creating a thread, and waking it on another CPU,
-/// was most of a quick decision's round trip. A thread that takes the last
-/// waiting place starts another first, so a prompt that waits for a human
-/// never holds up other shims; threads beyond a few idle ones end.
+/// Accepts shims on `listener` until the process ends, each taken by a
+/// thread already waiting in `accept` ([`crate::pool`]).
 pub fn serve(listener: UnixListener, decider: Arc<Decider>) {
-    let pool = Arc::new(Pool {
-        listener,
-        decider,
-        waiting: AtomicUsize::new(0),
-    });
-    pool.start_thread();
+    Pool::start(Shims { listener, decider }, "aileron-session", MAX_WAITING);
 }
 
 /// Threads that wait in `accept` at most; more end after their request.
 const MAX_WAITING: usize = 4;
 
-struct Pool {
+struct Shims {
     listener: UnixListener,
     decider: Arc<Decider>,
-    /// Threads in, or about to be in, `accept`.
-    waiting: AtomicUsize,
 }
 
-impl Pool {
-    /// Starts a thread that waits in `accept`. When none can be started,
-    /// connections queue until a busy thread comes back.
-    fn start_thread(self: &Arc<Self>) {
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        let pool = Arc::clone(self);
-        let started = std::thread::Builder::new()
-            .name("aileron-session".into())
-            .spawn(move || pool.work());
-        if started.is_err() {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
+impl Waiter for Shims {
+    type Work = UnixStream;
+
+    fn wait(&self) -> Waited<UnixStream> {
+        match self.listener.accept() {
+            Ok((stream, _)) => Waited::Work(stream),
+            Err(_) => {
+                // Out of descriptors, say: not a busy loop.
+                std::thread::sleep(Duration::from_millis(10));
+                Waited::Again
+            }
         }
     }
 
-    fn work(self: Arc<Self>) {
-        loop {
-            let accepted = self.listener.accept();
-            if self.waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
-                // The last waiting thread: another takes its place before
-                // this one may wait for a human.
-                self.start_thread();
-            }
-            match accepted {
-                Ok((stream, _)) => handle(stream, &self.decider),
-                // Out of descriptors, say: not a busy loop.
-                Err(_) => std::thread::sleep(Duration::from_millis(10)),
-            }
-            // Back to waiting, unless enough threads wait already. The
-            // count only ever includes threads that will reach `accept`.
-            let rejoined = self
-                .waiting
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
-                    (w < MAX_WAITING).then_some(w + 1)
-                });
-            if rejoined.is_err() {
-                return;
-            }
-        }
+    fn handle(&self, stream: UnixStream) {
+        handle(stream, &self.decider);
     }
 }
 

@@ -148,22 +148,35 @@ fn socket_pair() -> Result<(OwnedFd, OwnedFd), Error> {
 
 const CMSG_SPACE: usize = 24; // CMSG_SPACE(sizeof(int)) on 64-bit Linux
 
+/// Room for one descriptor's control message, aligned as `cmsghdr`.
+#[repr(C, align(8))]
+struct Control([u8; CMSG_SPACE]);
+
+fn iovec(byte: &mut [u8; 1]) -> libc::iovec {
+    libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    }
+}
+
+/// A one-byte message with room for one descriptor; `iov` and `control`
+/// must outlive its use. No allocation (used after fork).
+fn message(iov: &mut libc::iovec, control: &mut Control) -> libc::msghdr {
+    // SAFETY: msghdr is plain data; all-zero is a valid empty message.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = CMSG_SPACE as _;
+    msg
+}
+
 /// Sends descriptor `fd` over `sock`; no allocation (runs after fork).
 fn send_fd(sock: i32, fd: i32) -> std::io::Result<()> {
     let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    #[repr(C, align(8))]
-    struct Buf([u8; CMSG_SPACE]);
-    let mut buf = Buf([0; CMSG_SPACE]);
-    // SAFETY: msghdr is plain data; the pointers set below outlive sendmsg.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = buf.0.as_mut_ptr().cast();
-    msg.msg_controllen = CMSG_SPACE as _;
+    let mut iov = iovec(&mut byte);
+    let mut buf = Control([0; CMSG_SPACE]);
+    let msg = message(&mut iov, &mut buf);
     // SAFETY: the control buffer holds one cmsg with room for an int.
     unsafe {
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
@@ -180,19 +193,9 @@ fn send_fd(sock: i32, fd: i32) -> std::io::Result<()> {
 
 fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
     let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    #[repr(C, align(8))]
-    struct Buf([u8; CMSG_SPACE]);
-    let mut buf = Buf([0; CMSG_SPACE]);
-    // SAFETY: as in send_fd.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = buf.0.as_mut_ptr().cast();
-    msg.msg_controllen = CMSG_SPACE as _;
+    let mut iov = iovec(&mut byte);
+    let mut buf = Control([0; CMSG_SPACE]);
+    let mut msg = message(&mut iov, &mut buf);
     // SAFETY: recvmsg fills the buffers described by msg.
     unsafe {
         if libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) != 1 {

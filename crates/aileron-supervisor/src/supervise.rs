@@ -12,11 +12,12 @@
 //! before it runs. See `docs/enforcement.md` for what remains.
 
 use crate::proc::{self, MAX_ARG_BYTES, ReadError};
+use aileron_session::pool::{Pool, Waited, Waiter};
 use aileron_session::{Decider, ExecCall, ExecRuling};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Variables that make any program (the dynamic loader, a shell, an
 /// interpreter) load or run code named by their value. An exec that sets
@@ -49,7 +50,6 @@ pub struct Supervisor {
     launched: AtomicBool,
     /// Code variables of the session's own environment, as started.
     base_env: Vec<(String, String)>,
-    waiting: AtomicUsize,
     /// The process `aileron launch` started (0 until known).
     root: std::sync::atomic::AtomicU32,
 }
@@ -75,7 +75,6 @@ impl Supervisor {
             launch,
             launched: AtomicBool::new(false),
             base_env,
-            waiting: AtomicUsize::new(0),
             root: std::sync::atomic::AtomicU32::new(0),
         })
     }
@@ -86,45 +85,15 @@ impl Supervisor {
         self.root.store(pid, Ordering::Relaxed);
     }
 
-    /// Starts taking notifications on threads of their own. Each waits in
-    /// the kernel; one that takes a notification starts another first when
-    /// it was the last, so an exec waiting for a human never holds up others.
+    /// Starts taking notifications on threads that wait in the kernel
+    /// ([`aileron_session::pool`]): an exec waiting for a human never holds
+    /// up the others.
     pub fn start(self: &Arc<Self>) {
-        self.start_thread();
-    }
-
-    fn start_thread(self: &Arc<Self>) {
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        let me = Arc::clone(self);
-        let started = std::thread::Builder::new()
-            .name("aileron-supervisor".into())
-            .spawn(move || me.work());
-        if started.is_err() {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    fn work(self: Arc<Self>) {
-        loop {
-            let received = self.receive();
-            if self.waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
-                self.start_thread();
-            }
-            match received {
-                Ok(n) => self.handle(&n),
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-                // The tree is gone (the listener has no more filters).
-                Err(_) => return,
-            }
-            let rejoined = self
-                .waiting
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
-                    (w < MAX_WAITING).then_some(w + 1)
-                });
-            if rejoined.is_err() {
-                return;
-            }
-        }
+        Pool::start(
+            Notifications(Arc::clone(self)),
+            "aileron-supervisor",
+            MAX_WAITING,
+        );
     }
 
     fn receive(&self) -> std::io::Result<libc::seccomp_notif> {
@@ -580,6 +549,27 @@ impl Exec {
             return Err(changed("environment"));
         }
         Ok(())
+    }
+}
+
+/// The supervisor's notifications, as its waiting threads take them.
+struct Notifications(Arc<Supervisor>);
+
+impl Waiter for Notifications {
+    type Work = libc::seccomp_notif;
+
+    fn wait(&self) -> Waited<libc::seccomp_notif> {
+        match self.0.receive() {
+            Ok(n) => Waited::Work(n),
+            // The call was withdrawn (its process died) before we took it.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Waited::Again,
+            // The tree is gone (the listener has no more filters).
+            Err(_) => Waited::Gone,
+        }
+    }
+
+    fn handle(&self, n: libc::seccomp_notif) {
+        self.0.handle(&n);
     }
 }
 
