@@ -1,7 +1,8 @@
 //! What `aileron launch --enforce exec` costs: per exec of an allowed
 //! program (a loop of 200 `/bin/true` beside the same loop under
 //! `--enforce none`), and a real `cargo build` of a crate from the
-//! registry cache (a crate using serde_json and regex) under each (issue 13's figures: ≤ 0.3 ms per exec,
+//! registry cache (a crate using serde_json and regex) and `npm test` of a
+//! small package under each (issue 13's figures: ≤ 0.3 ms per exec,
 //! ≤ 1.1× for the build).
 
 mod support;
@@ -50,6 +51,46 @@ fn bench(c: &mut Criterion) {
             ("--enforce exec", &mut || {
                 launch(&aileron, &dir, &home, "exec", &["/bin/sh", "-c", LOOP])
             }),
+        ],
+    );
+
+    // `npm test` of a small package: npm runs its `test` script through a
+    // shell, node's test runner starts a process per file, and the tests
+    // start programs of their own.
+    let package = p.tmp.path().join("pkg");
+    std::fs::create_dir_all(package.join("test")).unwrap();
+    std::fs::write(
+        package.join("package.json"),
+        r#"{"name": "pkg", "version": "1.0.0", "scripts": {"test": "node --test test/"}}"#,
+    )
+    .unwrap();
+    std::fs::write(package.join("index.js"), "exports.add = (a, b) => a + b;\n").unwrap();
+    for i in 0..4 {
+        std::fs::write(
+            package.join(format!("test/t{i}.test.js")),
+            "const test = require('node:test');\nconst assert = require('node:assert');\n\
+             const { execFileSync } = require('node:child_process');\n\
+             const { add } = require('..');\n\
+             test('adds', () => assert.strictEqual(add(2, 3), 5));\n\
+             test('runs git', () => assert.match(execFileSync('git', ['--version']).toString(), /git/));\n",
+        )
+        .unwrap();
+    }
+    std::fs::write(package.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
+    let npm_test = |enforce: &str| {
+        let out = support::isolated(&aileron, &package, &home)
+            .args(["launch", "--enforce", enforce, "--", "npm", "test", "--silent"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    support::interleaved(
+        "npm test (4 test files, node --test)",
+        5,
+        &mut [
+            ("--enforce none", &mut || npm_test("none")),
+            ("--enforce exec", &mut || npm_test("exec")),
         ],
     );
 
