@@ -79,11 +79,23 @@ fn bench(c: &mut Criterion) {
     std::fs::write(package.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
     let npm_test = |enforce: &str| {
         let out = support::isolated(&aileron, &package, &home)
-            .args(["launch", "--enforce", enforce, "--", "npm", "test", "--silent"])
+            .args([
+                "launch",
+                "--enforce",
+                enforce,
+                "--",
+                "npm",
+                "test",
+                "--silent",
+            ])
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     support::interleaved(
         "npm test (4 test files, node --test)",

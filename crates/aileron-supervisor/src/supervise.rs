@@ -220,6 +220,8 @@ impl Supervisor {
                 if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                     continue;
                 }
+                // Not ours to wait for any more: never leave it attached.
+                detach(tid);
                 return;
             }
             if !libc::WIFSTOPPED(status) {
