@@ -661,6 +661,63 @@ const SYSTEM_STARTUP: &[&str] = &[
 /// `PATH` are added.
 const HOME_PROGRAMS: &[&str] = &[".local/bin/*"];
 
+/// How the kernel can lock a path of the self-protection tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lock {
+    /// The table names everything below it (`X/**`): the whole directory.
+    Tree,
+    /// The table names the path itself: lock it when it is a file (a
+    /// directory's contents are another entry's, or nobody's).
+    Entry,
+}
+
+/// The paths the kernel keeps read-only under `aileron launch --enforce
+/// files`, from the same tables as the built-in rules: the entries that
+/// name a path or a whole directory (those with a wildcard inside stay the
+/// analysis' alone) below each of `dirs` (the working directory and those
+/// above it), the home directory and the configuration directories.
+/// Claude Code's shell snapshots are left out: it writes them itself.
+pub fn kernel_locked(env: &Environment, dirs: &[String]) -> Vec<(String, Lock)> {
+    let concrete = |p: &str| -> Option<(String, Lock)> {
+        let (path, lock) = match p.strip_suffix("/**") {
+            Some(dir) => (dir, Lock::Tree),
+            None => (p, Lock::Entry),
+        };
+        (!path.contains(['*', '?', '[']) && !path.contains("shell-snapshots"))
+            .then(|| (path.to_owned(), lock))
+    };
+    let mut out = Vec::new();
+    for pattern in OWN_FILES.iter().chain(HOOK_CONFIGS).chain(GIT_FILES) {
+        if let Some(rel) = pattern.strip_prefix("/**/") {
+            for dir in dirs {
+                let dir = dir.trim_end_matches('/');
+                out.extend(concrete(&format!("{dir}/{rel}")));
+            }
+        }
+    }
+    let home = env.home.trim_end_matches('/');
+    for pattern in HOME_HOOK_CONFIGS.iter().chain(HOME_STARTUP) {
+        out.extend(concrete(&format!("{home}/{pattern}")));
+    }
+    for pattern in OWN_FILES.iter().chain(HOOK_CONFIGS).chain(GIT_FILES) {
+        if let Some(rel) = pattern.strip_prefix("/**/") {
+            out.extend(concrete(&format!("{home}/{rel}")));
+        }
+    }
+    for config in env.config_dirs() {
+        for pattern in CONFIG_HOOK_CONFIGS
+            .iter()
+            .chain(CONFIG_GIT_FILES)
+            .chain(CONFIG_STARTUP)
+        {
+            out.extend(concrete(&format!("{config}/{pattern}")));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// `list`, each entry below `dir`.
 fn under(dir: &str, list: &[&str]) -> Vec<String> {
     let dir = globset::escape(dir.trim_end_matches('/'));
@@ -889,3 +946,29 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
 
 /// Tag of the single action that stands for a line the analysis could not read.
 pub const UNPARSABLE: &str = "unparsable";
+
+#[cfg(test)]
+mod kernel_locked_tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_locks_what_the_rules_protect_by_name() {
+        let env = Environment::new("/home/u");
+        let locked = kernel_locked(&env, &["/work/p".into(), "/work".into()]);
+        let has = |p: &str, l: Lock| locked.contains(&(p.to_owned(), l));
+        assert!(has("/work/p/aileron.yaml", Lock::Entry));
+        assert!(has("/work/aileron.yaml", Lock::Entry));
+        assert!(has("/work/p/.aileron", Lock::Tree));
+        assert!(has("/work/p/.git/hooks", Lock::Tree));
+        assert!(has("/work/p/.git/config", Lock::Entry));
+        assert!(has("/work/p/.claude/settings.json", Lock::Entry));
+        assert!(has("/home/u/.bashrc", Lock::Entry));
+        assert!(has("/home/u/.ssh", Lock::Tree));
+        assert!(has("/home/u/.gitconfig", Lock::Entry));
+        assert!(has("/home/u/.config/git/config", Lock::Entry));
+        assert!(has("/home/u/.config/fish", Lock::Tree));
+        // A wildcard inside, and what Claude Code writes itself: not locked.
+        assert!(!locked.iter().any(|(p, _)| p.contains("modules")));
+        assert!(!locked.iter().any(|(p, _)| p.contains("shell-snapshots")));
+    }
+}

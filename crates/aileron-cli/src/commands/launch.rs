@@ -249,10 +249,12 @@ fn run_enforced(
     audit_dir: Option<PathBuf>,
 ) -> Result<std::process::Child, String> {
     let lockdown = if enforce.files {
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        let (mut protect, secrets) = locked_paths(cwd, &home, data_dir, runtime);
+        let environment = LoadOptions {
+            data_dir: data_dir.to_path_buf(),
+            ..LoadOptions::from_env(cwd.to_path_buf())
+        }
+        .environment();
+        let (mut protect, secrets) = locked_paths(cwd, &environment, data_dir, runtime);
         // The audit log's directory exists before it is locked: the agent
         // cannot put a link to /dev/null in its place.
         if let Some(dir) = audit_dir {
@@ -329,52 +331,28 @@ fn writable_places(extra: &[String], base: &Path, cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// The paths the agent's tree may not write (`protect`) or read
-/// (`secrets`) under `--enforce files`: the files the built-in
-/// self-protection rules name, as they exist now.
+/// (`secrets`) under `--enforce files`: what the built-in self-protection
+/// rules name (`aileron_engine::builtin::kernel_locked`, from the same
+/// tables), as it exists now, and Aileron's data and session directories.
 fn locked_paths(
     cwd: &Path,
-    home: &Path,
+    env: &aileron_engine::Environment,
     data_dir: &Path,
     runtime: &Path,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    use aileron_engine::builtin::{Lock, kernel_locked};
+    let dirs: Vec<String> = cwd
+        .ancestors()
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect();
     let mut protect = vec![data_dir.to_path_buf(), runtime.to_path_buf()];
-    for dir in cwd.ancestors() {
-        for name in [
-            "aileron.yaml",
-            ".aileron",
-            ".claude/settings.json",
-            ".claude/settings.local.json",
-            ".gemini/settings.json",
-            ".codex",
-            ".git/hooks",
-            ".git/config",
-        ] {
-            protect.push(dir.join(name));
+    for (path, lock) in kernel_locked(env, &dirs) {
+        let path = PathBuf::from(path);
+        // A name the rules protect, whose contents are not theirs (`.git`).
+        if lock == Lock::Entry && path.is_dir() {
+            continue;
         }
-    }
-    for name in [
-        ".aileron",
-        ".claude/settings.json",
-        ".claude/settings.local.json",
-        ".claude/shell-snapshots",
-        ".gemini/settings.json",
-        ".codex/config.toml",
-        ".codex/hooks.json",
-        ".config/opencode",
-        ".gitconfig",
-        ".config/git",
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zshenv",
-        ".zprofile",
-        ".zlogin",
-        ".config/fish",
-    ] {
-        protect.push(home.join(name));
+        protect.push(path);
     }
     let mut secrets = Vec::new();
     if let Ok(entries) = std::fs::read_dir(data_dir) {
