@@ -13,8 +13,13 @@ use std::time::Duration;
 
 const LOOP: &str = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
 
+/// `aileron launch --enforce ENFORCE -- PROGRAM` in `dir`, which must succeed.
 fn launch(aileron: &Path, dir: &Path, home: &Path, enforce: &str, program: &[&str]) {
+    let cargo_home = std::env::var("CARGO_HOME")
+        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()));
     let out = support::isolated(aileron, dir, home)
+        // The build finds the registry cache where the bench's cargo does.
+        .env("CARGO_HOME", cargo_home)
         .args(["launch", "--enforce", enforce, "--"])
         .args(program)
         .stdin(std::process::Stdio::null())
@@ -78,24 +83,13 @@ fn bench(c: &mut Criterion) {
     }
     std::fs::write(package.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
     let npm_test = |enforce: &str| {
-        let out = support::isolated(&aileron, &package, &home)
-            .args([
-                "launch",
-                "--enforce",
-                enforce,
-                "--",
-                "npm",
-                "test",
-                "--silent",
-            ])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        launch(
+            &aileron,
+            &package,
+            &home,
+            enforce,
+            &["npm", "test", "--silent"],
+        )
     };
     support::interleaved(
         "npm test (4 test files, node --test)",
@@ -121,30 +115,15 @@ fn bench(c: &mut Criterion) {
     )
     .unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let cargo_home = std::env::var("CARGO_HOME")
-        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()));
     let build = |enforce: &str| {
         let _ = std::fs::remove_dir_all(project.join("target"));
-        let out = support::isolated(&aileron, &project, &home)
-            .env("CARGO_HOME", &cargo_home)
-            .args([
-                "launch",
-                "--enforce",
-                enforce,
-                "--",
-                &cargo,
-                "build",
-                "--offline",
-                "-q",
-            ])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        launch(
+            &aileron,
+            &project,
+            &home,
+            enforce,
+            &[&cargo, "build", "--offline", "-q"],
+        )
     };
     std::fs::write(project.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
     support::interleaved(
