@@ -382,14 +382,6 @@ impl Lockdown {
         }
         Ok(())
     }
-
-    /// The protected paths that exist (read-only in the tree).
-    pub fn protected(&self) -> impl Iterator<Item = &std::ffi::CStr> {
-        self.mounts
-            .iter()
-            .filter(|(_, ro)| ro.is_some())
-            .map(|(c, _)| c.as_c_str())
-    }
 }
 
 /// Writes `bytes` to `path` with plain system calls (after fork).

@@ -2,8 +2,6 @@
 //! `/proc` entries. Every value read here came from a process that may be
 //! hostile, so lengths are capped and nothing is trusted beyond its bytes.
 
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
 /// The most bytes of arguments and environment read for one exec (the
@@ -262,37 +260,4 @@ fn split_nul(raw: &[u8]) -> Vec<Vec<u8>> {
         return Vec::new();
     }
     raw.split(|&b| b == 0).map(<[u8]>::to_vec).collect()
-}
-
-/// Whether two tasks share one address space (`kcmp(KCMP_VM)`): a vfork
-/// child and its parent do until the child execs.
-pub fn same_memory(a: u32, b: u32) -> bool {
-    const KCMP_VM: libc::c_long = 1;
-    // SAFETY: kcmp only compares kernel objects of the two tasks.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_kcmp,
-            a as libc::c_long,
-            b as libc::c_long,
-            KCMP_VM,
-            0,
-            0,
-        )
-    };
-    // An error (a task gone, no permission) counts as shared: the careful path.
-    r != 1 && r != 2
-}
-
-/// The thread ids of process `tgid`.
-pub fn threads(tgid: u32) -> Vec<u32> {
-    std::fs::read_dir(format!("/proc/{tgid}/task"))
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub fn os(bytes: Vec<u8>) -> OsString {
-    OsString::from_vec(bytes)
 }

@@ -18,9 +18,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
-/// The listener's descriptor, once the child has sent it.
-pub type ListenerSlot = std::sync::mpsc::Receiver<OwnedFd>;
-
 /// Starts `cmd` under `enforce`; with `exec`, `on_listener` gets the
 /// filter's listener (on another thread) before the agent's first exec,
 /// which waits for it.
