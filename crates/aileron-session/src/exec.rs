@@ -135,15 +135,42 @@ impl Contexts {
     }
 }
 
-/// A process's start time (clock ticks after boot), as `/proc` gives it.
+/// What `/proc/PID/stat` says about a process (or a thread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcStat {
+    pub ppid: u32,
+    /// Threads of its process.
+    pub threads: u32,
+    /// When it started (clock ticks after boot): with the pid, names a
+    /// process even after its number is reused.
+    pub start: u64,
+}
+
+impl ProcStat {
+    pub fn read(pid: u32) -> std::io::Result<Option<ProcStat>> {
+        std::fs::read(format!("/proc/{pid}/stat")).map(|b| ProcStat::parse(&b))
+    }
+
+    /// Parses the file's text; None when it is not what the kernel writes.
+    pub fn parse(stat: &[u8]) -> Option<ProcStat> {
+        // The command name (field 2) may hold any byte but ')', so fields
+        // are counted from the last ')'.
+        let close = stat.iter().rposition(|&b| b == b')')?;
+        let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // fields[0] is field 3 (state): ppid is 4, num_threads 20, starttime 22.
+        let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
+        Some(ProcStat {
+            ppid: u32::try_from(number(1)?).ok()?,
+            threads: u32::try_from(number(17)?).ok()?,
+            start: number(19)?,
+        })
+    }
+}
+
+/// A process's start time, as `/proc` gives it.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    String::from_utf8_lossy(&stat[close + 1..])
-        .split_whitespace()
-        .nth(19)?
-        .parse()
-        .ok()
+    Some(ProcStat::read(pid).ok()??.start)
 }
 
 impl Decider {
@@ -399,6 +426,20 @@ mod tests {
         let mut c = call("/usr/bin/ls", &["ls"]);
         c.code_env = vec![("LD_PRELOAD".into(), "/tmp/x.so".into())];
         assert_eq!(exec_line(&c), "LD_PRELOAD=/tmp/x.so ls");
+    }
+
+    #[test]
+    fn stat_fields_are_counted_from_the_last_parenthesis() {
+        let line = b"42 (a) b (c)) S 7 42 42 0 -1 0 0 0 0 0 1 2 0 0 20 0 3 0 987 0 0";
+        assert_eq!(
+            ProcStat::parse(line),
+            Some(ProcStat {
+                ppid: 7,
+                threads: 3,
+                start: 987
+            })
+        );
+        assert_eq!(ProcStat::parse(b"42 (a) S"), None);
     }
 
     #[test]

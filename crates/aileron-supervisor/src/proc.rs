@@ -2,6 +2,7 @@
 //! `/proc` entries. Every value read here came from a process that may be
 //! hostile, so lengths are capped and nothing is trusted beyond its bytes.
 
+use aileron_session::exec::ProcStat;
 use std::path::PathBuf;
 
 /// The most bytes of arguments and environment read for one exec (the
@@ -169,24 +170,17 @@ pub struct Task {
 
 pub fn task(pid: u32) -> Result<Task, ReadError> {
     let malformed = |what| ReadError::Malformed { pid, what };
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).map_err(|source| ReadError::Proc {
-        pid,
-        what: "stat",
-        source,
-    })?;
-    // The command name (field 2) may hold any byte but ')', so fields are
-    // counted from the last ')'.
-    let close = stat
-        .iter()
-        .rposition(|&b| b == b')')
+    let ProcStat {
+        ppid,
+        threads,
+        start,
+    } = ProcStat::read(pid)
+        .map_err(|source| ReadError::Proc {
+            pid,
+            what: "stat",
+            source,
+        })?
         .ok_or(malformed("stat"))?;
-    let rest = std::str::from_utf8(&stat[close + 1..]).map_err(|_| malformed("stat"))?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // fields[0] is field 3 (state): ppid is 4, num_threads 20, starttime 22.
-    let number = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
-    let ppid = number(1).ok_or(malformed("stat"))? as u32;
-    let threads = number(17).ok_or(malformed("stat"))? as u32;
-    let start = number(19).ok_or(malformed("stat"))?;
     // A task alone in its process is its leader; otherwise ask `status`.
     let tgid = if threads <= 1 {
         pid
@@ -213,16 +207,10 @@ pub fn task(pid: u32) -> Result<Task, ReadError> {
     })
 }
 
-/// A process's parent and start time, from `/proc/PID/stat` alone.
+/// A process's parent and start time.
 pub fn parent_and_start(pid: u32) -> Option<(u32, u64)> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
-    let mut fields = rest.split_whitespace();
-    // fields: state (3), ppid (4), ... starttime (22).
-    let ppid = fields.nth(1)?.parse().ok()?;
-    let start = fields.nth(17)?.parse().ok()?;
-    Some((ppid, start))
+    let stat = ProcStat::read(pid).ok()??;
+    Some((stat.ppid, stat.start))
 }
 
 /// Where a `/proc` link of the task points (`cwd`, `exe`, `fd/N`).
