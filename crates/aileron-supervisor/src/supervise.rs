@@ -41,6 +41,16 @@ fn is_code_variable(name: &str) -> bool {
     CODE_VARIABLES.contains(&name) || name.starts_with("BASH_FUNC_")
 }
 
+/// The `NAME=value` entries of an environment whose name is a code variable.
+fn code_entries(env: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    env.into_iter()
+        .filter(|kv| {
+            let name = kv.split(|&b| b == b'=').next().unwrap_or_default();
+            std::str::from_utf8(name).is_ok_and(is_code_variable)
+        })
+        .collect()
+}
+
 /// The supervisor of one launch.
 pub struct Supervisor {
     listener: OwnedFd,
@@ -317,12 +327,13 @@ impl Supervisor {
             p
         };
         let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        let code_env: Vec<(String, String)> = envp
+        let code_env_raw = code_entries(envp);
+        let code_env: Vec<(String, String)> = code_env_raw
             .iter()
             .filter_map(|kv| {
                 let kv = lossy(kv);
                 let (k, v) = kv.split_once('=')?;
-                is_code_variable(k).then(|| (k.to_owned(), v.to_owned()))
+                Some((k.to_owned(), v.to_owned()))
             })
             .filter(|kv| !self.base_env.contains(kv))
             .collect();
@@ -361,13 +372,7 @@ impl Supervisor {
             passed,
             script,
             file_id: (meta.dev(), meta.ino()),
-            code_env_raw: envp
-                .into_iter()
-                .filter(|kv| {
-                    let k = kv.split(|&b| b == b'=').next().unwrap_or_default();
-                    std::str::from_utf8(k).is_ok_and(is_code_variable)
-                })
-                .collect(),
+            code_env_raw,
         })
     }
 }
@@ -540,14 +545,7 @@ impl Exec {
             }
         }
         let env = proc::environ(pid).map_err(|e| e.to_string())?;
-        let code: Vec<Vec<u8>> = env
-            .into_iter()
-            .filter(|kv| {
-                let k = kv.split(|&b| b == b'=').next().unwrap_or_default();
-                std::str::from_utf8(k).is_ok_and(is_code_variable)
-            })
-            .collect();
-        if code != self.code_env_raw {
+        if code_entries(env) != self.code_env_raw {
             return Err(changed("environment"));
         }
         Ok(())
