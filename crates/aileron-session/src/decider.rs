@@ -504,7 +504,7 @@ impl Decider {
             }
             let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), subject, cx);
             let verdict = match &req.within {
-                Some(enclosing) => inherited(verdict, &lv, enclosing, cx),
+                Some(enclosing) => inherited(verdict, &lv, enclosing, cx, &self.home()),
                 None => verdict,
             };
             match verdict.decision {
@@ -1021,7 +1021,13 @@ fn rule_label(v: &Verdict) -> String {
 /// An exec inside an allowed command: an `ask` default gives way to that
 /// command (its approval answers for what it starts), and a command it
 /// already had approved is not asked again.
-fn inherited(verdict: Verdict, lv: &LineVerdict, enclosing: &str, cx: &LineContext<'_>) -> Verdict {
+fn inherited(
+    verdict: Verdict,
+    lv: &LineVerdict,
+    enclosing: &str,
+    cx: &LineContext<'_>,
+    home: &str,
+) -> Verdict {
     let inherit = |reason: String| Verdict {
         decision: Decision::Allow,
         reason,
@@ -1035,15 +1041,7 @@ fn inherited(verdict: Verdict, lv: &LineVerdict, enclosing: &str, cx: &LineConte
             "no rule applies; started by `{enclosing}`, which was allowed"
         )),
         Decision::Ask | Decision::Judge => {
-            let approved = aileron_shell::analyse(
-                enclosing,
-                &aileron_shell::Context {
-                    cwd: cx.cwd,
-                    home: "",
-                    limits: aileron_shell::Limits::default(),
-                },
-            );
-            let same = |c: &aileron_engine::CommandVerdict| {
+            let in_line = |c: &aileron_engine::CommandVerdict| {
                 let binary = c.action.facet_str("shell", "binary").unwrap_or_default();
                 let argv = c
                     .action
@@ -1051,21 +1049,16 @@ fn inherited(verdict: Verdict, lv: &LineVerdict, enclosing: &str, cx: &LineConte
                     .get("shell")
                     .and_then(|f| f.get("argv")?.as_array().cloned())
                     .unwrap_or_default();
-                approved.commands.iter().any(|a| {
-                    base(binary) == base(&a.binary)
-                        && argv.len() == a.argv.len() + 1
-                        && argv[1..]
-                            .iter()
-                            .zip(&a.argv)
-                            .all(|(x, y)| x.as_str() == Some(y.as_str()))
-                })
+                let args: Vec<&str> = argv.iter().skip(1).filter_map(|a| a.as_str()).collect();
+                args.len() + 1 == argv.len()
+                    && crate::exec::line_runs(enclosing, cx.cwd, home, binary, &args)
             };
             // Every command of the exec that needs an answer was part of the line.
             let all_approved = lv
                 .commands
                 .iter()
                 .filter(|c| c.verdict.decision != Decision::Allow)
-                .all(same);
+                .all(in_line);
             if all_approved {
                 inherit(format!("part of `{enclosing}`, which was approved"))
             } else {
@@ -1073,10 +1066,6 @@ fn inherited(verdict: Verdict, lv: &LineVerdict, enclosing: &str, cx: &LineConte
             }
         }
     }
-}
-
-fn base(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 pub fn denied_message(word: &str, v: &Verdict) -> String {

@@ -365,25 +365,30 @@ fn part_of(line: &str, call: &ExecCall, home: &str) -> bool {
     let Some((name, args)) = call.argv.split_first() else {
         return false;
     };
-    if base_name(name) != base_name(&call.exe) {
-        return false;
-    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    base_name(name) == base_name(&call.exe) && line_runs(line, &call.cwd, home, name, &args)
+}
+
+/// Whether the analysis of `line` (run in `cwd`) finds the simple command
+/// `name args`, the program compared by its file name.
+pub(crate) fn line_runs(line: &str, cwd: &str, home: &str, name: &str, args: &[&str]) -> bool {
     let analysis = aileron_shell::analyse(
         line,
         &aileron_shell::Context {
-            cwd: &call.cwd,
+            cwd,
             home,
             limits: aileron_shell::Limits::default(),
         },
     );
     analysis.opaque.is_none()
-        && analysis
-            .commands
-            .iter()
-            .any(|c| base_name(&c.binary) == base_name(name) && c.argv == args)
+        && analysis.commands.iter().any(|c| {
+            base_name(&c.binary) == base_name(name)
+                && c.argv.len() == args.len()
+                && c.argv.iter().zip(args).all(|(a, b)| a == b)
+        })
 }
 
-fn base_name(path: &str) -> &str {
+pub(crate) fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
