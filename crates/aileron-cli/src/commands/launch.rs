@@ -1,7 +1,7 @@
 //! `aileron launch -- PROGRAM [ARGS]`: run an agent with its shell pointed
 //! at `aileron-sh`, a fresh session, and a scrubbed environment.
 
-use super::{EXIT_POLICY, current_dir, load};
+use super::{EXIT_POLICY, current_dir, launch_agents, load};
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
 use aileron_session::{Config, Decider, TtyPrompter};
@@ -87,27 +87,22 @@ pub fn run(args: Args) -> Result<u8, String> {
 
     let shim_shell = shim_link.to_string_lossy().into_owned();
     let mut args: Vec<String> = program_args.to_vec();
-    if agent.as_deref() == Some("claude") {
-        // Claude Code takes hooks and disallowed tools for one session on
-        // its command line, so every tool call (not only shell commands)
-        // is decided here without touching the user's settings files.
-        let settings = runtime.join("claude-settings.json");
-        let aileron = std::env::current_exe()
-            .map_err(|e| format!("cannot find the aileron executable: {e}"))?;
-        let json = aileron_hooks::install::claude_code_session_settings(&aileron.to_string_lossy());
-        std::fs::write(&settings, json.to_string())
-            .map_err(|e| format!("cannot write {}: {e}", settings.display()))?;
-        let mut extra = vec![
-            "--settings".to_owned(),
-            settings.to_string_lossy().into_owned(),
-        ];
-        let disabled = loaded.policy.disabled_tools(CLAUDE_CODE_TOOLS);
-        if !disabled.is_empty() {
-            extra.push("--disallowedTools".to_owned());
-            extra.push(disabled.join(","));
-        }
-        args.splice(0..0, extra);
-    }
+    let aileron =
+        std::env::current_exe().map_err(|e| format!("cannot find the aileron executable: {e}"))?;
+    let setup = match agent.as_deref() {
+        Some(name) => launch_agents::setup(
+            name,
+            &launch_agents::SetupContext {
+                aileron: &aileron,
+                runtime: &runtime,
+                shim_bin: &bin,
+                policy: &loaded.policy,
+                env: &env,
+            },
+        )?,
+        None => launch_agents::AgentSetup::default(),
+    };
+    args.splice(0..0, setup.args.iter().cloned());
     let launch_argv: Vec<String> = std::iter::once(program.clone())
         .chain(args.iter().cloned())
         .collect();
@@ -126,10 +121,10 @@ pub fn run(args: Args) -> Result<u8, String> {
         .env("AILERON_SESSION", &session_id)
         .env("AILERON_SOCKET", &socket)
         .env("AILERON_REAL_SHELL", &real_shell);
-    if agent.as_deref() == Some("gemini") {
-        // Gemini CLI runs `bash` by name from PATH and ignores $SHELL.
-        let path = std::env::var("PATH").unwrap_or_default();
-        cmd.env("PATH", format!("{}:{path}", bin.display()));
+    cmd.envs(setup.env.iter().cloned());
+    for note in &setup.notes {
+        eprintln!("aileron: {note}");
+        decider.record_session_note(note);
     }
     if enforce != Enforce::ALL {
         decider.record_session_note(&format!(
@@ -383,24 +378,6 @@ fn find_program(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
             std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
 }
-
-/// Claude Code's built-in tools, for `--disallowedTools` (SPEC 10).
-const CLAUDE_CODE_TOOLS: &[&str] = &[
-    "Bash",
-    "Edit",
-    "Write",
-    "MultiEdit",
-    "NotebookEdit",
-    "Read",
-    "Glob",
-    "Grep",
-    "LS",
-    "WebFetch",
-    "WebSearch",
-    "Agent",
-    "Task",
-    "TodoWrite",
-];
 
 /// `aileron-sh` beside this executable.
 fn shim_path() -> Result<PathBuf, String> {

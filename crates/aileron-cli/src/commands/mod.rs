@@ -6,6 +6,7 @@ pub mod import;
 pub mod init;
 pub mod install;
 pub mod launch;
+pub mod launch_agents;
 
 use aileron_config::{LoadOptions, Loaded};
 use aileron_engine::Diagnostics;

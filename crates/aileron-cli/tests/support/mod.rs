@@ -5,6 +5,9 @@
 
 #![allow(dead_code)]
 
+pub mod model;
+pub mod npm;
+
 use serde_json::Value;
 use std::fs::File;
 use std::io::{Read, Write};
