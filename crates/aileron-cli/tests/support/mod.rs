@@ -5,8 +5,12 @@
 
 #![allow(dead_code)]
 
+pub mod anthropic;
+pub mod gemini_api;
 pub mod model;
 pub mod npm;
+pub mod openai_chat;
+pub mod openai_responses;
 
 use serde_json::Value;
 use std::fs::File;
