@@ -76,6 +76,107 @@ pub fn claude_code_session_settings(aileron: &str) -> Value {
     json!({"hooks": {"PreToolUse": [group.clone()], "PermissionRequest": [group]}})
 }
 
+/// Codex CLI `-c` overrides (root options, before any subcommand) that add
+/// Aileron's PreToolUse hook for one invocation (`aileron launch -- codex`),
+/// and trust that hook alone: Codex skips an untrusted hook silently, and
+/// keeps trust as the hash of the hook's definition under `hooks.state`,
+/// keyed by its place in the layer (here the session flags' first group).
+/// No other hook's trust changes (`--dangerously-bypass-hook-trust` would
+/// switch the check off for all of them).
+pub fn codex_session_hooks(aileron: &str) -> Vec<String> {
+    let command = hook_command(aileron, Agent::Codex);
+    let timeout = Agent::Codex.hook_timeout().as_secs();
+    let quoted = serde_json::to_string(&command).unwrap_or_default();
+    // Codex hashes the normalized definition as compact JSON, keys sorted.
+    let identity = format!(
+        r#"{{"event_name":"pre_tool_use","hooks":[{{"async":false,"command":{quoted},"timeout":{timeout},"type":"command"}}],"matcher":"*"}}"#
+    );
+    let hash: String = sha256(identity.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    vec![
+        "-c".to_owned(),
+        // A JSON string is a TOML basic string.
+        format!(
+            r#"hooks.PreToolUse=[{{matcher="*",hooks=[{{type="command",command={quoted},timeout={timeout}}}]}}]"#
+        ),
+        "-c".to_owned(),
+        format!(
+            r#"hooks.state={{"/<session-flags>/config.toml:pre_tool_use:0:0"={{trusted_hash="sha256:{hash}"}}}}"#
+        ),
+    ]
+}
+
+/// SHA-256 (FIPS 180-4), for Codex's hook trust hash.
+fn sha256(data: &[u8]) -> [u8; 32] {
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
+    ];
+    let mut h: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
+    let mut msg = data.to_vec();
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&((data.len() as u64) * 8).to_be_bytes());
+    for block in msg.chunks(64) {
+        let mut w = [0u32; 64];
+        for (i, word) in block.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
+        for i in 0..64 {
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(K[i])
+                .wrapping_add(w[i]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            hh = g;
+            g = f;
+            f = e;
+            e = d.wrapping_add(t1);
+            d = c;
+            c = b;
+            b = a;
+            a = t1.wrapping_add(t2);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 32];
+    for (i, x) in h.iter().enumerate() {
+        out[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
 fn json_hooks(t: &Target) -> Option<JsonHooks> {
     let base = if t.user { &t.home } else { &t.cwd };
     let command = hook_command(&t.aileron, t.agent);
@@ -516,5 +617,40 @@ impl Record {
     fn save(&self, data_dir: &Path) -> Result<(), String> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
         write_atomic(&Self::path(data_dir), &text)
+    }
+}
+
+#[cfg(test)]
+mod codex_session_tests {
+    use super::*;
+
+    #[test]
+    fn sha256_matches_the_standard_vectors() {
+        let hex = |d: [u8; 32]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        assert_eq!(
+            hex(sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            hex(sha256(&[b'a'; 1000])),
+            "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"
+        );
+    }
+
+    #[test]
+    fn codex_session_hooks_trust_exactly_the_hook_they_add() {
+        let args = codex_session_hooks("/opt/aileron");
+        assert_eq!(args.len(), 4);
+        assert_eq!(
+            args[1],
+            r#"hooks.PreToolUse=[{matcher="*",hooks=[{type="command",command="/opt/aileron hook codex",timeout=600}]}]"#
+        );
+        assert!(
+            args[3].starts_with(
+                r#"hooks.state={"/<session-flags>/config.toml:pre_tool_use:0:0"={trusted_hash="sha256:"#
+            ),
+            "{}",
+            args[3]
+        );
     }
 }

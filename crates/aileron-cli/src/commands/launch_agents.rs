@@ -37,6 +37,7 @@ pub fn setup(agent: &str, cx: &SetupContext) -> Result<AgentSetup, String> {
     match agent {
         "claude" => claude_code(cx),
         "gemini" => gemini_cli(cx),
+        "codex" => codex(cx),
         _ => Ok(AgentSetup::default()),
     }
 }
@@ -77,6 +78,21 @@ fn gemini_cli(cx: &SetupContext) -> Result<AgentSetup, String> {
             "PATH".to_owned(),
             format!("{}:{path}", cx.shim_bin.display()),
         )],
+        ..AgentSetup::default()
+    })
+}
+
+/// Codex CLI takes config overrides for one invocation (`-c`, before any
+/// subcommand), hooks among them: the session's PreToolUse hook, trusted
+/// by its hash, decides every `exec_command`, `apply_patch`, `view_image`
+/// and MCP call. Codex runs commands with the passwd entry's shell, never
+/// `$SHELL` or `PATH`, so the shim does not see them.
+fn codex(cx: &SetupContext) -> Result<AgentSetup, String> {
+    Ok(AgentSetup {
+        args: aileron_hooks::install::codex_session_hooks(&cx.aileron.to_string_lossy()),
+        notes: vec![
+            "Codex runs its commands with the login shell from the passwd entry, not $SHELL: each tool call is decided by a hook, but what the model types into a running command with write_stdin (an interactive shell, a REPL) is not; only --enforce exec decides the programs that starts".to_owned(),
+        ],
         ..AgentSetup::default()
     })
 }
