@@ -76,6 +76,17 @@ pub fn claude_code_session_settings(aileron: &str) -> Value {
     json!({"hooks": {"PreToolUse": [group.clone()], "PermissionRequest": [group]}})
 }
 
+/// Gemini CLI settings with Aileron's BeforeTool hook and nothing else, for
+/// one session (merged into the settings `aileron launch -- gemini` gives
+/// it); the same entry `aileron install gemini` writes, so Gemini CLI runs
+/// it once when both are there.
+pub fn gemini_session_settings(aileron: &str) -> Value {
+    let command = hook_command(aileron, Agent::Gemini);
+    let timeout_ms = Agent::Gemini.hook_timeout().as_millis() as u64;
+    json!({"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [{"name": "aileron",
+        "type": "command", "command": command, "timeout": timeout_ms}]}]}})
+}
+
 /// Codex CLI `-c` overrides (root options, before any subcommand) that add
 /// Aileron's PreToolUse hook for one invocation (`aileron launch -- codex`),
 /// and trust that hook alone: Codex skips an untrusted hook silently, and

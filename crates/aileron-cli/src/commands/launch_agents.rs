@@ -65,21 +65,152 @@ fn claude_code(cx: &SetupContext) -> Result<AgentSetup, String> {
     })
 }
 
-/// Gemini CLI runs `bash` by name from PATH and ignores `$SHELL`.
+/// Gemini CLI runs `bash` by name from PATH and ignores `$SHELL`: the shim
+/// goes first on PATH. Its other tool calls are decided by Aileron's
+/// BeforeTool hook, for this session only. Gemini CLI 0.61 takes no
+/// settings on its command line, and reads a system settings file
+/// (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`) only when the file and every
+/// directory above it belong to root and no one else can write them, which
+/// a session's directory never does for a user. So the session gets its own
+/// Gemini home (`GEMINI_CLI_HOME`) in the runtime directory: every entry of
+/// the user's home is a link to the real one, and so is every entry of
+/// `~/.gemini` but `settings.json`, which is the user's settings with the
+/// hook added. History, credentials, trust and extensions stay the user's;
+/// the user's files are not changed.
 fn gemini_cli(cx: &SetupContext) -> Result<AgentSetup, String> {
-    let path = cx
-        .env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_default();
-    Ok(AgentSetup {
+    let var = |name: &str| {
+        cx.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let path = var("PATH").unwrap_or_default();
+    let mut setup = AgentSetup {
         env: vec![(
             "PATH".to_owned(),
             format!("{}:{path}", cx.shim_bin.display()),
         )],
         ..AgentSetup::default()
-    })
+    };
+    let home = var("GEMINI_CLI_HOME")
+        .or_else(|| var("HOME"))
+        .filter(|h| h.starts_with('/'));
+    match home {
+        Some(home) => {
+            let session_home = gemini_session_home(cx, Path::new(home), path)?;
+            setup.env.push((
+                "GEMINI_CLI_HOME".to_owned(),
+                session_home.to_string_lossy().into_owned(),
+            ));
+        }
+        None => setup.notes.push(
+            "Gemini CLI: no home directory to take its settings from, so only its shell commands are decided (not its file, web and MCP tools)".to_owned(),
+        ),
+    }
+    if var("GEMINI_RESTRICTED_MODE") == Some("true")
+        || var("GEMINI_CLI_TRUST_WORKSPACE") == Some("false")
+    {
+        setup.notes.push(
+            "Gemini CLI runs no hooks in a folder it does not trust: only its shell commands are decided (not its file, web and MCP tools)".to_owned(),
+        );
+    }
+    Ok(setup)
+}
+
+/// Files Gemini CLI may create in `~/.gemini` during a session: linked
+/// before they exist, so that they land in the user's `~/.gemini`.
+const GEMINI_STATE_FILES: &[&str] = &[
+    "projects.json",
+    "installation_id",
+    "google_accounts.json",
+    "oauth_creds.json",
+    "trustedFolders.json",
+    "mcp-oauth-tokens.json",
+    "a2a-oauth-tokens.json",
+    "policy_integrity.json",
+    "keybindings.json",
+];
+
+/// The session's Gemini home (see [`gemini_cli`]), built from `home`.
+fn gemini_session_home(
+    cx: &SetupContext,
+    home: &Path,
+    path: &str,
+) -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::symlink;
+    let err = |what: &Path, e: std::io::Error| format!("cannot set up {}: {e}", what.display());
+    let real = home.join(".gemini");
+    let session_home = cx.runtime.join("gemini-home");
+    let dir = session_home.join(".gemini");
+    std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
+    // Gemini's own state directories, made where Gemini makes them on its
+    // first run, so that what it writes there outlives the session.
+    for d in ["tmp", "history"] {
+        let _ = std::fs::create_dir_all(real.join(d));
+    }
+    let names = |d: &Path| -> Vec<std::ffi::OsString> {
+        std::fs::read_dir(d)
+            .map(|r| r.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default()
+    };
+    for name in names(home) {
+        if name != ".gemini" {
+            symlink(home.join(&name), session_home.join(&name))
+                .map_err(|e| err(&session_home.join(&name), e))?;
+        }
+    }
+    let mut inner = names(&real);
+    inner.extend(GEMINI_STATE_FILES.iter().map(std::ffi::OsString::from));
+    inner.sort();
+    inner.dedup();
+    for name in inner {
+        if name != "settings.json" {
+            symlink(real.join(&name), dir.join(&name)).map_err(|e| err(&dir.join(&name), e))?;
+        }
+    }
+    let user = real.join("settings.json");
+    let text = match std::fs::read_to_string(&user) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "{}".to_owned(),
+        Err(e) => return Err(format!("cannot read {}: {e}", user.display())),
+    };
+    let hook = aileron_hooks::install::gemini_session_settings(&cx.aileron.to_string_lossy());
+    let mut group = hook["hooks"]["BeforeTool"][0].clone();
+    // Gemini CLI runs a hook as `bash -c COMMAND`, bash found on the hook's
+    // PATH: the agent's own, without the shim, so that the hook is not a
+    // shell command of the session to decide (and refuse) first.
+    group["hooks"][0]["env"] = serde_json::json!({"PATH": path});
+    let merged = gemini_add_hook(&text, &group)
+        .map_err(|e| format!("cannot add Aileron's hook to {}: {e}", user.display()))?;
+    let settings = dir.join("settings.json");
+    std::fs::write(&settings, merged).map_err(|e| err(&settings, e))?;
+    Ok(session_home)
+}
+
+/// `text` (Gemini settings, JSON with comments) with `group` added to
+/// `hooks.BeforeTool`; every other byte as it was.
+fn gemini_add_hook(text: &str, group: &serde_json::Value) -> Result<String, String> {
+    use aileron_hooks::jsonedit::{self, Node};
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    let root = jsonedit::parse(text)?;
+    if !matches!(root, Node::Object { .. }) {
+        return Err("the settings are not a JSON object".to_owned());
+    }
+    let edit = match root.get("hooks") {
+        None => jsonedit::add_member(
+            text,
+            &root,
+            "hooks",
+            &serde_json::json!({"BeforeTool": [group]}),
+        ),
+        Some(hooks @ Node::Object { .. }) => match hooks.get("BeforeTool") {
+            None => jsonedit::add_member(text, hooks, "BeforeTool", &serde_json::json!([group])),
+            Some(list @ Node::Array { .. }) => jsonedit::push_item(text, list, group),
+            Some(_) => return Err("`hooks.BeforeTool` is not a list".to_owned()),
+        },
+        Some(_) => return Err("`hooks` is not an object".to_owned()),
+    };
+    Ok(jsonedit::apply(text, &edit))
 }
 
 /// Codex CLI takes config overrides for one invocation (`-c`, before any
