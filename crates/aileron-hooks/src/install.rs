@@ -254,19 +254,25 @@ fn owned_file(t: &Target) -> Option<(PathBuf, String, u32)> {
             } else {
                 t.cwd.join(".opencode/plugins/aileron.js")
             };
-            let plugin = OPENCODE_PLUGIN
-                .replace(
-                    "@AILERON@",
-                    &serde_json::to_string(&t.aileron).unwrap_or_default(),
-                )
-                .replace(
-                    "@TIMEOUT_MS@",
-                    &(t.agent.hook_timeout().as_millis() - 2000).to_string(),
-                );
-            Some((file, plugin, 0o644))
+            Some((file, opencode_plugin(&t.aileron), 0o644))
         }
         _ => None,
     }
+}
+
+/// The text of opencode's gate plugin, running the hook at `aileron`
+/// (installed by `aileron install opencode`, and written for one session
+/// by `aileron launch -- opencode`).
+pub fn opencode_plugin(aileron: &str) -> String {
+    OPENCODE_PLUGIN
+        .replace(
+            "@AILERON@",
+            &serde_json::to_string(aileron).unwrap_or_default(),
+        )
+        .replace(
+            "@TIMEOUT_MS@",
+            &(Agent::Opencode.hook_timeout().as_millis() - 2000).to_string(),
+        )
 }
 
 /// Marks files Aileron wrote, so that uninstall removes only those.
@@ -274,11 +280,89 @@ const MARKER: &str = "installed by aileron";
 
 /// opencode's gate: a plugin whose `tool.execute.before` asks `aileron hook
 /// opencode` and throws (blocking the call) unless it answered allow.
+///
+/// The hook runs asynchronously (`Bun.spawn` under opencode, which is a Bun
+/// program; `node:child_process` elsewhere), without a shell, so that
+/// opencode's event loop goes on while Aileron decides and calls made at
+/// once are decided at once. It fails closed: a hook that cannot start,
+/// outlasts the timeout, exits non-zero or answers anything but
+/// `{"decision":"allow"}` blocks the call.
 const OPENCODE_PLUGIN: &str = r#"// installed by aileron: every opencode tool call is decided by Aileron.
 // Remove with `aileron uninstall opencode`.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 
 const AILERON = @AILERON@;
+const ARGS = ["hook", "opencode"];
+const TIMEOUT_MS = @TIMEOUT_MS@;
+const MAX_OUTPUT = 16 * 1024 * 1024;
+
+// The hook's answer to `input`: { code, out, err, failed }; never throws.
+const runHook =
+  typeof Bun !== "undefined" && typeof Bun.spawn === "function"
+    ? async (input) => {
+        let proc;
+        try {
+          proc = Bun.spawn([AILERON, ...ARGS], {
+            stdin: new Blob([input]),
+            stdout: "pipe",
+            stderr: "pipe",
+          });
+        } catch (e) {
+          return { code: -1, out: "", err: "", failed: String(e && e.message) };
+        }
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          proc.kill(9);
+        }, TIMEOUT_MS);
+        try {
+          const [out, err, code] = await Promise.all([
+            new Response(proc.stdout).text(),
+            new Response(proc.stderr).text(),
+            proc.exited,
+          ]);
+          return { code, out, err, failed: timedOut ? `no answer within ${TIMEOUT_MS} ms` : null };
+        } catch (e) {
+          return { code: -1, out: "", err: "", failed: String(e && e.message) };
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+    : (input) =>
+        new Promise((resolve) => {
+          let out = "";
+          let err = "";
+          let failed = null;
+          let child;
+          try {
+            child = spawn(AILERON, ARGS, {
+              stdio: ["pipe", "pipe", "pipe"],
+              timeout: TIMEOUT_MS,
+              killSignal: "SIGKILL",
+            });
+          } catch (e) {
+            resolve({ code: -1, out, err, failed: String(e && e.message) });
+            return;
+          }
+          child.stdout.setEncoding("utf8");
+          child.stderr.setEncoding("utf8");
+          child.stdout.on("data", (d) => {
+            out += d;
+            if (out.length > MAX_OUTPUT) child.kill("SIGKILL");
+          });
+          child.stderr.on("data", (d) => {
+            err += d;
+            if (err.length > MAX_OUTPUT) child.kill("SIGKILL");
+          });
+          child.stdin.on("error", () => {});
+          child.on("error", (e) => {
+            failed = String(e && e.message);
+          });
+          child.on("close", (code, signal) => {
+            resolve({ code: code === null ? -1 : code, out, err, failed: failed || (signal ? `killed by ${signal}` : null) });
+          });
+          child.stdin.end(input);
+        });
 
 export const AileronGate = async ({ directory, worktree }) => ({
   "tool.execute.before": async (input, output) => {
@@ -291,17 +375,20 @@ export const AileronGate = async ({ directory, worktree }) => ({
       directory,
       worktree,
     });
-    const run = spawnSync(AILERON, ["hook", "opencode"], {
-      input: event,
-      encoding: "utf8",
-      timeout: @TIMEOUT_MS@,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const run = await runHook(event);
+    let answer = null;
+    try {
+      answer = JSON.parse(run.out);
+    } catch {}
     // Anything but a clean "allow" blocks the call: fail closed.
-    if (run.error || run.status !== 0) {
-      const why = (run.stderr || "").trim();
-      throw new Error(why || `aileron: denied: the hook failed (${run.error ? run.error.message : "exit " + run.status})`);
+    if (run.failed === null && run.code === 0 && answer !== null && answer.decision === "allow") {
+      return;
     }
+    const why =
+      run.err.trim() ||
+      (answer !== null && typeof answer.reason === "string" && answer.reason) ||
+      `aileron: denied: the hook failed (${run.failed || (run.code === 0 ? "its answer is not an allow" : "exit " + run.code)})`;
+    throw new Error(why);
   },
 });
 "#;

@@ -38,6 +38,7 @@ pub fn setup(agent: &str, cx: &SetupContext) -> Result<AgentSetup, String> {
         "claude" => claude_code(cx),
         "gemini" => gemini_cli(cx),
         "codex" => codex(cx),
+        "opencode" => opencode(cx),
         _ => Ok(AgentSetup::default()),
     }
 }
@@ -245,3 +246,74 @@ const CLAUDE_CODE_TOOLS: &[&str] = &[
     "Task",
     "TodoWrite",
 ];
+
+/// opencode loads plugins named in `OPENCODE_CONFIG_CONTENT`, a config
+/// merged over the user's own files: the session's gate plugin (written in
+/// the runtime directory) decides every tool call, the user's
+/// `OPENCODE_CONFIG_CONTENT` is kept with the plugin added to its list.
+/// opencode runs its bash tool with `$SHELL -c`, the shim, as well.
+fn opencode(cx: &SetupContext) -> Result<AgentSetup, String> {
+    let dir = cx.runtime.join("opencode");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let plugin = dir.join("aileron.js");
+    std::fs::write(
+        &plugin,
+        aileron_hooks::install::opencode_plugin(&cx.aileron.to_string_lossy()),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", plugin.display()))?;
+    let user = cx
+        .env
+        .iter()
+        .find(|(k, _)| k == "OPENCODE_CONFIG_CONTENT")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_default();
+    let content = opencode_add_plugin(user, &file_url(&plugin))
+        .map_err(|e| format!("cannot add the gate plugin to OPENCODE_CONFIG_CONTENT: {e}"))?;
+    let mut notes = Vec::new();
+    if cx
+        .env
+        .iter()
+        .any(|(k, v)| k == "OPENCODE_PURE" && !v.is_empty() && v != "0" && v != "false")
+    {
+        notes.push(
+            "OPENCODE_PURE is set: opencode loads no plugins, so only its bash tool's commands are decided, not its reads, edits or fetches".to_owned(),
+        );
+    }
+    Ok(AgentSetup {
+        env: vec![("OPENCODE_CONFIG_CONTENT".to_owned(), content)],
+        notes,
+        ..AgentSetup::default()
+    })
+}
+
+/// `text` (an opencode config, JSON with comments, maybe empty) with `url`
+/// added to its `plugin` list; every other byte as it was.
+fn opencode_add_plugin(text: &str, url: &str) -> Result<String, String> {
+    use aileron_hooks::jsonedit::{self, Node};
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    let root = jsonedit::parse(text)?;
+    if !matches!(root, Node::Object { .. }) {
+        return Err("the config is not a JSON object".to_owned());
+    }
+    let item = serde_json::json!(url);
+    let edit = match root.get("plugin") {
+        None => jsonedit::add_member(text, &root, "plugin", &serde_json::json!([item])),
+        Some(list @ Node::Array { .. }) => jsonedit::push_item(text, list, &item),
+        Some(_) => return Err("`plugin` is not a list".to_owned()),
+    };
+    Ok(jsonedit::apply(text, &edit))
+}
+
+/// `file://` URL of an absolute path, percent-encoding what a URL path cannot hold.
+fn file_url(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut url = "file://".to_owned();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            url.push(char::from(b));
+        } else {
+            url.push_str(&format!("%{b:02X}"));
+        }
+    }
+    url
+}
