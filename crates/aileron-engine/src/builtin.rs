@@ -443,22 +443,11 @@ fn find_runs_commands(action: &Action) -> bool {
 
 /// Archivers and recursive copies or searches read everything below a directory.
 fn reads_directories_whole(action: &Action, binary: &str) -> bool {
-    const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "rsync", "scp", "cpio", "pax"];
-    const RECURSIVE_WHEN_ASKED: &[&str] = &["cp", "grep", "egrep", "fgrep", "chmod", "chown"];
-    if ARCHIVERS.contains(&binary) {
-        return true;
-    }
     // An agent's search tool (Grep, grep_search, ...) reads everything below its path.
     if action.kind == "fs.read" && action.facet_str("fs", "op") == Some("search") {
         return true;
     }
-    RECURSIVE_WHEN_ASKED.contains(&binary)
-        && shell_list(action, "argv").skip(1).any(|a| {
-            a == "--recursive"
-                || a == "--archive"
-                || a.strip_prefix('-')
-                    .is_some_and(|f| !f.starts_with('-') && f.contains(['r', 'R', 'a']))
-        })
+    crate::command_line::reads_directories_whole(binary, shell_list(action, "argv").skip(1))
 }
 
 /// Whether `dir` is a strict ancestor of `path`.

@@ -28,6 +28,9 @@ pub struct LineActions {
     /// Index of the action each one was found inside.
     pub parents: Vec<Option<usize>>,
     pub notes: Vec<Vec<String>>,
+    /// Per action: the files it reads and writes, as `fs.read` / `fs.write`
+    /// actions (see [`file_accesses`]).
+    pub files: Vec<Vec<Action>>,
     pub opaque: Option<String>,
 }
 
@@ -77,6 +80,7 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
             actions: vec![a],
             parents: vec![None],
             notes: vec![vec![reason.clone()]],
+            files: vec![Vec::new()],
             opaque: Some(reason.clone()),
         };
     }
@@ -84,6 +88,7 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
         actions: Vec::new(),
         parents: Vec::new(),
         notes: Vec::new(),
+        files: Vec::new(),
         opaque: None,
     };
     for (n, c) in analysis.commands.into_iter().enumerate() {
@@ -105,11 +110,87 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
                 &c.reads,
             )),
         );
+        out.files
+            .push(file_accesses(&a, &c.binary, &c.argv, &c.reads, &c.writes));
         out.actions.push(a);
         out.parents.push(c.parent);
         out.notes.push(c.notes);
     }
     out
+}
+
+/// The files a command reads and writes as the `fs.read` / `fs.write`
+/// actions an agent's file tools would raise, so that a rule about a file
+/// holds however the file is reached (`cat secret.txt` as much as a Read
+/// tool). A command that reads directories whole (`grep -r`, `rg`, `tar`,
+/// `cp -r`) reads `DIR/**`: a path pattern, decided by every rule that
+/// could match a file it names (see `Policy::file_verdict`).
+pub fn file_accesses(
+    command: &Action,
+    binary: &str,
+    argv: &[String],
+    reads: &[String],
+    writes: &[String],
+) -> Vec<Action> {
+    let whole = reads_directories_whole(binary, argv.iter().map(String::as_str));
+    let access = |n: usize, kind: &str, op: &str, path: String| {
+        let mut a = Action {
+            id: format!("{}.f{n}", command.id),
+            timestamp: command.timestamp.clone(),
+            kind: kind.to_owned(),
+            summary: format!("{op} {path}"),
+            verb: op.to_owned(),
+            primary: "fs".into(),
+            sensitivity: Some(if op == "read" {
+                Sensitivity::Read
+            } else {
+                Sensitivity::Write
+            }),
+            session: command.session.clone(),
+            ..Action::default()
+        };
+        a.facets
+            .insert("fs".into(), json!({"path": path, "op": op}));
+        a
+    };
+    let mut out = Vec::with_capacity(reads.len() + writes.len());
+    for r in reads {
+        out.push(access(out.len(), "fs.read", "read", r.clone()));
+        if whole && !r.ends_with("/**") {
+            let below = format!("{}/**", r.trim_end_matches('/'));
+            out.push(access(out.len(), "fs.read", "read", below));
+        }
+    }
+    for w in writes {
+        out.push(access(out.len(), "fs.write", "write", w.clone()));
+    }
+    out
+}
+
+/// Archivers, recursive copies and recursive searches read every file
+/// below the directories they are given.
+pub(crate) fn reads_directories_whole<'a>(
+    binary: &str,
+    mut args: impl Iterator<Item = &'a str>,
+) -> bool {
+    const ARCHIVERS: &[&str] = &["tar", "zip", "7z", "rsync", "scp", "cpio", "pax"];
+    const RECURSIVE: &[&str] = &["rg", "ag", "ack"];
+    const RECURSIVE_WHEN_ASKED: &[&str] = &["cp", "grep", "egrep", "fgrep", "chmod", "chown"];
+    if ARCHIVERS.contains(&binary) {
+        return true;
+    }
+    if RECURSIVE.contains(&binary) {
+        // `rg --files` lists the names it would search, reading none.
+        return !args.any(|a| a == "--files");
+    }
+    RECURSIVE_WHEN_ASKED.contains(&binary)
+        && args.any(|a| {
+            a == "--recursive"
+                || a == "--dereference-recursive"
+                || a == "--archive"
+                || a.strip_prefix('-')
+                    .is_some_and(|f| !f.starts_with('-') && f.contains(['r', 'R', 'a']))
+        })
 }
 
 #[allow(clippy::too_many_arguments)]

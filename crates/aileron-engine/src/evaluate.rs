@@ -81,6 +81,19 @@ pub struct CommandVerdict {
     pub verdict: Verdict,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<Explanation>,
+    /// The files the command reads or writes that a rule decides (with
+    /// an explanation only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileVerdict>,
+}
+
+/// A file a shell command reads or writes, decided as the `fs.*` action
+/// an agent's file tool would raise for it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileVerdict {
+    /// `read PATH` or `write PATH`.
+    pub access: String,
+    pub verdict: Verdict,
 }
 
 /// The outcome for a whole shell line.
@@ -96,6 +109,9 @@ pub struct LineVerdict {
 
 const UNPARSABLE_RULE: &str = "builtin:unparsable";
 
+/// The lowest layer whose rules decide the files of a shell command.
+const FILE_RULES_FROM: Layer = Layer::Os;
+
 enum Winner<'p> {
     Rule(&'p Rule),
     Default,
@@ -106,7 +122,8 @@ impl Policy {
     pub fn evaluate(&self, action: &Action, state: &State<'_>) -> Verdict {
         let winner = self.decide(action, state, None);
         let verdict = self.verdict_of(winner, action);
-        self.by_file_name(action, state, verdict)
+        let verdict = self.by_file_name(action, state, verdict);
+        self.by_files_searched(action, state, verdict)
     }
 
     /// Decides one action and says why.
@@ -117,6 +134,7 @@ impl Policy {
         let why = self.why(&winner, &matched);
         let verdict = self.verdict_of(winner, action);
         let verdict = self.by_file_name(action, state, verdict);
+        let verdict = self.by_files_searched(action, state, verdict);
         Explanation {
             verdict,
             considered,
@@ -147,6 +165,27 @@ impl Policy {
         }
     }
 
+    /// An agent's search tool (`Grep`, `grep_search`: `fs.read` with op
+    /// `search`) reads every file below its path, so it is also decided as
+    /// the pattern `DIR/**`, as a recursive `grep` in the shell is.
+    fn by_files_searched(&self, action: &Action, state: &State<'_>, verdict: Verdict) -> Verdict {
+        if action.kind != "fs.read" || action.facet_str("fs", "op") != Some("search") {
+            return verdict;
+        }
+        let Some(dir) = action.facet_str("fs", "path") else {
+            return verdict;
+        };
+        let mut below = action.clone();
+        below.facets.insert(
+            "fs".into(),
+            serde_json::json!({"path": format!("{}/**", dir.trim_end_matches('/')), "op": "search"}),
+        );
+        match self.file_verdict(&below, state) {
+            Some(v) if v.decision.restrictiveness() > verdict.decision.restrictiveness() => v,
+            _ => verdict,
+        }
+    }
+
     /// Decides a shell line by its most restrictive command.
     pub fn evaluate_line(
         &self,
@@ -171,18 +210,42 @@ impl Policy {
     ) -> LineVerdict {
         let lowered = shell_actions(line, cx, &self.environment.home);
         let mut commands = Vec::with_capacity(lowered.actions.len());
-        for ((action, parent), notes) in lowered
+        for (((action, parent), notes), accesses) in lowered
             .actions
             .into_iter()
             .zip(lowered.parents)
             .zip(lowered.notes)
+            .zip(lowered.files)
         {
-            let (verdict, explanation) = if explain {
+            let (mut verdict, explanation) = if explain {
                 let e = self.explain(&action, state);
                 (e.verdict.clone(), Some(e))
             } else {
                 (self.evaluate(&action, state), None)
             };
+            let mut files = Vec::new();
+            for access in &accesses {
+                let Some(v) = self.file_verdict(access, state) else {
+                    continue;
+                };
+                let stricter = v.decision.restrictiveness() > verdict.decision.restrictiveness();
+                // As strict as the default: the rule explains more.
+                let as_strict = v.decision == verdict.decision
+                    && verdict.source == VerdictSource::Default
+                    && v.decision != Decision::Allow;
+                if stricter || as_strict {
+                    verdict = Verdict {
+                        reason: format!("{}: {}", access.summary, v.reason),
+                        ..v.clone()
+                    };
+                }
+                if explain {
+                    files.push(FileVerdict {
+                        access: access.summary.clone(),
+                        verdict: v,
+                    });
+                }
+            }
             commands.push(CommandVerdict {
                 command: action.summary.clone(),
                 action,
@@ -190,6 +253,7 @@ impl Policy {
                 notes,
                 verdict,
                 explanation,
+                files,
             });
         }
         let decisive = commands
@@ -231,13 +295,84 @@ impl Policy {
         }
     }
 
+    /// How the policy decides a file a shell command reads or writes
+    /// (an `fs.*` action from [`crate::command_line::file_accesses`]), when
+    /// a rule, not the default, says something about it: the command's own
+    /// rules decide what may run, these what may be read or written, and
+    /// the stricter holds. A path pattern (`/p/**` for `grep -r x .`) is
+    /// decided by the most restrictive rule that could match a file it
+    /// names, a deny becoming an ask; an allow says nothing about the other
+    /// files of the pattern. The built-in rules are left out: they decide
+    /// shell commands by their effects already, knowing what a command does
+    /// with a path (`cp x .` names the project directory without replacing it).
+    fn file_verdict(&self, access: &Action, state: &State<'_>) -> Option<Verdict> {
+        let path = access.facet_str("fs", "path")?;
+        if !crate::overlap::has_glob_chars(path) {
+            return match self.decide_among(access, state, None, FILE_RULES_FROM) {
+                Winner::Rule(r) => Some(self.verdict_of(Winner::Rule(r), access)),
+                Winner::Default => None,
+            };
+        }
+        let history = History {
+            actions: state.history,
+        };
+        let mut lists: Vec<&[u32]> = vec![&self.index.any_type];
+        if let Some(t) = self.index.by_type.get(&access.kind) {
+            lists.push(&t.other);
+            lists.extend(t.by_word.values().map(Vec::as_slice));
+            lists.extend(
+                t.keyed
+                    .iter()
+                    .flat_map(|k| k.rules.values().map(Vec::as_slice)),
+            );
+        }
+        let mut strictest: Option<&Rule> = None;
+        for i in merge_sorted(lists) {
+            let rule = self.rules[i as usize].get();
+            let stricter = strictest
+                .is_none_or(|s| rule.decision.restrictiveness() > s.decision.restrictiveness());
+            if rule.decision != Decision::Allow
+                && rule.layer >= FILE_RULES_FROM
+                && stricter
+                && rule.scope.admits(&access.session)
+                && rule.matcher.may_match(access, path, history)
+            {
+                strictest = Some(rule);
+            }
+        }
+        let rule = strictest?;
+        let mut verdict = self.verdict_of(Winner::Rule(rule), access);
+        if verdict.decision == Decision::Deny {
+            // Whether a file the rule denies is among those named is not
+            // known before the command runs: a human decides.
+            verdict.decision = Decision::Ask;
+            verdict.reason = format!(
+                "may {} a file that `{}` denies ({})",
+                access.verb, rule.id, verdict.reason
+            );
+            verdict.approver = Some(self.default_approver().to_owned());
+        }
+        Some(verdict)
+    }
+
     /// Walks candidate rules in evaluation order. With `trace`, walks them
     /// all and records every match; without, stops as soon as it can.
     fn decide<'p>(
         &'p self,
         action: &Action,
         state: &State<'p>,
+        trace: Option<(&mut Vec<&'p Rule>, &mut usize)>,
+    ) -> Winner<'p> {
+        self.decide_among(action, state, trace, Layer::Builtin)
+    }
+
+    /// [`Policy::decide`] among the rules of layer `lowest` and above.
+    fn decide_among<'p>(
+        &'p self,
+        action: &Action,
+        state: &State<'p>,
         mut trace: Option<(&mut Vec<&'p Rule>, &mut usize)>,
+        lowest: Layer,
     ) -> Winner<'p> {
         let history = History {
             actions: state.history,
@@ -265,7 +400,7 @@ impl Policy {
                 policy_rules.next()
             };
             let Some((rank, rule)) = rule else { break };
-            if !rule.scope.admits(&action.session) {
+            if rule.layer < lowest || !rule.scope.admits(&action.session) {
                 continue;
             }
             if let Some((_, considered)) = trace.as_mut() {

@@ -11,6 +11,7 @@
 use crate::action::{Action, FieldPath, Lookup};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::glob::Glob;
+use crate::overlap;
 use crate::yaml::{Node, Value as Y};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -188,6 +189,41 @@ impl Matcher {
                 earlier + 1 > *more_than
             }
             Matcher::Builtin(check) => check.is_match(action),
+        }
+    }
+
+    /// Whether this matcher may hold for some file the path pattern
+    /// `pattern` names, `pattern` being the value of one of `action`'s
+    /// fields (`fs.path: /p/**` for `grep -r x .`). A `path` condition on
+    /// that field holds when the two globs can name a common path; any other
+    /// condition on it, or a `not` over one, is taken to hold, since which
+    /// files exist is not known here.
+    pub fn may_match(&self, action: &Action, pattern: &str, history: History<'_>) -> bool {
+        match self {
+            Matcher::All(ms) => ms.iter().all(|m| m.may_match(action, pattern, history)),
+            Matcher::Any(ms) => ms.iter().any(|m| m.may_match(action, pattern, history)),
+            Matcher::Not(m) => m.reads_value(action, pattern) || !m.is_match(action, history),
+            Matcher::Field(path, cond) => match action.lookup(path) {
+                Some(v) if as_str(v) == Some(pattern) => match cond {
+                    Cond::Path(g) => match (overlap::parse(pattern), overlap::parse(&g.pattern)) {
+                        (Some(a), Some(b)) => overlap::overlaps(&a, &b),
+                        _ => true,
+                    },
+                    _ => true,
+                },
+                v => cond.holds(v),
+            },
+            Matcher::Rate { .. } | Matcher::Builtin(_) => self.is_match(action, history),
+        }
+    }
+
+    /// Whether a condition of this matcher reads a field of `action` whose value is `value`.
+    fn reads_value(&self, action: &Action, value: &str) -> bool {
+        match self {
+            Matcher::All(ms) | Matcher::Any(ms) => ms.iter().any(|m| m.reads_value(action, value)),
+            Matcher::Not(m) => m.reads_value(action, value),
+            Matcher::Field(path, _) => action.lookup(path).and_then(as_str) == Some(value),
+            Matcher::Rate { .. } | Matcher::Builtin(_) => false,
         }
     }
 

@@ -76,6 +76,10 @@ impl<V> Default for SortedMap<V> {
 }
 
 impl<V> SortedMap<V> {
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
     pub fn get(&self, key: &str) -> Option<&V> {
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))

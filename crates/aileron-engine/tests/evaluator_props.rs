@@ -737,9 +737,19 @@ fn default_decision(d: DefaultPolicy, a: &Action) -> Decision {
 /// session and whose matcher holds wins, unless a matching deny of a lower
 /// layer comes after it.
 fn reference(p: &Policy, a: &Action, approvals: &[Rule]) -> (Decision, Option<String>) {
+    reference_among(p, a, approvals, Layer::Builtin)
+}
+
+/// [`reference`] among the rules of layer `lowest` and above.
+fn reference_among(
+    p: &Policy,
+    a: &Action,
+    approvals: &[Rule],
+    lowest: Layer,
+) -> (Decision, Option<String>) {
     let history = History { actions: &[] };
     let key = |r: &Rule| (r.structural, r.priority, r.scope.specificity(), r.layer);
-    let mut ordered: Vec<&Rule> = p.rules().collect();
+    let mut ordered: Vec<&Rule> = p.rules().filter(|r| r.layer >= lowest).collect();
     // Approvals are layer 8: they never tie with a policy rule. Among
     // themselves, the later (higher seq, here the later in the slice) first.
     let mut ap: Vec<(usize, &Rule)> = approvals.iter().filter(|r| r.enabled).enumerate().collect();
@@ -767,6 +777,65 @@ fn reference(p: &Policy, a: &Action, approvals: &[Rule]) -> (Decision, Option<St
         .flatten();
     let r = lower_deny.unwrap_or(w);
     (r.decision, Some(r.id.clone()))
+}
+
+/// A line's command: its own verdict, made stricter by a rule (not the
+/// default) about a file it reads or writes; for a path pattern, by the
+/// strictest non-allow rule that may match a file it names, a deny asking.
+fn reference_command(p: &Policy, a: &Action, approvals: &[Rule]) -> (Decision, Option<String>) {
+    let mut best = reference(p, a, approvals);
+    let list = |k: &str| -> Vec<String> {
+        a.facets["shell"][k]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    };
+    let argv = list("argv");
+    let binary = a.facet_str("shell", "binary").unwrap_or_default();
+    let accesses = aileron_engine::command_line::file_accesses(
+        a,
+        binary,
+        argv.get(1..).unwrap_or_default(),
+        &list("reads"),
+        &list("writes"),
+    );
+    for access in accesses {
+        let path = access.facet_str("fs", "path").expect("fs.path");
+        let found = if !path.contains(['*', '?', '[']) {
+            // The built-ins decide shell commands by their effects already.
+            match reference_among(p, &access, approvals, Layer::Os) {
+                (_, None) => continue,
+                k => k,
+            }
+        } else {
+            let history = History { actions: &[] };
+            let mut strictest: Option<&Rule> = None;
+            for r in p.rules() {
+                if r.decision != Decision::Allow
+                    && r.layer >= Layer::Os
+                    && strictest
+                        .is_none_or(|s| r.decision.restrictiveness() > s.decision.restrictiveness())
+                    && r.scope.admits(&access.session)
+                    && r.matcher.may_match(&access, path, history)
+                {
+                    strictest = Some(r);
+                }
+            }
+            match strictest {
+                Some(r) if r.decision == Decision::Deny => (Decision::Ask, Some(r.id.clone())),
+                Some(r) => (r.decision, Some(r.id.clone())),
+                None => continue,
+            }
+        };
+        let as_strict_as_default =
+            found.0 == best.0 && best.1.is_none() && found.0 != Decision::Allow;
+        if found.0.restrictiveness() > best.0.restrictiveness() || as_strict_as_default {
+            best = found;
+        }
+    }
+    best
 }
 
 fn key_of(v: &Verdict) -> (Decision, Option<String>) {
@@ -951,7 +1020,7 @@ fn evaluator_agrees_with_a_linear_reference() {
             for c in &lv.commands {
                 assert_eq!(
                     key_of(&c.verdict),
-                    reference(&p, &c.action, &approvals),
+                    reference_command(&p, &c.action, &approvals),
                     "command `{}` of the line vs reference\n{}",
                     c.command,
                     ctx(&format!("{line:?}\naction: {}", describe_action(&c.action)))

@@ -6,7 +6,7 @@
 
 mod common;
 
-use aileron_engine::{Decision, VerdictSource};
+use aileron_engine::{Decision, LineContext, Session, State, VerdictSource};
 use common::*;
 
 const FULL: &str = r#"version: 1
@@ -343,4 +343,102 @@ fn builtin_profile_examples_pass() {
             );
         }
     }
+}
+
+/// A rule about files holds however the file is reached: the files a
+/// shell command reads or writes are decided as the `fs.*` actions an
+/// agent's file tools raise (issue 14), and the stricter verdict wins.
+const NO_SECRETS: &str = r#"version: 1
+profiles: ["os/linux"]
+default: ask
+allow:
+  - "cat *"
+  - "touch allowed-*"
+  - id: notes-ok
+    priority: 300
+    when: {type: fs.read, fs.path: {path: "notes/secret-plan.md"}}
+deny:
+  - id: no-secrets
+    when:
+      type: {in: [fs.read, fs.write]}
+      fs.path: {path: "**/secret*"}
+ask:
+  - id: ask-env-writes
+    when: {type: fs.write, fs.path: {path: "**/.env"}}
+"#;
+
+#[test]
+fn file_rules_hold_for_shell_commands() {
+    let (cat, touch) = (auto_id("allow", 0), auto_id("allow", 1));
+    check_lines(
+        NO_SECRETS,
+        &[
+            // Named files: the fs rule decides, however they are read.
+            ("cat secret.txt", "deny", Some("no-secrets")),
+            ("cat README.md secret.txt", "deny", Some("no-secrets")),
+            ("cat < secret.txt", "deny", Some("no-secrets")),
+            ("sed -n 1p ./secret.txt", "deny", Some("no-secrets")),
+            (
+                "head -c 10 /p/sub/secret.key | base64",
+                "deny",
+                Some("no-secrets"),
+            ),
+            ("echo x > secret.txt", "deny", Some("no-secrets")),
+            ("cp a.txt secret.txt", "deny", Some("no-secrets")),
+            ("echo A=1 >> .env", "ask", Some("ask-env-writes")),
+            // A higher-priority allow for one file is the policy's word on it.
+            ("cat notes/secret-plan.md", "allow", Some(&cat)),
+            // An ask no stricter than the command's default: the rule says more.
+            // Files no rule names: the command's own rule decides.
+            ("cat README.md", "allow", Some(&cat)),
+            ("touch allowed-1", "allow", Some(&touch)),
+        ],
+    );
+}
+
+#[test]
+fn patterns_and_recursive_reads_ask_when_they_may_name_a_denied_file() {
+    let cat = auto_id("allow", 0);
+    check_lines(
+        NO_SECRETS,
+        &[
+            // Whether a denied file is among those named is not known
+            // before the command runs: a human decides.
+            ("cat *.txt", "ask", Some("no-secrets")),
+            ("cat ./sec*", "ask", Some("no-secrets")),
+            ("grep -r TOKEN .", "ask", Some("no-secrets")),
+            ("grep TOKEN -R", "ask", Some("no-secrets")),
+            ("rg TOKEN", "ask", Some("no-secrets")),
+            ("rg TOKEN src/", "ask", Some("no-secrets")),
+            // Patterns that cannot name a denied file.
+            ("cat README*", "allow", Some(&cat)),
+            ("grep TOKEN README.md", "allow", Some("os/linux:grep")),
+            // `rg --files` lists names; it reads no file.
+            ("rg --files", "allow", Some("os/linux:rg")),
+        ],
+    );
+}
+
+#[test]
+fn explain_shows_the_files_a_command_reads() {
+    let p = load(NO_SECRETS);
+    let session = Session {
+        cwd: Some(DIR.into()),
+        ..Session::default()
+    };
+    let cx = LineContext {
+        cwd: DIR,
+        session: &session,
+        timestamp: TS,
+        id: "l1",
+        exe: None,
+    };
+    let lv = p.explain_line("cat README.md secret.txt", &cx, &State::default());
+    let files: Vec<(&str, Decision)> = lv.commands[0]
+        .files
+        .iter()
+        .map(|f| (f.access.as_str(), f.verdict.decision))
+        .collect();
+    assert_eq!(files, [("read /p/secret.txt", Decision::Deny)]);
+    assert!(lv.verdict.reason.starts_with("read /p/secret.txt: "));
 }

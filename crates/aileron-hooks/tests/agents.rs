@@ -650,11 +650,11 @@ const CLAUDE_CASES: &[Case] = &[
     ),
     case(
         "grep.json",
-        Allow,
+        Ask,
         "fs.read",
         &[("fs.path", "{proj}"), ("fs.op", "search")],
-        "allow",
-        Some("allow-search"),
+        "ask",
+        Some("deny-secrets"),
     ),
     case(
         "mcp.json",
@@ -775,11 +775,11 @@ const CODEX_CASES: &[Case] = &[
     ),
     case(
         "grep.json",
-        Allow,
+        Deny,
         "shell.exec",
         &[("shell.command", "rg -n AWS_SECRET_ACCESS_KEY .")],
-        "allow",
-        Some("allow-rg"),
+        "ask",
+        Some("deny-secrets"),
     ),
     case(
         "mcp.json",
@@ -841,11 +841,11 @@ const GEMINI_CASES: &[Case] = &[
     ),
     case(
         "grep.json",
-        Allow,
+        Deny,
         "fs.read",
         &[("fs.path", "{proj}"), ("fs.op", "search")],
-        "allow",
-        Some("allow-search"),
+        "ask",
+        Some("deny-secrets"),
     ),
     case(
         "list.json",
@@ -995,11 +995,11 @@ const CLINE_CASES: &[Case] = &[
     ),
     case(
         "grep.json",
-        Allow,
+        Deny,
         "fs.read",
         &[("fs.path", "{proj}"), ("fs.op", "search")],
-        "allow",
-        Some("allow-search"),
+        "ask",
+        Some("deny-secrets"),
     ),
     case(
         "mcp.json",
@@ -1085,11 +1085,11 @@ const OPENCODE_CASES: &[Case] = &[
     ),
     case(
         "grep.json",
-        Allow,
+        Deny,
         "fs.read",
         &[("fs.path", "{proj}"), ("fs.op", "search")],
-        "allow",
-        Some("allow-search"),
+        "ask",
+        Some("deny-secrets"),
     ),
     case(
         "list.json",

@@ -228,11 +228,13 @@ fn read_and_edit_rules_decide_as_claude_does() {
             // ask `logs/**`: any `logs` directory at any depth.
             ("Read", file("/w/proj/logs/x.log"), Ask),
             ("Read", file("/w/proj/src/logs/x.log"), Ask),
-            // Grep and Glob follow the Read rules for their path.
+            // Grep and Glob follow the Read rules for their path. Stricter
+            // than Claude Code: a search of src/ reads every file below it,
+            // src/.env among them if it exists, which a deny names: ask.
             (
                 "Grep",
                 json!({"pattern": "fn", "path": "/w/proj/src"}),
-                Allow,
+                Ask,
             ),
             (
                 "Grep",

@@ -838,6 +838,7 @@ impl Decider {
                             notes: Vec::new(),
                             verdict: policy.evaluate(a, &state),
                             explanation: None,
+                            files: Vec::new(),
                         })
                         .collect();
                     let decisive = (0..commands.len()).max_by_key(|&i| {

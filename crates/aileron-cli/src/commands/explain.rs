@@ -112,6 +112,7 @@ fn line_json(line: &str, lv: &LineVerdict) -> serde_json::Value {
                 "notes": c.notes,
                 "sensitivity": c.action.sensitivity.map(|s| s.as_str()),
                 "tags": c.action.tags,
+                "reads": c.action.facets.get("shell").and_then(|s| s.get("reads")),
                 "writes": c.action.facets.get("shell").and_then(|s| s.get("writes")),
                 "decision": c.verdict.decision,
                 "rule": c.verdict.rule,
@@ -120,6 +121,7 @@ fn line_json(line: &str, lv: &LineVerdict) -> serde_json::Value {
                 "why": e.map(|e| &e.why),
                 "matched": e.map(|e| &e.matched),
                 "considered": e.map(|e| e.considered),
+                "files": c.files,
             })
         })
         .collect();
@@ -160,6 +162,15 @@ fn print_line(line: &str, lv: &LineVerdict) {
         }
         if let Some(e) = &c.explanation {
             print_explanation(e, "  ");
+        }
+        for f in &c.files {
+            let rule = f.verdict.rule.as_deref().unwrap_or("default");
+            println!(
+                "  file: {} => {} ({rule}: {})",
+                f.access,
+                f.verdict.decision.as_str(),
+                f.verdict.reason
+            );
         }
     }
     println!();

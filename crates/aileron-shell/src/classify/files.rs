@@ -1008,8 +1008,17 @@ fn read_operands(name: &str, args: &[Word], p: &Parsed, mut f: Facts) -> Facts {
         // Operands are not files (or rarely so): leave them to the path heuristic.
         return f;
     }
+    let mut named = false;
     for i in ops {
         f.read(i);
+        named = true;
+    }
+    // A recursive search given no path searches the working directory.
+    let recursive = matches!(name, "rg" | "ag" | "ack")
+        || (matches!(name, "grep" | "egrep" | "fgrep")
+            && (p.has('r', "recursive") || p.has('R', "dereference-recursive")));
+    if recursive && !named {
+        f.reads.push(PathRef::Lit(".".to_owned()));
     }
     f
 }
