@@ -9,7 +9,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use support::Project;
 use support::model::{Script, Step};
 use support::openai_chat::{Mode, Run, result_of, run_opencode};
@@ -106,7 +106,16 @@ fn project() -> Project {
     p
 }
 
+/// One opencode at a time: several at once starve each other (and the
+/// timings) on a small machine.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn session(mode: Mode) -> Option<Session> {
+    let _one = one_at_a_time();
     let p = project();
     if mode == Mode::Direct {
         let out = support::run_no_tty(&mut p.aileron(&["install", "opencode", "--project"]));
@@ -407,6 +416,7 @@ fn launch_all_audit_log_has_the_decisions_and_no_user_file_changed() {
 const CALLS: usize = 8;
 
 fn timed(mode: Mode, plugin: bool) -> Option<Run> {
+    let _one = one_at_a_time();
     let p = Project::new("version: 1\ndefault: ask\nallow: [\"touch allowed-*\"]\n");
     if plugin {
         let out = support::run_no_tty(&mut p.aileron(&["install", "opencode", "--project"]));
@@ -429,20 +439,16 @@ fn timed(mode: Mode, plugin: bool) -> Option<Run> {
 
 #[test]
 fn overhead_per_tool_call() {
-    let runs = std::thread::scope(|s| {
-        let base = s.spawn(|| timed(Mode::Direct, false));
-        let plugin = s.spawn(|| timed(Mode::Direct, true));
-        let none = s.spawn(|| timed(Mode::Launch("none"), false));
-        let all = s.spawn(|| timed(Mode::Launch("all"), false));
-        [base, plugin, none, all].map(|h| h.join().unwrap())
-    });
-    let [Some(base), Some(plugin), Some(none), Some(all)] = runs else {
+    let Some(base) = timed(Mode::Direct, false) else {
         return;
     };
+    let plugin = timed(Mode::Direct, true).unwrap();
+    let none = timed(Mode::Launch("none"), false).unwrap();
+    let all = timed(Mode::Launch("all"), false).unwrap();
     let step = |r: &Run| r.per_step().unwrap_or_default();
     let b = step(&base);
     eprintln!(
-        "opencode, {CALLS} bash calls (4 runs at once, so noisy): without Aileron {:?} per call ({:?} in all)",
+        "opencode, {CALLS} bash calls: without Aileron {:?} per call ({:?} in all)",
         b, base.elapsed
     );
     for (name, r) in [
