@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// The longest one agent run may take; it is killed (its whole process
@@ -34,6 +34,29 @@ pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
 /// A fake Anthropic API answering with `script`.
 pub fn server(script: Script) -> FakeModel {
     FakeModel::start(move |req| answer(&script, req))
+}
+
+/// When each request of the main conversation arrived, with how many tool
+/// results it carried.
+type Arrivals = Arc<Mutex<Vec<(usize, Instant)>>>;
+
+/// [`server`], noting when each request of the main conversation arrives.
+fn timed_server(script: Script) -> (FakeModel, Arrivals) {
+    let arrivals: Arrivals = Arc::default();
+    let noted = arrivals.clone();
+    let model = FakeModel::start(move |req| {
+        let body = req.json();
+        if req.route().ends_with("/v1/messages")
+            && body["tools"].as_array().is_some_and(|t| !t.is_empty())
+        {
+            noted
+                .lock()
+                .unwrap()
+                .push((tool_results(&body), Instant::now()));
+        }
+        answer(&script, req)
+    });
+    (model, arrivals)
 }
 
 /// How many `tool_result` blocks the conversation of a Messages request holds.
@@ -178,6 +201,9 @@ pub struct ClaudeRun {
     pub wall: Duration,
     /// Every request the fake model received, in order.
     pub requests: Vec<Request>,
+    /// When each request of the main conversation arrived (from the
+    /// start), with how many tool results it carried.
+    pub turns: Vec<(usize, Duration)>,
     /// Whether it had to be killed after [`AGENT_TIMEOUT`].
     pub timed_out: bool,
 }
@@ -214,6 +240,15 @@ impl ClaudeRun {
         self.requests.iter().any(|r| {
             String::from_utf8_lossy(&r.body).contains(needle) || contains_string(&r.json(), needle)
         })
+    }
+
+    /// The time from the model's first answer to its last request: the tool
+    /// calls and Claude Code's work between them, without its start and exit.
+    pub fn tool_loop(&self) -> Duration {
+        match (self.turns.first(), self.turns.last()) {
+            (Some((_, a)), Some((_, b))) => b.saturating_sub(*a),
+            _ => Duration::ZERO,
+        }
     }
 
     /// Everything needed to understand a failure.
@@ -257,7 +292,7 @@ fn contains_string(v: &Value, needle: &str) -> bool {
 /// only network it is given is the fake model on loopback, and everything
 /// nonessential (update checks, telemetry, error reports) is off.
 pub fn run_claude(p: &Project, claude: &Path, mode: Mode, script: &Script) -> ClaudeRun {
-    let model = server(script.clone());
+    let (model, arrivals) = timed_server(script.clone());
     let mut cmd = match mode {
         Mode::Direct => p.command(claude),
         Mode::LaunchNone | Mode::LaunchAll => {
@@ -326,6 +361,12 @@ pub fn run_claude(p: &Project, claude: &Path, mode: Mode, script: &Script) -> Cl
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         wall,
         requests: model.requests(),
+        turns: arrivals
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(n, t)| (*n, t.saturating_duration_since(start)))
+            .collect(),
         timed_out,
     }
 }
