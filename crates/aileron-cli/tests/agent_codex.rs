@@ -462,7 +462,6 @@ fn enforced_launch_keeps_the_secret_from_grep() {
 }
 
 #[test]
-#[ignore = "issue 14: under --enforce exec the interpreter of the launched `codex` script (`node .../bin/codex`, from its #!/usr/bin/env node line) is decided like an agent command: default ask with no terminal refuses it and codex never starts (exit 126)"]
 fn enforced_launch_starts_codex_under_a_policy_that_does_not_name_node() {
     let Some(_) = support::npm::CODEX.installed() else {
         return;
@@ -485,7 +484,6 @@ fn enforced_launch_starts_codex_under_a_policy_that_does_not_name_node() {
 // ---- what Aileron does not see yet
 
 #[test]
-#[ignore = "issue 14: Codex's view_image is lowered to a generic tool.call, not an fs.read of its path: under `default: allow` no-secrets does not stop it"]
 fn view_image_is_not_a_file_read() {
     let Some(_) = support::npm::CODEX.installed() else {
         return;

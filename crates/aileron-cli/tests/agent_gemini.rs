@@ -252,7 +252,6 @@ fn launch_without_enforcement_decides_every_tool_call() {
 }
 
 #[test]
-#[ignore = "issue 14: under --enforce exec the supervisor decides `node .../bin/gemini ARGS` (the interpreter /usr/bin/env starts for the `#!/usr/bin/env node` script aileron launched) as a command of the agent: default ask, no terminal, EACCES, so Gemini CLI never starts (`/usr/bin/env: 'node': Permission denied`)"]
 fn launch_with_enforcement_decides_every_tool_call() {
     launch_session("all");
 }
@@ -265,13 +264,11 @@ fn launch_runs_allowed_commands(enforce: &'static str) {
 }
 
 #[test]
-#[ignore = "issue 14: the shim does not recognize Gemini CLI 0.61's wrapper (`shopt -u ...; _bgpids_file=FILE\\n(\\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\\nCMD\\n)\\n__code=$?\\nexit $__code`), so every command the hook allowed is refused as opaque"]
 fn launch_without_enforcement_runs_allowed_commands() {
     launch_runs_allowed_commands("none");
 }
 
 #[test]
-#[ignore = "issue 14: Gemini CLI does not start under --enforce exec (its `node` interpreter is decided as a command), and the shim does not recognize its 0.61 wrapper"]
 fn launch_with_enforcement_runs_allowed_commands() {
     launch_runs_allowed_commands("all");
 }
@@ -279,7 +276,6 @@ fn launch_with_enforcement_runs_allowed_commands() {
 /// The secret read by every other tool that can: a glob for
 /// read_many_files, a search, and the shell. None may reach the model.
 #[test]
-#[ignore = "issue 14: grep_search is decided as an fs.read of the directory it searches (allowed by `reads`, not matched by `**/secret*`), so its result carries secret.txt's line to the model; `cat secret.txt` is refused only since shell file reads became fs.read actions"]
 fn other_reads_of_the_secret_never_reach_the_model() {
     let Some(gemini) = gemini() else { return };
     let p = project();

@@ -53,7 +53,9 @@ fn kind(agent: Agent, tool: &str) -> Kind {
             | "write_to_file" | "replace_in_file" | "new_rule" | "edit" | "write" | "Delete"
             | "StrReplace",
         ) => Kind::Write,
-        (_, "Read" | "read_file" | "read_many_files" | "read" | "NotebookRead") => Kind::Read,
+        (_, "Read" | "read_file" | "read_many_files" | "read" | "NotebookRead" | "view_image") => {
+            Kind::Read
+        }
         (
             _,
             "Grep"

@@ -231,11 +231,7 @@ fn read_and_edit_rules_decide_as_claude_does() {
             // Grep and Glob follow the Read rules for their path. Stricter
             // than Claude Code: a search of src/ reads every file below it,
             // src/.env among them if it exists, which a deny names: ask.
-            (
-                "Grep",
-                json!({"pattern": "fn", "path": "/w/proj/src"}),
-                Ask,
-            ),
+            ("Grep", json!({"pattern": "fn", "path": "/w/proj/src"}), Ask),
             (
                 "Grep",
                 json!({"pattern": "k", "path": "/w/proj/secrets"}),

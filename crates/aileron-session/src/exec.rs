@@ -244,6 +244,27 @@ impl Decider {
         }
     }
 
+    /// Records the program `aileron launch` started (its first exec, which
+    /// passes undecided) as the context of what it runs: `kernel_argv` is
+    /// what the kernel runs for it (for a script, `#!` interpreter first),
+    /// so that `#!/usr/bin/env node` starting `node SCRIPT` is the launch
+    /// itself, not one of the agent's commands.
+    pub fn launched(&self, call: &ExecCall, kernel_argv: &[String]) {
+        let Some(&(pid, start)) = call.lineage.first() else {
+            return;
+        };
+        let line = kernel_argv
+            .iter()
+            .map(|w| quote(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let context = Context {
+            line,
+            policy_cwd: self.launch_cwd(),
+        };
+        self.contexts.run(pid, start, context);
+    }
+
     /// Records that the shim `pid` was answered: it will exec the real
     /// shell (with `argv`, when the session gave them) to run `line`. Only
     /// a process running the shim that [`Decider::trust_shim`] named counts:

@@ -22,32 +22,58 @@ pub fn unwrap(line: &str, home: &str) -> Option<String> {
     claude_code(line, home).or_else(|| gemini_cli(line))
 }
 
-/// Claude Code: `source SNAP && [shopt -u extglob … && ]eval 'CMD' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`.
+/// Claude Code (2.1.330 as recorded in `tests/fixtures/harness/`, and
+/// the 2.0 form): `[source SNAP 2>/dev/null || true && ]`
+/// `[\builtin shopt -u extglob 2>/dev/null || true && ]`, any number of
+/// `{ \builtin unalias -- 'NAME'; \builtin unset -f -- 'NAME'; } >/dev/null 2>&1 || true && `,
+/// then `eval 'CMD'[ < /dev/null] && pwd -P >| /tmp/claude-XXXX-cwd`.
+/// Without a snapshot (the first command, or none was made) the `source`
+/// part is missing.
 fn claude_code(line: &str, home: &str) -> Option<String> {
-    let rest = line.strip_prefix("source ")?;
-    let (snapshot, rest) = rest.split_once(" && ")?;
-    if !claude_snapshot(snapshot, home) {
-        return None;
-    }
-    let rest = match rest.strip_prefix("shopt -u ") {
-        Some(r) => {
-            let (opts, r) = r.split_once(" && ")?;
-            if !opts
-                .split(' ')
-                .all(|o| o.chars().all(|c| c.is_ascii_alphabetic()))
-            {
-                return None;
-            }
-            r
+    let mut rest = line;
+    if let Some(r) = rest.strip_prefix("source ") {
+        let (snapshot, r) = r.split_once(' ')?;
+        if !claude_snapshot(snapshot, home) {
+            return None;
         }
-        None => rest,
-    };
+        rest = r
+            .strip_prefix("2>/dev/null || true && ")
+            .or_else(|| r.strip_prefix("&& "))?;
+    }
+    if let Some(r) = rest.strip_prefix("\\builtin shopt -u extglob 2>/dev/null || true && ") {
+        rest = r;
+    } else if let Some(r) = rest.strip_prefix("shopt -u ") {
+        let (opts, r) = r.split_once(" && ")?;
+        if !opts
+            .split(' ')
+            .all(|o| !o.is_empty() && o.chars().all(|c| c.is_ascii_alphabetic()))
+        {
+            return None;
+        }
+        rest = r;
+    }
+    while let Some(r) = rest.strip_prefix("{ \\builtin unalias -- '") {
+        let (name, r) = r.split_once("'; \\builtin unset -f -- '")?;
+        let r = r.strip_prefix(name)?;
+        rest = r.strip_prefix("'; } >/dev/null 2>&1 || true && ")?;
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return None;
+        }
+    }
     let rest = rest.strip_prefix("eval ")?;
     let (cmd, tail) = single_quoted(rest)?;
-    let cwd_file = tail.strip_prefix(" < /dev/null && pwd -P >| ")?;
+    let tail = tail.strip_prefix(" < /dev/null").unwrap_or(tail);
+    let cwd_file = tail.strip_prefix(" && pwd -P >| ")?;
     let ok = cwd_file.starts_with("/tmp/claude-")
         && cwd_file.ends_with("-cwd")
-        && !cwd_file.contains(char::is_whitespace);
+        && cwd_file.len() > "/tmp/claude--cwd".len()
+        && cwd_file["/tmp/claude-".len()..cwd_file.len() - "-cwd".len()]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric());
     ok.then_some(cmd)
 }
 
@@ -72,9 +98,31 @@ fn claude_snapshot(word: &str, home: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
 
-/// Gemini CLI: `shopt -u promptvars nullglob extglob nocaseglob dotglob; { CMD; }; __code=$?; pgrep -g 0 >/tmp/shell_pgrep_HEX.tmp 2>&1; exit $__code;`.
+/// Gemini CLI 0.61 (as recorded in `tests/fixtures/harness/`):
+/// `shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=TMP/gemini-shell-XXXXXX/bgpids.tmp`
+/// `\n(\n  trap 'jobs -p > "$_bgpids_file"' EXIT\nCMD\n)\n__code=$?\nexit $__code`;
+/// and the older `…; { CMD; }; __code=$?; pgrep -g 0 >/tmp/shell_pgrep_HEX.tmp 2>&1; exit $__code;`.
+/// A command that would close the subshell early (`)`) does not parse
+/// alone, so the analysis of what is unwrapped refuses it.
 fn gemini_cli(line: &str) -> Option<String> {
-    let rest = line.strip_prefix("shopt -u promptvars nullglob extglob nocaseglob dotglob; { ")?;
+    let rest = line.strip_prefix("shopt -u promptvars nullglob extglob nocaseglob dotglob; ")?;
+    if let Some(rest) = rest.strip_prefix("_bgpids_file=") {
+        let (file, rest) = rest.split_once('\n')?;
+        let dir = file.strip_suffix("/bgpids.tmp")?;
+        let (parent, name) = dir.rsplit_once('/')?;
+        let random = name.strip_prefix("gemini-shell-")?;
+        let ok = parent.starts_with('/')
+            && parent
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+            && !random.is_empty()
+            && random.chars().all(|c| c.is_ascii_alphanumeric());
+        let cmd = rest
+            .strip_prefix("(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n")?
+            .strip_suffix("\n)\n__code=$?\nexit $__code")?;
+        return ok.then(|| cmd.to_owned());
+    }
+    let rest = rest.strip_prefix("{ ")?;
     let (cmd, tail) = rest.rsplit_once("; }; __code=$?; pgrep -g 0 >")?;
     let (file, end) = tail.split_once(" 2>&1; exit $__code;")?;
     let ok = end.is_empty()

@@ -179,6 +179,7 @@ impl Supervisor {
         if !self.launched.load(Ordering::SeqCst) && exec.call.argv == self.launch {
             // The program `aileron launch` was asked to run.
             self.launched.store(true, Ordering::SeqCst);
+            self.decider.launched(&exec.call, &exec.kernel_argv());
             self.respond(n.id, 0, true);
             return;
         }
@@ -453,6 +454,22 @@ struct Exec {
     script: Option<Script>,
     file_id: (u64, u64),
     code_env_raw: Vec<Vec<u8>>,
+}
+
+impl Exec {
+    /// What the kernel runs: for a script, its interpreter, the `#!`
+    /// line's argument, the script as passed, then the arguments after argv[0].
+    fn kernel_argv(&self) -> Vec<String> {
+        let Some(script) = &self.script else {
+            return self.call.argv.clone();
+        };
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut argv = vec![text(&script.written)];
+        argv.extend(script.arg.as_deref().map(text));
+        argv.push(text(&self.passed));
+        argv.extend(self.call.argv.iter().skip(1).cloned());
+        argv
+    }
 }
 
 /// A script's `#!` line, as the kernel reads it (the first 256 bytes: an

@@ -171,6 +171,7 @@ pub fn run(args: Args) -> Result<u8, String> {
             &opts_data_dir,
             writable,
             audit_dir,
+            &setup,
         )
         .map_err(|e| e.to_string())
         .and_then(|mut child| child.wait().map_err(|e| e.to_string()))
@@ -242,14 +243,19 @@ fn run_enforced(
     data_dir: &Path,
     writable: Option<Vec<PathBuf>>,
     audit_dir: Option<PathBuf>,
+    agent: &launch_agents::AgentSetup,
 ) -> Result<std::process::Child, String> {
+    let writable = writable.map(|mut w| {
+        w.extend(agent.writable.iter().cloned());
+        w
+    });
     let lockdown = if enforce.files {
         let environment = LoadOptions {
             data_dir: data_dir.to_path_buf(),
             ..LoadOptions::from_env(cwd.to_path_buf())
         }
         .environment();
-        let (mut protect, secrets) = locked_paths(cwd, &environment, data_dir, runtime);
+        let (mut protect, secrets) = locked_paths(cwd, &environment, data_dir, runtime, agent);
         // The audit log's directory exists before it is locked: the agent
         // cannot put a link to /dev/null in its place.
         if let Some(dir) = audit_dir {
@@ -334,13 +340,28 @@ fn locked_paths(
     env: &aileron_engine::Environment,
     data_dir: &Path,
     runtime: &Path,
+    agent: &launch_agents::AgentSetup,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
     use aileron_engine::builtin::{Lock, kernel_locked};
     let dirs: Vec<String> = cwd
         .ancestors()
         .map(|d| d.to_string_lossy().into_owned())
         .collect();
-    let mut protect = vec![data_dir.to_path_buf(), runtime.to_path_buf()];
+    let mut protect = vec![data_dir.to_path_buf()];
+    if agent.writable.is_empty() {
+        protect.push(runtime.to_path_buf());
+    } else {
+        // The session's own files, but for the places the agent writes.
+        if let Ok(entries) = std::fs::read_dir(runtime) {
+            protect.extend(
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| !agent.writable.contains(p)),
+            );
+        }
+        protect.extend(agent.locked.iter().cloned());
+    }
     for (path, lock) in kernel_locked(env, &dirs) {
         let path = PathBuf::from(path);
         // A name the rules protect, whose contents are not theirs (`.git`).

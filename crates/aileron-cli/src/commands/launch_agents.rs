@@ -5,7 +5,7 @@
 //! a note saying which of its actions the session cannot see.
 
 use aileron_engine::Policy;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What a known agent is started with under `aileron launch`.
 #[derive(Default)]
@@ -16,6 +16,11 @@ pub struct AgentSetup {
     pub env: Vec<(String, String)>,
     /// Said on the terminal and in the session's audit note.
     pub notes: Vec<String>,
+    /// Places in the session's runtime directory the agent writes (a
+    /// session home): left writable when the kernel locks the rest.
+    pub writable: Vec<PathBuf>,
+    /// Files in those places that stay read-only (the hook settings).
+    pub locked: Vec<PathBuf>,
 }
 
 /// What the session needs to set an agent up.
@@ -99,6 +104,11 @@ fn gemini_cli(cx: &SetupContext) -> Result<AgentSetup, String> {
     match home {
         Some(home) => {
             let session_home = gemini_session_home(cx, Path::new(home), path)?;
+            // Gemini writes its state there; its settings carry the hook.
+            setup
+                .locked
+                .push(session_home.join(".gemini/settings.json"));
+            setup.writable.push(session_home.clone());
             setup.env.push((
                 "GEMINI_CLI_HOME".to_owned(),
                 session_home.to_string_lossy().into_owned(),
