@@ -91,13 +91,15 @@ mod step {
     pub const UNMATCHED: usize = 2;
     pub const READ_SECRET: usize = 3;
     pub const GREP_SECRET: usize = 4;
-    pub const READ_POLICY: usize = 5;
-    pub const WRITE_POLICY: usize = 6;
-    pub const EDIT_POLICY: usize = 7;
-    pub const READ_SETTINGS: usize = 8;
-    pub const EDIT_SETTINGS: usize = 9;
-    pub const WRITE_SETTINGS: usize = 10;
-    pub const COUNT: usize = 11;
+    pub const CAT_SECRET: usize = 5;
+    pub const GREP_R_SECRET: usize = 6;
+    pub const READ_POLICY: usize = 7;
+    pub const WRITE_POLICY: usize = 8;
+    pub const EDIT_POLICY: usize = 9;
+    pub const READ_SETTINGS: usize = 10;
+    pub const EDIT_SETTINGS: usize = 11;
+    pub const WRITE_SETTINGS: usize = 12;
+    pub const COUNT: usize = 13;
 }
 
 fn main_script(p: &Project) -> Script {
@@ -112,6 +114,10 @@ fn main_script(p: &Project) -> Script {
             "Grep",
             json!({"pattern": MARK_PREFIX, "path": path(p, "."), "output_mode": "content"}),
         ),
+        // Through the shell: in Claude Code 2.1.330 `grep` is a shell
+        // function running its embedded ugrep.
+        bash("cat secret.txt"),
+        bash(&format!("grep -r {MARK_PREFIX} .")),
         // Write and Edit need a Read of the file first, or Claude Code
         // itself refuses: read them so that only Aileron can.
         Step::tool("Read", json!({"file_path": path(p, "aileron.yaml")})),
@@ -223,6 +229,10 @@ fn check_main_session(p: &Project, r: &ClaudeRun, settings: &str) {
         result(r, step::READ_SECRET)
     );
     assert!(is_error(r, step::GREP_SECRET), "{why}");
+    for i in [step::CAT_SECRET, step::GREP_R_SECRET] {
+        assert!(is_error(r, i), "step {i}\n{why}");
+        assert!(result(r, i).contains("no-secrets"), "step {i}\n{why}");
+    }
     assert!(!r.model_saw(MARK), "the secret reached the model\n{why}");
 
     // The policy and the hook settings are refused to the file tools.
@@ -269,6 +279,21 @@ fn check_main_session(p: &Project, r: &ClaudeRun, settings: &str) {
     );
     assert_audited(&audit, "shell.exec", "touch unmatched-1", "ask", None);
     assert_audited(&audit, "fs.read", "secret.txt", "deny", Some("no-secrets"));
+    // `cat` names the file; `grep -r` may read it, so it is asked about.
+    assert_audited(
+        &audit,
+        "shell.exec",
+        "cat secret.txt",
+        "deny",
+        Some("no-secrets"),
+    );
+    assert_audited(
+        &audit,
+        "shell.exec",
+        &format!("grep -r {MARK_PREFIX} ."),
+        "ask",
+        Some("no-secrets"),
+    );
     let policy_writes = hook_records(&audit, "fs.write", "aileron.yaml");
     assert_eq!(policy_writes.len(), 2, "{policy_writes:#?}");
     assert!(
@@ -359,42 +384,15 @@ fn launch_runs_allowed_commands(mode: Mode) {
 }
 
 #[test]
-#[ignore = "issue 14: the shim does not recognize Claude Code 2.1.330's wrapper (`\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias ...` before `eval`) and refuses every command as builtin:opaque"]
+#[ignore = "issue 14: the shim does not unwrap Claude Code 2.1.330's wrapper (`\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias ...; } ... && eval 'CMD'`, a quote in CMD written '\"'\"'), decides `shopt` (builtin:opaque) and `eval` (builtin:eval), and refuses every command"]
 fn launch_without_enforcement_runs_allowed_commands() {
     launch_runs_allowed_commands(Mode::LaunchNone);
 }
 
 #[test]
-#[ignore = "issue 14: the shim does not recognize Claude Code 2.1.330's wrapper (`\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias ...` before `eval`) and refuses every command as builtin:opaque"]
+#[ignore = "issue 14: the shim does not unwrap Claude Code 2.1.330's wrapper (`\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias ...; } ... && eval 'CMD'`, a quote in CMD written '\"'\"'), decides `shopt` (builtin:opaque) and `eval` (builtin:eval), and refuses every command"]
 fn launch_with_enforcement_runs_allowed_commands() {
     launch_runs_allowed_commands(Mode::LaunchAll);
-}
-
-/// The secret read through the shell: `cat` and a recursive `grep` (in
-/// Claude Code 2.1.330, `grep` is a shell function running its embedded
-/// ugrep) must not bring it to the model either.
-#[test]
-#[ignore = "issue 14: shell commands' file reads are not fs.read actions, so `cat secret.txt` and `grep -r` through Bash read a file the policy denies"]
-fn shell_reads_of_a_secret_never_reach_the_model() {
-    let Some(claude) = claude() else { return };
-    for mode in [Mode::Direct, Mode::LaunchNone] {
-        let p = project();
-        if mode == Mode::Direct {
-            let out = support::run_no_tty(&mut p.aileron(&["install", "claude-code", "--project"]));
-            assert!(out.status.success(), "{}", support::text(&out.stderr));
-        }
-        let script = Script::new(vec![
-            bash("cat secret.txt"),
-            bash(&format!("grep -r {MARK_PREFIX} .")),
-        ]);
-        let r = run(&p, &claude, mode, &script);
-        assert!(r.status.success(), "{mode:?}: {}", r.describe());
-        assert!(
-            !r.model_saw(MARK),
-            "{mode:?}: the secret reached the model\n{}",
-            r.describe()
-        );
-    }
 }
 
 /// (e) What Aileron adds per tool call: the same session without Aileron,
