@@ -425,6 +425,8 @@ fn overhead_per_tool_call() {
     ];
     let mut best = [Duration::MAX; 4];
     let mut best_loop = [Duration::MAX; 4];
+    // What Aileron's deciding itself took, by adapter (the audit's latency).
+    let mut latencies: [Vec<(String, u64)>; 4] = Default::default();
     for _round in 0..3 {
         for (i, (name, mode, hooks)) in ways.iter().enumerate() {
             let p = project();
@@ -438,6 +440,9 @@ fn overhead_per_tool_call() {
             assert_eq!(r.tool_results().len(), CALLS, "{name}: {}", r.describe());
             best[i] = best[i].min(r.wall);
             best_loop[i] = best_loop[i].min(r.tool_loop());
+            latencies[i].extend(p.audit().iter().filter_map(|a| {
+                Some((a["adapter"].as_str()?.to_owned(), a["latency_us"].as_u64()?))
+            }));
         }
     }
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -451,5 +456,22 @@ fn overhead_per_tool_call() {
             ms(best_loop[i]) / CALLS as f64,
             (ms(best_loop[i]) - ms(best_loop[0])) / CALLS as f64
         );
+        let mut adapters: Vec<&str> = latencies[i].iter().map(|(a, _)| a.as_str()).collect();
+        adapters.sort();
+        adapters.dedup();
+        for adapter in adapters {
+            let mut us: Vec<u64> = latencies[i]
+                .iter()
+                .filter(|(a, _)| a == adapter)
+                .map(|(_, l)| *l)
+                .collect();
+            us.sort();
+            eprintln!(
+                "    {adapter}: {} decisions, median {} us, max {} us (audit latency)",
+                us.len(),
+                us[us.len() / 2],
+                us[us.len() - 1]
+            );
+        }
     }
 }
