@@ -384,13 +384,11 @@ fn launch_runs_allowed_commands(mode: Mode) {
 }
 
 #[test]
-#[ignore = "issue 14: the shim does not unwrap Claude Code 2.1.330's wrapper (`\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias ...; } ... && eval 'CMD'`, a quote in CMD written '\"'\"'), decides `shopt` (builtin:opaque) and `eval` (builtin:eval), and refuses every command"]
 fn launch_without_enforcement_runs_allowed_commands() {
     launch_runs_allowed_commands(Mode::LaunchNone);
 }
 
 #[test]
-#[ignore = "issue 14: the shim does not unwrap Claude Code 2.1.330's wrapper (`\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias ...; } ... && eval 'CMD'`, a quote in CMD written '\"'\"'), decides `shopt` (builtin:opaque) and `eval` (builtin:eval), and refuses every command"]
 fn launch_with_enforcement_runs_allowed_commands() {
     launch_runs_allowed_commands(Mode::LaunchAll);
 }

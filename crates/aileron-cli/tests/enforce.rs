@@ -2011,3 +2011,25 @@ fn ordinary_work_runs_under_enforcement() {
         p.audit_text()
     );
 }
+
+/// The real agents are `#!/usr/bin/env node` scripts: the interpreter the
+/// launched script names is the launch itself (not a command of the
+/// agent's to ask about), while what the script runs is still decided.
+#[test]
+fn a_launched_script_starts_through_its_interpreter_and_what_it_runs_is_decided() {
+    let p = Project::new("version: 1\ndefault: ask\n");
+    let w = work(&p);
+    let forbidden = s(&w.join("made-by-the-script"));
+    let script = w.join("agent");
+    std::fs::write(
+        &script,
+        format!("#!/usr/bin/env bash\necho started\n/usr/bin/touch {forbidden}\necho touch=$?\n"),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let out = launch(&p, "all", &[&s(&script)]);
+    assert!(out.stdout.contains("started"), "{}", out.show());
+    assert!(out.stdout.contains("touch=126"), "{}", out.show());
+    assert!(!Path::new(&forbidden).exists(), "{}", out.show());
+}

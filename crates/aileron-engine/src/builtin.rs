@@ -551,6 +551,8 @@ const HOOK_CONFIGS: &[&str] = &[
     "/**/.claude/shell-snapshots/**",
     "/**/.codex/hooks.json",
     "/**/.codex/config.toml",
+    // Codex CLI sources its own snapshot before each command.
+    "/**/.codex/shell_snapshots/**",
     "/**/.gemini/settings.json",
     "/**/.cursor/hooks.json",
     "/**/.clinerules/hooks",
@@ -665,15 +667,17 @@ pub enum Lock {
 /// name a path or a whole directory (those with a wildcard inside stay the
 /// analysis' alone) below each of `dirs` (the working directory and those
 /// above it), the home directory and the configuration directories.
-/// Claude Code's shell snapshots are left out: it writes them itself.
+/// Claude Code's and Codex's shell snapshots are left out: they write them themselves.
 pub fn kernel_locked(env: &Environment, dirs: &[String]) -> Vec<(String, Lock)> {
     let concrete = |p: &str| -> Option<(String, Lock)> {
         let (path, lock) = match p.strip_suffix("/**") {
             Some(dir) => (dir, Lock::Tree),
             None => (p, Lock::Entry),
         };
-        (!path.contains(['*', '?', '[']) && !path.contains("shell-snapshots"))
-            .then(|| (path.to_owned(), lock))
+        (!path.contains(['*', '?', '['])
+            && !path.contains("shell-snapshots")
+            && !path.contains("shell_snapshots"))
+        .then(|| (path.to_owned(), lock))
     };
     let mut out = Vec::new();
     for pattern in OWN_FILES.iter().chain(HOOK_CONFIGS).chain(GIT_FILES) {

@@ -59,6 +59,12 @@ struct ContextMap {
     handing_over: HashMap<u32, HandOver>,
     /// A process (by pid and start time) and what it runs.
     running: HashMap<u32, (u64, Context)>,
+    /// The launched script's `#!` interpreter chain (pid, start time, what
+    /// the kernel runs): `/usr/bin/env node SCRIPT ARGS` execs `node SCRIPT ARGS`.
+    launch_interpreter: Option<(u32, u64, Vec<String>)>,
+    /// The launched process (pid, start time) and its argv: a launcher
+    /// starting its native program with the same arguments is the launch.
+    launch_self: Option<(u32, u64, Vec<String>)>,
 }
 
 /// A decided command that processes run.
@@ -121,6 +127,50 @@ impl Contexts {
             m.running.clear();
         }
         m.running.insert(pid, (start, context));
+    }
+
+    /// Whether `call` is the launched process running the rest of its `#!`
+    /// interpreter's command (`env node SCRIPT ARGS` execing `node SCRIPT
+    /// ARGS`): once, and only that process.
+    fn take_launch_interpreter(&self, call: &ExecCall) -> bool {
+        let Some(&(pid, start)) = call.lineage.first() else {
+            return false;
+        };
+        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((p, s, argv)) = &m.launch_interpreter else {
+            return false;
+        };
+        let runs_the_rest = (1..argv.len())
+            .any(|k| argv[k..] == call.argv[..] && base_name(&argv[k]) == base_name(&call.exe));
+        let pass = *p == pid && *s == start && call.code_env.is_empty() && runs_the_rest;
+        if pass {
+            m.launch_interpreter = None;
+        }
+        pass
+    }
+
+    /// Whether `call` is a child of the launched process starting the
+    /// program it was launched as again, with the same arguments (Codex
+    /// CLI's `node` launcher starting its native `codex`): once.
+    fn take_launch_self(&self, call: &ExecCall) -> bool {
+        let Some(&parent) = call.lineage.get(1) else {
+            return false;
+        };
+        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((pid, start, argv)) = &m.launch_self else {
+            return false;
+        };
+        let same = (*pid, *start) == parent
+            && call.code_env.is_empty()
+            && !argv.is_empty()
+            && call.argv.len() == argv.len()
+            && call.argv[1..] == argv[1..]
+            && base_name(&call.argv[0]) == base_name(&argv[0])
+            && base_name(&call.exe) == base_name(&argv[0]);
+        if same {
+            m.launch_self = None;
+        }
+        same
     }
 
     /// What the nearest ancestor (or the process itself) runs.
@@ -187,6 +237,10 @@ impl Decider {
             self.contexts.run(pid, start, context);
             return ExecRuling::Allow;
         }
+        if self.contexts.take_launch_interpreter(call) || self.contexts.take_launch_self(call) {
+            // The launched script's interpreter: the launch itself.
+            return ExecRuling::Allow;
+        }
         if call.code_env.is_empty() && self.is_hook_call(call) {
             // The agent running Aileron's own hook: it asks this session.
             return ExecRuling::Allow;
@@ -196,7 +250,7 @@ impl Decider {
             // the agent's terminal; its exec of the real shell is handed over.
             return ExecRuling::Allow;
         }
-        let line = exec_line(call);
+        let line = agent_wrapped(call, &self.home()).unwrap_or_else(|| exec_line(call));
         let within = self.contexts.enclosing(&call.lineage);
         // The launch's own policy outside any decided command.
         let policy_cwd = within
@@ -245,24 +299,21 @@ impl Decider {
     }
 
     /// Records the program `aileron launch` started (its first exec, which
-    /// passes undecided) as the context of what it runs: `kernel_argv` is
-    /// what the kernel runs for it (for a script, `#!` interpreter first),
-    /// so that `#!/usr/bin/env node` starting `node SCRIPT` is the launch
-    /// itself, not one of the agent's commands.
-    pub fn launched(&self, call: &ExecCall, kernel_argv: &[String]) {
+    /// passes undecided). For a script, `kernel_argv` is what the kernel
+    /// runs for it, `#!` interpreter first, so that `#!/usr/bin/env node` then execing `node
+    /// SCRIPT` is the launch itself, not one of the agent's commands. What
+    /// the agent runs after that is decided as ever.
+    pub fn launched(&self, call: &ExecCall, kernel_argv: Option<Vec<String>>) {
         let Some(&(pid, start)) = call.lineage.first() else {
             return;
         };
-        let line = kernel_argv
-            .iter()
-            .map(|w| quote(w))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let context = Context {
-            line,
-            policy_cwd: self.launch_cwd(),
-        };
-        self.contexts.run(pid, start, context);
+        let mut m = self
+            .contexts
+            .inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        m.launch_interpreter = kernel_argv.map(|argv| (pid, start, argv));
+        m.launch_self = Some((pid, start, call.argv.clone()));
     }
 
     /// Records that the shim `pid` was answered: it will exec the real
@@ -364,6 +415,25 @@ pub fn exec_line(call: &ExecCall) -> String {
         ));
     }
     line
+}
+
+/// A shell an agent starts with its own wrapper around the model's command
+/// (Codex CLI execs it without `$SHELL`): the command inside, as the shim
+/// would decide it (see `aileron_shell::harness`).
+fn agent_wrapped(call: &ExecCall, home: &str) -> Option<String> {
+    use aileron_shell::invocation::{self, Invocation};
+    let name = call.argv.first()?;
+    if !call.code_env.is_empty()
+        || !call.interpreter.is_empty()
+        || base_name(name) != base_name(&call.exe)
+        || !invocation::is_shell_name(base_name(&call.exe))
+    {
+        return None;
+    }
+    match invocation::parse(call.argv.get(1..)?) {
+        Invocation::Command(text) => aileron_shell::harness::unwrap(&text, home),
+        _ => None,
+    }
 }
 
 /// For a shell started with `-c`, the line it runs: what its children

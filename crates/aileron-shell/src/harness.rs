@@ -19,7 +19,9 @@ pub fn model_command(text: String, home: &str) -> String {
 
 /// The model's command inside a known agent wrapper, if `line` is one.
 pub fn unwrap(line: &str, home: &str) -> Option<String> {
-    claude_code(line, home).or_else(|| gemini_cli(line))
+    claude_code(line, home)
+        .or_else(|| gemini_cli(line))
+        .or_else(|| codex(line, home))
 }
 
 /// Claude Code (2.1.330 as recorded in `tests/fixtures/harness/`, and
@@ -134,7 +136,102 @@ fn gemini_cli(line: &str) -> Option<String> {
     ok.then(|| cmd.to_owned())
 }
 
-/// A word made of single-quoted parts and `\'` escapes (`'a'\''b'`), and what follows it.
+/// Codex CLI 0.169 (as recorded in `tests/fixtures/harness/`) runs a
+/// command after the first through its snapshot wrapper: lines that save
+/// Codex's variables, source its snapshot of the user's shell
+/// (`HOME/.codex/shell_snapshots/NAME.sh`), restore the variables, put
+/// Codex's `codex-path` directory first on PATH, and a last line
+/// `exec 'SHELL' -c 'CMD'`. Every line before that must be one of the
+/// wrapper's own; the `exec` is what is decided (it runs the command).
+fn codex(line: &str, home: &str) -> Option<String> {
+    const TEMPLATES: &[&str] = &[
+        "",
+        "__CODEX_SNAPSHOT_OVERRIDE_SET_%N=\"${%V+x}\"",
+        "__CODEX_SNAPSHOT_OVERRIDE_%N=\"${%V-}\"",
+        "__CODEX_SNAPSHOT_PROXY_OVERRIDE_SET_%N=\"${%V+x}\"",
+        "__CODEX_SNAPSHOT_PROXY_OVERRIDE_%N=\"${%V-}\"",
+        "__CODEX_SNAPSHOT_PROXY_ENV_SET=\"${%V+x}\"",
+        "if [ -n \"${__CODEX_SNAPSHOT_OVERRIDE_SET_%N}\" ]; then",
+        "if [ -n \"${__CODEX_SNAPSHOT_PROXY_OVERRIDE_SET_%N}\" ]; then",
+        "  if [ -z \"${%V+x}\" ] || [ \"${%V-}\" != \"${__CODEX_SNAPSHOT_OVERRIDE_%N}\" ]; then export %V=\"${__CODEX_SNAPSHOT_OVERRIDE_%N}\"; else export %V; fi",
+        "  if [ -z \"${%V+x}\" ] || [ \"${%V-}\" != \"${__CODEX_SNAPSHOT_PROXY_OVERRIDE_%N}\" ]; then export %V=\"${__CODEX_SNAPSHOT_PROXY_OVERRIDE_%N}\"; else export %V; fi",
+        "else builtin unset %V 2>/dev/null || command unset %V; fi",
+        "builtin unset %V %V 2>/dev/null || command unset %V %V",
+        "if [ -n \"$__CODEX_SNAPSHOT_PROXY_ENV_SET\" ] || [ -n \"${%V+x}\" ]; then",
+        "fi",
+    ];
+    // The wrapper's lines come first; the first line that is an `exec`
+    // begins the last part, which runs the (maybe multi-line) command.
+    let at = line.find("\nexec '")?;
+    let (body, last) = (&line[..at], &line[at + 1..]);
+    let rest = last.strip_prefix("exec '")?;
+    let (shell, rest) = rest.split_once("' -c '")?;
+    if !shell.starts_with('/')
+        || !crate::invocation::is_shell_name(shell.rsplit('/').next()?)
+        || !rest.ends_with('\'')
+    {
+        return None;
+    }
+    let snapshot_dir = format!("{}/.codex/shell_snapshots/", home.trim_end_matches('/'));
+    let mut sourced = false;
+    for l in body.split('\n') {
+        if let Some(snapshot) = l
+            .strip_prefix("if . '")
+            .and_then(|r| r.strip_suffix("' >/dev/null 2>&1; then :; fi"))
+        {
+            let name = snapshot.strip_prefix(&snapshot_dir)?.strip_suffix(".sh")?;
+            let ok = home.starts_with('/')
+                && !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+                && !name.contains("..");
+            if !ok || sourced {
+                return None;
+            }
+            sourced = true;
+        } else if let Some(dirs) = l
+            .strip_prefix("if [ -n \"${PATH:-}\" ]; then export PATH='")
+            .and_then(|r| r.strip_suffix("'; fi"))
+        {
+            let (first, second) = dirs.split_once("':\"$PATH\"; else export PATH='")?;
+            let literal = |c: char| c.is_ascii_alphanumeric() || "/._-@+".contains(c);
+            if first != second
+                || !first.starts_with('/')
+                || !first.ends_with("/codex-path")
+                || !first.chars().all(literal)
+            {
+                return None;
+            }
+        } else if !TEMPLATES.iter().any(|t| fits(l, t)) {
+            return None;
+        }
+    }
+    sourced.then(|| last.to_owned())
+}
+
+/// Whether `line` is `template` with each `%V` a variable name and each
+/// `%N` a number.
+fn fits(line: &str, template: &str) -> bool {
+    let Some((lit, rest)) = template.split_once('%') else {
+        return line == template;
+    };
+    let Some(line) = line.strip_prefix(lit) else {
+        return false;
+    };
+    let (class, rest): (fn(char) -> bool, &str) = match rest.as_bytes().first() {
+        Some(b'V') => (|c| c.is_ascii_alphanumeric() || c == '_', &rest[1..]),
+        Some(b'N') => (|c| c.is_ascii_digit(), &rest[1..]),
+        _ => return false,
+    };
+    let end = line.find(|c: char| !class(c)).unwrap_or(line.len());
+    let name_start = template.as_bytes()[lit.len() + 1] != b'V'
+        || !line.starts_with(|c: char| c.is_ascii_digit());
+    end > 0 && name_start && fits(&line[end..], rest)
+}
+
+/// A word made of single-quoted parts and quotes given as `\'` or `"'"`
+/// (`'a'\''b'`, `'a'"'"'b'`), and what follows it.
 fn single_quoted(s: &str) -> Option<(String, &str)> {
     let mut out = String::new();
     let mut rest = s;
@@ -145,7 +242,10 @@ fn single_quoted(s: &str) -> Option<(String, &str)> {
             out.push_str(&r[..end]);
             rest = &r[end + 1..];
             any = true;
-        } else if let Some(r) = rest.strip_prefix("\\'") {
+        } else if let Some(r) = rest
+            .strip_prefix("\\'")
+            .or_else(|| rest.strip_prefix("\"'\""))
+        {
             out.push('\'');
             rest = r;
         } else {

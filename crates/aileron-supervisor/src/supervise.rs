@@ -179,7 +179,10 @@ impl Supervisor {
         if !self.launched.load(Ordering::SeqCst) && exec.call.argv == self.launch {
             // The program `aileron launch` was asked to run.
             self.launched.store(true, Ordering::SeqCst);
-            self.decider.launched(&exec.call, &exec.kernel_argv());
+            // Its `#!` interpreter (`/usr/bin/env node`) and a launcher's
+            // native program are the launch too; what they run is decided.
+            let interpreter = exec.script.is_some().then(|| exec.kernel_argv());
+            self.decider.launched(&exec.call, interpreter);
             self.respond(n.id, 0, true);
             return;
         }
