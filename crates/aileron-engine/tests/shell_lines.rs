@@ -6,7 +6,7 @@
 
 mod common;
 
-use aileron_engine::{Decision, LineContext, Session, State, VerdictSource};
+use aileron_engine::{Decision, VerdictSource};
 use common::*;
 
 const FULL: &str = r#"version: 1
@@ -422,18 +422,7 @@ fn patterns_and_recursive_reads_ask_when_they_may_name_a_denied_file() {
 #[test]
 fn explain_shows_the_files_a_command_reads() {
     let p = load(NO_SECRETS);
-    let session = Session {
-        cwd: Some(DIR.into()),
-        ..Session::default()
-    };
-    let cx = LineContext {
-        cwd: DIR,
-        session: &session,
-        timestamp: TS,
-        id: "l1",
-        exe: None,
-    };
-    let lv = p.explain_line("cat README.md secret.txt", &cx, &State::default());
+    let lv = explain_line(&p, "cat README.md secret.txt");
     let files: Vec<(&str, Decision)> = lv.commands[0]
         .files
         .iter()

@@ -261,18 +261,26 @@ pub fn decide(policy: &Policy, a: &Action) -> Verdict {
 
 /// Decides a command line (needs the shell analysis), run in `/p`.
 pub fn decide_line(policy: &Policy, line: &str) -> LineVerdict {
+    in_project(|cx| policy.evaluate_line(line, cx, &State::default()))
+}
+
+/// Like [`decide_line`], with an explanation per command.
+pub fn explain_line(policy: &Policy, line: &str) -> LineVerdict {
+    in_project(|cx| policy.explain_line(line, cx, &State::default()))
+}
+
+fn in_project(f: impl FnOnce(&LineContext<'_>) -> LineVerdict) -> LineVerdict {
     let session = Session {
         cwd: Some(DIR.into()),
         ..Session::default()
     };
-    let cx = LineContext {
+    f(&LineContext {
         cwd: DIR,
         session: &session,
         timestamp: TS,
         id: "l1",
         exe: None,
-    };
-    policy.evaluate_line(line, &cx, &State::default())
+    })
 }
 
 /// `(decision, rule id)` of a verdict, for compact table assertions.
