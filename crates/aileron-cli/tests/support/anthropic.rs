@@ -19,17 +19,12 @@
 #![allow(dead_code)]
 
 use super::model::{FakeModel, Reply, Request, Script, Step};
-use super::{AILERON, Project};
+use super::{AILERON, Project, run_agent};
 use serde_json::{Value, json};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::{Command, ExitStatus};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// The longest one agent run may take; it is killed (its whole process
-/// group) after that, so a test never hangs.
-pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A fake Anthropic API answering with `script`.
 pub fn server(script: Script) -> FakeModel {
@@ -204,7 +199,7 @@ pub struct ClaudeRun {
     /// When each request of the main conversation arrived (from the
     /// start), with how many tool results it carried.
     pub turns: Vec<(usize, Duration)>,
-    /// Whether it had to be killed after [`AGENT_TIMEOUT`].
+    /// Whether it had to be killed after [`super::AGENT_TIMEOUT`].
     pub timed_out: bool,
 }
 
@@ -283,7 +278,7 @@ fn contains_string(v: &Value, needle: &str) -> bool {
 
 /// Runs `claude -p PROMPT` (the real CLI at `claude`) in project `p`, in
 /// `mode`, against a fake model playing `script`; kills it after
-/// [`AGENT_TIMEOUT`].
+/// [`super::AGENT_TIMEOUT`].
 ///
 /// Claude Code runs non-interactively (`-p`, `--output-format json`,
 /// stdin empty, no controlling terminal), in `bypassPermissions` mode
@@ -315,51 +310,13 @@ pub fn run_claude(p: &Project, claude: &Path, mode: Mode, script: &Script) -> Cl
         "--no-session-persistence",
     ]);
     claude_env(&mut cmd, p, &model.url());
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // Its own session and process group: no terminal to ask on, and one
-    // kill ends every process it started.
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let start = Instant::now();
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
-    let pgid = child.id() as i32;
-    let (tx, rx) = mpsc::channel::<()>();
-    let killer = std::thread::spawn(move || {
-        let fired = matches!(
-            rx.recv_timeout(AGENT_TIMEOUT),
-            Err(mpsc::RecvTimeoutError::Timeout)
-        );
-        if fired {
-            // SAFETY: kill(2) of the process group this run created.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-        fired
-    });
-    let out = child.wait_with_output().expect("wait for claude");
-    let wall = start.elapsed();
-    let _ = tx.send(());
-    let timed_out = killer.join().unwrap_or(false);
-    // Whatever it left running in its group (a background command) goes too.
-    // SAFETY: as above; ESRCH when nothing is left.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
-    }
+    let out = run_agent(&mut cmd);
     ClaudeRun {
         status: out.status,
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        wall,
+        stdout: out.stdout,
+        stderr: out.stderr,
+        wall: out.wall,
         requests: model.requests(),
         turns: arrivals
             .lock()
@@ -367,7 +324,7 @@ pub fn run_claude(p: &Project, claude: &Path, mode: Mode, script: &Script) -> Cl
             .iter()
             .map(|(n, t)| (*n, t.saturating_duration_since(start)))
             .collect(),
-        timed_out,
+        timed_out: out.timed_out,
     }
 }
 

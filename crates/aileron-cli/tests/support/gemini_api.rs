@@ -15,18 +15,14 @@
 #![allow(dead_code)]
 
 use super::model::{FakeModel, Reply, Request, Script, Step};
-use super::{Project, isolate, no_tty};
+use super::{AGENT_TIMEOUT, Project, isolate, run_agent};
 use serde_json::{Value, json};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
 
 /// The model the driver asks for (`-m`), so that no routing request is made.
 pub const MODEL: &str = "gemini-2.5-flash";
-
-/// The longest one agent run may take before it is killed.
-pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A fake Gemini API answering from `script`.
 pub fn serve(script: Script) -> FakeModel {
@@ -292,54 +288,18 @@ pub fn run(p: &Project, gemini: &Path, mode: Mode, script: Script) -> Run {
     prepare_home(p);
     let model = serve(script);
     let mut cmd = command(p, gemini, mode, &model);
-    no_tty(&mut cmd);
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let pid = child.id() as i32;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            break s;
-        }
-        if start.elapsed() > AGENT_TIMEOUT {
-            // SAFETY: plain kill(2) of the group the child leads (no_tty's setsid).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-            let _ = child.wait();
-            let stderr = stderr.join().unwrap_or_default();
-            panic!(
-                "gemini ({mode:?}) did not finish within {AGENT_TIMEOUT:?}; {} requests; stderr:\n{stderr}",
-                model.requests().len()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let elapsed = start.elapsed();
-    // What the agent left running in its group goes too.
-    // SAFETY: as above; the group may be gone already.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
+    let out = run_agent(&mut cmd);
+    assert!(
+        !out.timed_out,
+        "gemini ({mode:?}) did not finish within {AGENT_TIMEOUT:?}; {} requests; stderr:\n{}",
+        model.requests().len(),
+        out.stderr
+    );
     Run {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-        elapsed,
+        status: out.status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+        elapsed: out.wall,
         requests: model.requests(),
     }
 }

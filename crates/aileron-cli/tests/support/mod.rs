@@ -189,6 +189,62 @@ pub fn no_tty(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// The longest a real agent's scripted session may take in a test.
+pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What a real agent's run left.
+pub struct AgentExit {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub wall: Duration,
+    /// Whether it had to be killed after [`AGENT_TIMEOUT`].
+    pub timed_out: bool,
+}
+
+/// Runs an agent: in a session of its own (no terminal to ask on), with no
+/// input; its whole process group is killed after [`AGENT_TIMEOUT`], and
+/// when it ends (whatever it left running in the background).
+pub fn run_agent(cmd: &mut Command) -> AgentExit {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let child = no_tty(cmd)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let group = child.id() as i32;
+    let (done, finished) = mpsc::channel::<()>();
+    let killer = std::thread::spawn(move || {
+        let fired = matches!(
+            finished.recv_timeout(AGENT_TIMEOUT),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        );
+        if fired {
+            // SAFETY: kill(2) of the process group this run created.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+        fired
+    });
+    let out = child.wait_with_output().expect("wait for the agent");
+    let wall = start.elapsed();
+    let _ = done.send(());
+    let timed_out = killer.join().unwrap_or(false);
+    // SAFETY: as above; ESRCH when nothing is left.
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
+    }
+    AgentExit {
+        status: out.status,
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+        wall,
+        timed_out,
+    }
+}
+
 /// Runs `cmd` to completion with `stdin` as its input, killing it after [`WAIT`].
 pub fn run(cmd: &mut Command, stdin: &[u8]) -> Output {
     cmd.stdin(Stdio::piped())

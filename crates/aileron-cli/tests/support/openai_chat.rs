@@ -10,11 +10,10 @@
 #![allow(dead_code)]
 
 use super::model::{FakeModel, Reply, Request, Script, Step};
-use super::{AILERON, Project, isolate, no_tty, text};
+use super::{AGENT_TIMEOUT, AILERON, Project, isolate, run_agent, text};
 use serde_json::{Value, json};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,9 +23,6 @@ pub const MODEL: &str = "m";
 
 /// What a title or other side request is answered with.
 pub const SIDE_TEXT: &str = "Scripted session";
-
-/// The longest an agent run may take before it is killed.
-pub const AGENT_WAIT: Duration = Duration::from_secs(90);
 
 /// How many tool results the conversation in this request body holds.
 pub fn tool_results(body: &Value) -> usize {
@@ -304,67 +300,21 @@ pub fn run_opencode(p: &Project, mode: Mode, script: Script, prompt: &str) -> Op
     opencode_env(&mut cmd, p);
     // opencode takes its directory from $PWD when it is set.
     cmd.current_dir(&p.dir).env("PWD", &p.dir);
-    let started = Instant::now();
-    let (status, stdout, stderr) = run_killing(&mut cmd, AGENT_WAIT);
-    let elapsed = started.elapsed();
+    let out = run_agent(&mut cmd);
+    assert!(
+        !out.timed_out,
+        "{cmd:?} did not finish within {AGENT_TIMEOUT:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.stdout, out.stderr
+    );
     let turns = turns.lock().unwrap().clone();
     Some(Run {
-        status,
-        stdout,
-        stderr,
-        elapsed,
+        status: out.status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+        elapsed: out.wall,
         requests: model.requests(),
         turns,
     })
-}
-
-/// Runs `cmd` in a session of its own with no input, killing its whole
-/// process group after `wait`.
-pub fn run_killing(cmd: &mut Command, wait: Duration) -> (ExitStatus, String, String) {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = no_tty(cmd)
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let o = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let e = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let deadline = Instant::now() + wait;
-    let pid = child.id() as i32;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            break s;
-        }
-        if Instant::now() > deadline {
-            // SAFETY: plain kill(2) of the group the child leads (setsid).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-            let s = child.wait().expect("wait");
-            let stdout = text(&o.join().unwrap());
-            let stderr = text(&e.join().unwrap());
-            panic!(
-                "{cmd:?} did not finish within {wait:?} ({s:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // Whatever the agent left running in its group goes too.
-    // SAFETY: as above; the group may be gone already.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
-    (status, text(&o.join().unwrap()), text(&e.join().unwrap()))
 }
 
 /// The opencode program, for tests that need its path.

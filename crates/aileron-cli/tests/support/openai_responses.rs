@@ -19,12 +19,11 @@
 #![allow(dead_code)]
 
 use super::model::{FakeModel, Reply, Request, Script, Step};
-use super::{Project, no_tty, text};
+use super::{AGENT_TIMEOUT, Project, run_agent, text};
 use serde_json::{Value, json};
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::time::Duration;
 
 /// The model Codex is told to use: in its bundled catalog, so that it
 /// offers `apply_patch` (unknown models get fallback metadata without it).
@@ -32,9 +31,6 @@ pub const MODEL: &str = "gpt-5.5";
 
 /// The variable holding the fake API key (`env_key` of the provider).
 pub const KEY_VAR: &str = "FAKE_MODEL_KEY";
-
-/// The hard limit on one Codex run.
-pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// How many tool results the conversation in a request body holds.
 pub fn results(body: &Value) -> usize {
@@ -309,54 +305,17 @@ pub fn run_codex(p: &Project, mode: Mode, script: &Script) -> Option<Run> {
             c
         }
     };
-    cmd.env(KEY_VAR, "sk-fake-model")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    no_tty(&mut cmd);
-    let started = Instant::now();
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let stdout = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            break s;
-        }
-        if started.elapsed() > AGENT_TIMEOUT {
-            // The child leads its own session (no_tty): end the whole group.
-            // SAFETY: kill(2) on the process group of a child we started.
-            unsafe {
-                libc::kill(-(child.id() as i32), libc::SIGKILL);
-            }
-            let _ = child.wait();
-            panic!("codex ({mode:?}) did not finish within {AGENT_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let wall = started.elapsed();
-    // Whatever the agent left running in its group goes now.
-    // SAFETY: as above; the group may already be gone.
-    unsafe {
-        libc::kill(-(child.id() as i32), libc::SIGKILL);
-    }
-    let stdout = text(&stdout.join().unwrap());
-    let stderr = text(&stderr.join().unwrap());
+    cmd.env(KEY_VAR, "sk-fake-model").env("NO_COLOR", "1");
+    let out = run_agent(&mut cmd);
+    assert!(
+        !out.timed_out,
+        "codex ({mode:?}) did not finish within {AGENT_TIMEOUT:?}"
+    );
     Some(Run {
-        status,
-        stdout,
-        stderr,
-        wall,
+        status: out.status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+        wall: out.wall,
         requests: model.requests(),
     })
 }
