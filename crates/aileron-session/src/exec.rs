@@ -131,7 +131,7 @@ impl Contexts {
 
     /// Whether `call` is the launched process running the rest of its `#!`
     /// interpreter's command (`env node SCRIPT ARGS` execing `node SCRIPT
-    /// ARGS`): once, and only that process.
+    /// ARGS`): only as that process's next exec.
     fn take_launch_interpreter(&self, call: &ExecCall) -> bool {
         let Some(&(pid, start)) = call.lineage.first() else {
             return false;
@@ -142,16 +142,19 @@ impl Contexts {
         };
         let runs_the_rest = (1..argv.len())
             .any(|k| argv[k..] == call.argv[..] && base_name(&argv[k]) == base_name(&call.exe));
-        let pass = *p == pid && *s == start && call.code_env.is_empty() && runs_the_rest;
-        if pass {
-            m.launch_interpreter = None;
+        if (*p, *s) != (pid, start) {
+            return false;
         }
+        let pass = call.code_env.is_empty() && runs_the_rest;
+        // Only the launched process's next exec can be its interpreter's.
+        m.launch_interpreter = None;
         pass
     }
 
     /// Whether `call` is a child of the launched process starting the
     /// program it was launched as again, with the same arguments (Codex
-    /// CLI's `node` launcher starting its native `codex`): once.
+    /// CLI's `node` launcher starting its native `codex`): only as the
+    /// first exec of a child of the launched process.
     fn take_launch_self(&self, call: &ExecCall) -> bool {
         let Some(&parent) = call.lineage.get(1) else {
             return false;
@@ -160,16 +163,16 @@ impl Contexts {
         let Some((pid, start, argv)) = &m.launch_self else {
             return false;
         };
-        let same = (*pid, *start) == parent
-            && call.code_env.is_empty()
+        if (*pid, *start) != parent {
+            return false;
+        }
+        let same = call.code_env.is_empty()
             && !argv.is_empty()
             && call.argv.len() == argv.len()
             && call.argv[1..] == argv[1..]
             && base_name(&call.argv[0]) == base_name(&argv[0])
             && base_name(&call.exe) == base_name(&argv[0]);
-        if same {
-            m.launch_self = None;
-        }
+        m.launch_self = None;
         same
     }
 
