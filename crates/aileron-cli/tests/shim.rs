@@ -359,7 +359,7 @@ const CORPUS: &[(&str, Control)] = &[
     ("LD_PRELOAD=@DIR@/evil.so ls", Control::No),
     ("PAGER='touch HIDDEN' git log", Control::No),
     ("sort --compress-program=./evil.sh list", Control::No),
-    ("rg --pre ./evil.sh pattern", Control::Needs(&["rg"])),
+    ("rg --pre ./evil.sh pattern list", Control::Needs(&["rg"])),
     // binaries by path
     ("./git status", Control::Bash),
     ("@DIR@/sub/git status", Control::Bash),
