@@ -139,13 +139,7 @@ fn session(mode: Mode) -> Option<&'static Session> {
     };
     cell.get_or_init(|| {
         support::npm::CODEX.installed()?;
-        let policy = match mode {
-            // Under exec enforcement the launched `codex` (a node script)
-            // is itself an exec: node running it must be allowed.
-            Mode::Launch("all") => launch_all_policy(),
-            _ => POLICY.to_owned(),
-        };
-        let p = project(&policy);
+        let p = project(POLICY);
         if mode == Mode::Hooks {
             let out = support::run_no_tty(&mut p.aileron(&["install", "codex", "--project"]));
             assert!(
@@ -176,15 +170,6 @@ fn session(mode: Mode) -> Option<&'static Session> {
         })
     })
     .as_ref()
-}
-
-fn launch_all_policy() -> String {
-    let codex = support::npm::CODEX.installed().expect("codex");
-    POLICY.replacen(
-        "allow:\n",
-        &format!("allow:\n  - \"node {} *\"\n", codex.display()),
-        1,
-    )
 }
 
 impl Session {
@@ -430,7 +415,6 @@ fn launch_keeps_the_secret_from_view_image_and_apply_patch() {
 // ---- (d) `aileron launch --enforce all -- codex`
 
 #[test]
-#[ignore = "issue 13: under --enforce exec, Codex 0.169 starts each command through its own binary re-executed as `/proc/self/exe --codex-run-as-process-setup ... /bin/bash -lc CMD` and a login shell (`bash -lc`), which the supervisor decides as new commands (default ask, no terminal): the allowed command does not run"]
 fn enforced_launch_decides_commands() {
     let Some(s) = session(Mode::Launch("all")) else {
         return;
@@ -443,7 +427,7 @@ fn enforced_launch_protects_the_policy_and_hooks() {
     let Some(s) = session(Mode::Launch("all")) else {
         return;
     };
-    s.check_policy_and_hooks_untouched(&launch_all_policy(), USER_HOOKS);
+    s.check_policy_and_hooks_untouched(POLICY, USER_HOOKS);
 }
 
 #[test]
@@ -463,7 +447,6 @@ fn enforced_launch_keeps_the_secret_from_grep() {
 }
 
 #[test]
-#[ignore = "issue 13: under --enforce exec, Codex 0.169 starts each command through its own binary re-executed as `/proc/self/exe --codex-run-as-process-setup ... /bin/bash -lc CMD` and a login shell (`bash -lc`), which the supervisor decides as new commands (default ask, no terminal): the allowed command does not run"]
 fn enforced_launch_starts_codex_under_a_policy_that_does_not_name_node() {
     let Some(_) = support::npm::CODEX.installed() else {
         return;
@@ -529,12 +512,13 @@ fn overhead_per_tool_call() {
             .collect(),
     );
     let mut walls = Vec::new();
-    for mode in [Mode::Plain, Mode::Hooks, Mode::Launch("none")] {
-        let policy = if mode == Mode::Launch("all") {
-            launch_all_policy()
-        } else {
-            POLICY.to_owned()
-        };
+    for mode in [
+        Mode::Plain,
+        Mode::Hooks,
+        Mode::Launch("none"),
+        Mode::Launch("all"),
+    ] {
+        let policy = POLICY.to_owned();
         let p = Project::new(&policy);
         if mode == Mode::Hooks {
             let out = support::run_no_tty(&mut p.aileron(&["install", "codex", "--project"]));

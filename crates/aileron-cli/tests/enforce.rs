@@ -2033,3 +2033,40 @@ fn a_launched_script_starts_through_its_interpreter_and_what_it_runs_is_decided(
     assert!(out.stdout.contains("touch=126"), "{}", out.show());
     assert!(!Path::new(&forbidden).exists(), "{}", out.show());
 }
+
+/// Agents that exec a shell themselves (Codex CLI runs `bash -lc CMD`
+/// with no `$SHELL`) are decided by the shell's text, as the shim decides
+/// it: the command a rule allows runs, another is refused, and a shell
+/// option that runs a file of its own choosing keeps the whole exec
+/// decided as written.
+#[test]
+fn a_shell_an_agent_execs_is_decided_by_its_command() {
+    let p = Project::new("version: 1\ndefault: ask\nallow: [\"touch *allowed-*\"]\n");
+    let w = work(&p);
+    let attack = compile(&p, "attack", ATTACK_C, &[]);
+    let allowed = s(&w.join("allowed-1"));
+    let other = s(&w.join("other-1"));
+    let rc = s(&w.join("rc"));
+    std::fs::write(&rc, format!("touch {other}.rc\n")).expect("rc file");
+    for (line, shell_args) in [
+        (format!("touch {allowed}"), vec!["-lc"]),
+        (format!("touch {other}"), vec!["-lc"]),
+        (format!("touch {allowed}.rc"), vec!["--rcfile", &rc, "-ic"]),
+    ] {
+        let mut argv = vec![attack.as_str(), "direct", "/bin/bash", "bash"];
+        argv.extend(shell_args.iter().copied());
+        argv.push(&line);
+        let out = launch(&p, "all", &argv);
+        assert!(!out.timed_out, "{}", out.show());
+    }
+    assert!(
+        Path::new(&allowed).exists(),
+        "the allowed command did not run"
+    );
+    assert!(!Path::new(&other).exists(), "a command no rule allows ran");
+    assert!(
+        !Path::new(&format!("{other}.rc")).exists()
+            && !Path::new(&format!("{allowed}.rc")).exists(),
+        "a shell with --rcfile ran"
+    );
+}

@@ -65,6 +65,9 @@ struct ContextMap {
     /// The launched process (pid, start time) and its argv: a launcher
     /// starting its native program with the same arguments is the launch.
     launch_self: Option<(u32, u64, Vec<String>)>,
+    /// The agent's own program file, once known: the launched program, or
+    /// the native program its launcher started.
+    agent_exe: Option<String>,
 }
 
 /// A decided command that processes run.
@@ -173,7 +176,15 @@ impl Contexts {
             && base_name(&call.argv[0]) == base_name(&argv[0])
             && base_name(&call.exe) == base_name(&argv[0]);
         m.launch_self = None;
+        if same {
+            m.agent_exe = Some(call.exe.clone());
+        }
         same
+    }
+
+    fn is_agent_exe(&self, exe: &str) -> bool {
+        let m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        m.agent_exe.as_deref() == Some(exe)
     }
 
     /// What the nearest ancestor (or the process itself) runs.
@@ -253,7 +264,7 @@ impl Decider {
             // the agent's terminal; its exec of the real shell is handed over.
             return ExecRuling::Allow;
         }
-        let line = agent_wrapped(call, &self.home()).unwrap_or_else(|| exec_line(call));
+        let line = self.decided_line(call);
         let within = self.contexts.enclosing(&call.lineage);
         // The launch's own policy outside any decided command.
         let policy_cwd = within
@@ -261,7 +272,7 @@ impl Decider {
             .map_or_else(|| self.launch_cwd(), |c| c.policy_cwd.clone());
         if let Some(enclosing) = &within
             && call.code_env.is_empty()
-            && part_of(&enclosing.line, call, &self.home())
+            && (line == enclosing.line || part_of(&enclosing.line, call, &self.home()))
         {
             // A command of the line that was decided (and recorded): the
             // shell running it, not a new decision.
@@ -317,6 +328,7 @@ impl Decider {
             .unwrap_or_else(|p| p.into_inner());
         m.launch_interpreter = kernel_argv.map(|argv| (pid, start, argv));
         m.launch_self = Some((pid, start, call.argv.clone()));
+        m.agent_exe = Some(call.exe.clone());
     }
 
     /// Records that the shim `pid` was answered: it will exec the real
@@ -420,22 +432,58 @@ pub fn exec_line(call: &ExecCall) -> String {
     line
 }
 
-/// A shell an agent starts with its own wrapper around the model's command
-/// (Codex CLI execs it without `$SHELL`): the command inside, as the shim
-/// would decide it (see `aileron_shell::harness`).
-fn agent_wrapped(call: &ExecCall, home: &str) -> Option<String> {
+/// Agents' own programs re-executed to set a process up before they exec
+/// a command: the option that says so, and the index of the program it
+/// execs (its argv follows). Codex CLI 0.169:
+/// `/proc/self/exe --codex-run-as-process-setup FD PID MODE X CWD PROGRAM ARGV...`.
+const AGENT_EXEC_HELPERS: &[(&str, usize)] = &[("--codex-run-as-process-setup", 7)];
+
+/// A shell's `-c` text, when `argv` (run from `exe`) is a shell given one
+/// with no option that runs a file of its own choosing.
+fn shell_text(exe: &str, argv: &[String]) -> Option<String> {
     use aileron_shell::invocation::{self, Invocation};
-    let name = call.argv.first()?;
-    if !call.code_env.is_empty()
-        || !call.interpreter.is_empty()
-        || base_name(name) != base_name(&call.exe)
-        || !invocation::is_shell_name(base_name(&call.exe))
+    let (name, args) = argv.split_first()?;
+    if base_name(name) != base_name(exe)
+        || !invocation::is_shell_name(base_name(exe))
+        || invocation::checked_args(args).is_err()
     {
         return None;
     }
-    match invocation::parse(call.argv.get(1..)?) {
-        Invocation::Command(text) => aileron_shell::harness::unwrap(&text, home),
+    match invocation::parse(args) {
+        Invocation::Command(text) => Some(text),
         _ => None,
+    }
+}
+
+impl Decider {
+    /// The line a human decides for an exec. A shell run with `-c` is
+    /// decided by its text, as the shim decides it (the model's command
+    /// inside an agent's known wrapper); its login files, which a login
+    /// shell also runs, are the user's and read-only under `--enforce
+    /// files`. The agent's own program re-executed as a process-setup
+    /// helper is decided by the command it execs. Anything else, or with
+    /// code-carrying variables, by its argv.
+    fn decided_line(&self, call: &ExecCall) -> String {
+        if !call.code_env.is_empty() || !call.interpreter.is_empty() {
+            return exec_line(call);
+        }
+        let (exe, argv) = AGENT_EXEC_HELPERS
+            .iter()
+            .find(|(flag, at)| {
+                call.argv.get(1).map(String::as_str) == Some(*flag)
+                    && call.argv.len() > at + 1
+                    && self.contexts.is_agent_exe(&call.exe)
+            })
+            .map_or((call.exe.as_str(), &call.argv[..]), |&(_, at)| {
+                (call.argv[at].as_str(), &call.argv[at + 1..])
+            });
+        if let Some(text) = shell_text(exe, argv) {
+            return aileron_shell::harness::model_command(text, &self.home());
+        }
+        if argv.len() == call.argv.len() {
+            return exec_line(call);
+        }
+        argv.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
     }
 }
 
