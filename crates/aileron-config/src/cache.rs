@@ -59,6 +59,11 @@ pub(crate) struct Probe {
 }
 
 impl Probe {
+    /// The files the key was computed from.
+    pub(crate) fn read_paths(&self) -> impl Iterator<Item = &Path> {
+        self.read.iter().map(|(p, _)| p.as_path())
+    }
+
     fn content_hash(&mut self, path: PathBuf) -> Option<u64> {
         let hash = std::fs::read(&path).ok().map(|b| hash_bytes(&b));
         self.read.push((path, hash));

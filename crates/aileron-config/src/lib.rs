@@ -135,8 +135,71 @@ fn project_file(opts: &LoadOptions) -> Option<PathBuf> {
 /// source file's content are unchanged, the same test a cache entry
 /// passes, so a request sees exactly what a fresh load would give. Its
 /// rules stay decoded and its patterns compiled.
+///
+/// Between full checks, the files and directories a check read are
+/// compared by their inode, size and times ([`Stamp`]), which costs a
+/// `statx` each instead of a read: while none changed, the policy is the
+/// one checked. A stamp newer than a second before the check is not
+/// trusted (a change within the file system's time granularity could keep
+/// it), so a file written just before or after a check is read again.
 #[derive(Debug, Default)]
-pub struct Memo(std::sync::Mutex<Option<Arc<Loaded>>>);
+pub struct Memo(std::sync::Mutex<Option<Kept>>);
+
+#[derive(Debug)]
+struct Kept {
+    loaded: Arc<Loaded>,
+    cwd: PathBuf,
+    policy_path: Option<PathBuf>,
+    /// What was looked at, and how it looked when the check began.
+    stamps: Vec<(PathBuf, Option<Stamp>)>,
+    /// When the check began, in seconds since the epoch.
+    checked: i64,
+}
+
+/// Enough of a file's metadata to see that it changed without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    /// Changed no later than a second before `checked` (seconds since the epoch).
+    fn settled(&self, checked: i64) -> bool {
+        self.mtime.0 < checked - 1 && self.ctime.0 < checked - 1
+    }
+}
+
+impl Memo {
+    /// The kept policy, when `opts` asks for what it was checked for and
+    /// nothing it was read from has changed since.
+    fn unchanged(&self, opts: &LoadOptions) -> Option<Arc<Loaded>> {
+        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let kept = kept.as_ref()?;
+        let same_request = kept.cwd == opts.cwd && kept.policy_path == opts.policy_path;
+        let unchanged = || {
+            kept.stamps.iter().all(|(path, then)| {
+                then.is_none_or(|s| s.settled(kept.checked)) && Stamp::of(path) == *then
+            })
+        };
+        (same_request && unchanged()).then(|| kept.loaded.clone())
+    }
+}
 
 /// [`load`], reusing what `memo` holds when its sources are unchanged.
 /// Without a cache directory nothing is reused, but the policy is still
@@ -146,28 +209,99 @@ pub fn load_with_memo(
     cache_dir: Option<&Path>,
     memo: &Memo,
 ) -> Result<Arc<Loaded>, Diagnostics> {
-    let project_file = project_file(opts);
-    let probe = cache_dir.map(|_| cache::key(opts, project_file.as_deref()));
-    let kept = memo.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    if let (Some(kept), Some(probe)) = (kept, &probe)
-        && let Some((key, files)) = &kept.sources
-        && *key == probe.key
-        && cache::files_unchanged(probe, files)
+    if cache_dir.is_some()
+        && let Some(kept) = memo.unchanged(opts)
     {
         return Ok(kept);
     }
-    let loaded = Arc::new(load_probed(
-        opts,
-        cache_dir.zip(probe.as_ref()),
-        project_file,
-    )?);
-    let previous = memo
+    let checked = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let project_file = project_file(opts);
+    let probe = cache_dir.map(|_| cache::key(opts, project_file.as_deref()));
+    let stamps = probe
+        .as_ref()
+        .map(|probe| looked_at(opts, project_file.as_deref(), probe));
+    let kept = memo
         .0
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .replace(loaded.clone());
+        .as_ref()
+        .map(|k| k.loaded.clone());
+    let loaded = match (kept, &probe) {
+        (Some(kept), Some(probe))
+            if kept.sources.as_ref().is_some_and(|(key, files)| {
+                *key == probe.key && cache::files_unchanged(probe, files)
+            }) =>
+        {
+            kept
+        }
+        _ => Arc::new(load_probed(
+            opts,
+            cache_dir.zip(probe.as_ref()),
+            project_file,
+        )?),
+    };
+    let stamps = stamps.map(|mut stamps| {
+        // The other files the policy was built from (named profiles).
+        for (path, _) in loaded.sources.iter().flat_map(|(_, files)| files) {
+            let path = PathBuf::from(path);
+            let stamp = Stamp::of(&path);
+            stamps.push((path, stamp));
+        }
+        stamps
+    });
+    let previous = memo.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(stamps) = stamps {
+        *memo.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Kept {
+            loaded: loaded.clone(),
+            cwd: opts.cwd.clone(),
+            policy_path: opts.policy_path.clone(),
+            stamps,
+            checked,
+        });
+    }
     drop(previous); // outside the lock
     Ok(loaded)
+}
+
+/// What a check of the policy for `opts` looks at, with its stamp taken
+/// before it is read: where `aileron.yaml` is searched for, the project
+/// directory (whose entries choose the language profiles) and the files
+/// the cache key read.
+fn looked_at(
+    opts: &LoadOptions,
+    project_file: Option<&Path>,
+    probe: &cache::Probe,
+) -> Vec<(PathBuf, Option<Stamp>)> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    match &opts.policy_path {
+        Some(p) => paths.push(absolute(p, &opts.cwd)),
+        None => {
+            for dir in opts.cwd.ancestors() {
+                let candidate = dir.join(POLICY_FILE);
+                let found = Some(candidate.as_path()) == project_file;
+                paths.push(candidate);
+                if found {
+                    break;
+                }
+            }
+        }
+    }
+    paths.push(
+        project_file
+            .and_then(Path::parent)
+            .unwrap_or(&opts.cwd)
+            .to_path_buf(),
+    );
+    paths.extend(probe.read_paths().map(Path::to_path_buf));
+    paths
+        .into_iter()
+        .map(|p| {
+            let stamp = Stamp::of(&p);
+            (p, stamp)
+        })
+        .collect()
 }
 
 fn load_probed(

@@ -321,3 +321,60 @@ fn a_kept_policy_is_reused_only_while_every_source_is_unchanged() {
     );
     assert_eq!(project.policy.default.as_str(), "allow");
 }
+
+/// Between full checks the kept policy is compared with its sources by
+/// their metadata (`statx`), trusted only for what has not changed in the
+/// second before the check. Once everything is settled, the changes that
+/// matter are still seen at once: a rewritten source of the same length, a
+/// nearer `aileron.yaml`, a language marker that adds a profile.
+#[test]
+fn a_kept_policy_sees_changes_made_after_its_sources_settled() {
+    use aileron_config::{Memo, load_with_memo};
+    use std::sync::Arc;
+    let f = Fixture::new();
+    let cache = f.root.join("home/.aileron/cache");
+    f.write(
+        "proj/aileron.yaml",
+        "version: 1\ndefault: deny\nprofiles: [./more.yaml]\n",
+    );
+    f.write("proj/more.yaml", "version: 1\nallow: [\"just *\"]\n");
+    // Old enough to be trusted by their metadata alone.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let cwd = f.root.join("proj/src");
+    let memo = Memo::default();
+    let first = load_with_memo(&f.opts("proj/src"), Some(&cache), &memo).unwrap();
+    let again = load_with_memo(&f.opts("proj/src"), Some(&cache), &memo).unwrap();
+    assert!(Arc::ptr_eq(&first, &again));
+    assert_eq!(decide(&again.policy, &cwd, "just build").0, Decision::Allow);
+
+    f.write("proj/more.yaml", "version: 1\nallow: [\"make *\"]\n");
+    let changed = load_with_memo(&f.opts("proj/src"), Some(&cache), &memo).unwrap();
+    assert_eq!(
+        decide(&changed.policy, &cwd, "just build").0,
+        Decision::Deny,
+        "a same-length rewrite of an included file"
+    );
+
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    load_with_memo(&f.opts("proj/src"), Some(&cache), &memo).unwrap();
+    f.write("proj/Cargo.toml", "[package]\nname = \"x\"\n");
+    let rust = load_with_memo(&f.opts("proj/src"), Some(&cache), &memo).unwrap();
+    assert!(
+        rust.policy
+            .sources
+            .iter()
+            .any(|(name, _)| name.contains("lang/rust")),
+        "a new language marker adds its profile: {:?}",
+        rust.policy.sources
+    );
+
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    load_with_memo(&f.opts("proj/src"), Some(&cache), &memo).unwrap();
+    f.write("proj/src/aileron.yaml", "version: 1\ndefault: allow\n");
+    let nearer = load_with_memo(&f.opts("proj/src"), Some(&cache), &memo).unwrap();
+    assert_eq!(
+        nearer.project_file.as_deref(),
+        Some(f.root.join("proj/src/aileron.yaml").as_path()),
+        "a nearer aileron.yaml is the project's"
+    );
+}

@@ -212,7 +212,7 @@ pub struct ProcStat {
 
 impl ProcStat {
     pub fn read(pid: u32) -> std::io::Result<Option<ProcStat>> {
-        std::fs::read(format!("/proc/{pid}/stat")).map(|b| ProcStat::parse(&b))
+        read_proc_file(&format!("/proc/{pid}/stat")).map(|b| ProcStat::parse(&b))
     }
 
     /// Parses the file's text; None when it is not what the kernel writes.
@@ -230,6 +230,30 @@ impl ProcStat {
             start: number(19)?,
         })
     }
+}
+
+/// A `/proc` file, whole. Its size is not known before it is read (the
+/// kernel writes it as it is read), so it is read into a buffer that
+/// grows, without the size probe `std::fs::read` makes: these are read
+/// for every exec the supervisor decides.
+pub fn read_proc_file(path: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut out = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        if len == out.len() {
+            out.resize(len * 2, 0);
+        }
+        match file.read(&mut out[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.truncate(len);
+    Ok(out)
 }
 
 /// A process's start time, as `/proc` gives it.

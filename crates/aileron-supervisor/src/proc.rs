@@ -2,7 +2,7 @@
 //! `/proc` entries. Every value read here came from a process that may be
 //! hostile, so lengths are capped and nothing is trusted beyond its bytes.
 
-use aileron_session::exec::ProcStat;
+use aileron_session::exec::{ProcStat, read_proc_file};
 use std::path::PathBuf;
 
 /// The most bytes of arguments and environment read for one exec (the
@@ -224,21 +224,23 @@ pub fn link(pid: u32, what: &str) -> Result<PathBuf, ReadError> {
 
 /// `/proc/PID/cmdline`: the arguments a process was started with.
 pub fn cmdline(pid: u32) -> Result<Vec<Vec<u8>>, ReadError> {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).map_err(|source| ReadError::Proc {
-        pid,
-        what: "cmdline",
-        source,
-    })?;
+    let raw =
+        read_proc_file(&format!("/proc/{pid}/cmdline")).map_err(|source| ReadError::Proc {
+            pid,
+            what: "cmdline",
+            source,
+        })?;
     Ok(split_nul(&raw))
 }
 
 /// `/proc/PID/environ`.
 pub fn environ(pid: u32) -> Result<Vec<Vec<u8>>, ReadError> {
-    let raw = std::fs::read(format!("/proc/{pid}/environ")).map_err(|source| ReadError::Proc {
-        pid,
-        what: "environ",
-        source,
-    })?;
+    let raw =
+        read_proc_file(&format!("/proc/{pid}/environ")).map_err(|source| ReadError::Proc {
+            pid,
+            what: "environ",
+            source,
+        })?;
     Ok(split_nul(&raw))
 }
 

@@ -62,6 +62,10 @@ pub struct Supervisor {
     base_env: Vec<(String, String)>,
     /// The process `aileron launch` started (0 until known).
     root: std::sync::atomic::AtomicU32,
+    /// The agent's process (pid, start time), from its first exec: a
+    /// process whose parent it is has it as its ancestor without a read
+    /// of its `/proc` (its children would have another parent once it died).
+    agent: std::sync::OnceLock<(u32, u64)>,
 }
 
 /// Threads waiting for a notification, at most; more end after theirs.
@@ -86,6 +90,7 @@ impl Supervisor {
             launched: AtomicBool::new(false),
             base_env,
             root: std::sync::atomic::AtomicU32::new(0),
+            agent: std::sync::OnceLock::new(),
         })
     }
 
@@ -179,6 +184,9 @@ impl Supervisor {
         if !self.launched.load(Ordering::SeqCst) && exec.call.argv == self.launch {
             // The program `aileron launch` was asked to run.
             self.launched.store(true, Ordering::SeqCst);
+            if let Some(&first) = exec.call.lineage.first() {
+                let _ = self.agent.set(first);
+            }
             // Its `#!` interpreter (`/usr/bin/env node`) and a launcher's
             // native program are the launch too; what they run is decided.
             let interpreter = exec.script.is_some().then(|| exec.kernel_argv());
@@ -346,6 +354,12 @@ impl Supervisor {
         let mut parent = task.ppid;
         let root = self.root.load(Ordering::Relaxed);
         while parent > 1 && parent != root && lineage.len() < 64 {
+            if let Some(&agent) = self.agent.get()
+                && agent.0 == parent
+            {
+                lineage.push(agent);
+                break;
+            }
             match proc::parent_and_start(parent) {
                 Some((ppid, start)) => {
                     lineage.push((parent, start));
