@@ -222,6 +222,74 @@ pub fn link(pid: u32, what: &str) -> Result<PathBuf, ReadError> {
     })
 }
 
+/// The arguments and environment of a process stopped at its exec event
+/// (before it runs an instruction of its new program), read from its
+/// initial stack: `argc`, the `argv` pointers, NULL, the `envp` pointers,
+/// NULL, from the stack pointer up. What `/proc/PID/cmdline` and `environ`
+/// give then, in a register read and a few memory reads instead of two
+/// `/proc` files; those are read where the stack pointer is not known.
+pub fn started_with(tid: u32) -> Result<StartedWith, ReadError> {
+    let Some(sp) = stack_pointer(tid) else {
+        return Ok(StartedWith {
+            argv: cmdline(tid)?,
+            envp: environ(tid)?,
+        });
+    };
+    let mut memory = Memory::new(tid);
+    let mut budget = MAX_ARG_BYTES;
+    let argv = memory.string_array(sp + 8, &mut budget)?;
+    let envp_at = sp + 8 * (argv.len() as u64 + 2);
+    let envp = memory.string_array(envp_at, &mut budget)?;
+    Ok(StartedWith { argv, envp })
+}
+
+/// What a process was started with.
+pub struct StartedWith {
+    pub argv: Vec<Vec<u8>>,
+    pub envp: Vec<Vec<u8>>,
+}
+
+/// The stack pointer of a task this process traces and that is stopped.
+#[cfg(target_arch = "x86_64")]
+fn stack_pointer(tid: u32) -> Option<u64> {
+    // SAFETY: `regs` is the buffer PTRACE_GETREGS fills on this architecture.
+    let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETREGS,
+            tid as libc::pid_t,
+            0,
+            &mut regs as *mut libc::user_regs_struct,
+        )
+    };
+    (r == 0).then_some(regs.rsp)
+}
+
+#[cfg(target_arch = "aarch64")]
+fn stack_pointer(tid: u32) -> Option<u64> {
+    // SAFETY: `regs` and the iovec describing it are what
+    // PTRACE_GETREGSET with NT_PRSTATUS fills on this architecture.
+    let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+    let mut iov = libc::iovec {
+        iov_base: (&mut regs as *mut libc::user_regs_struct).cast(),
+        iov_len: std::mem::size_of::<libc::user_regs_struct>(),
+    };
+    let r = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETREGSET,
+            tid as libc::pid_t,
+            libc::NT_PRSTATUS as usize,
+            &mut iov as *mut libc::iovec,
+        )
+    };
+    (r == 0).then_some(regs.sp)
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn stack_pointer(_tid: u32) -> Option<u64> {
+    None
+}
+
 /// `/proc/PID/cmdline`: the arguments a process was started with.
 pub fn cmdline(pid: u32) -> Result<Vec<Vec<u8>>, ReadError> {
     let raw =

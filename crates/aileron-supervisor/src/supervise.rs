@@ -558,7 +558,8 @@ impl Exec {
             |what: &str| format!("the exec changed after it was decided ({what}): killed");
         let loaded = std::fs::metadata(format!("/proc/{pid}/exe"))
             .map_err(|e| format!("cannot read the program loaded: {e}"))?;
-        let args = proc::cmdline(pid).map_err(|e| e.to_string())?;
+        let proc::StartedWith { argv: args, envp } =
+            proc::started_with(pid).map_err(|e| e.to_string())?;
         if (loaded.dev(), loaded.ino()) == self.file_id {
             if args != self.raw_argv {
                 return Err(changed("arguments"));
@@ -578,8 +579,7 @@ impl Exec {
                 return Err(changed("program"));
             }
         }
-        let env = proc::environ(pid).map_err(|e| e.to_string())?;
-        if code_entries(env) != self.code_env_raw {
+        if code_entries(envp) != self.code_env_raw {
             return Err(changed("environment"));
         }
         Ok(())
