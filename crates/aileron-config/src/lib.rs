@@ -342,13 +342,12 @@ fn load_probed(
                 let col = parts.next()?.parse().ok()?;
                 let line = parts.next()?.parse().ok()?;
                 let file = parts.next()?.to_owned();
-                Some(Diagnostic {
-                    file,
-                    line,
-                    col,
-                    message: format!("policy test `{}` failed: {f}", t.name),
-                    source_line: None,
-                })
+                Some(Diagnostic::new(
+                    aileron_engine::diagnostic::Code::TestFailed,
+                    &file,
+                    aileron_engine::diagnostic::Pos { line, col },
+                    format!("policy test `{}` failed: {f}", t.name),
+                ))
             })
             .collect();
         if !failures.is_empty() {

@@ -126,6 +126,24 @@ pub const KNOWN_FACETS: &[(&str, &[&str])] = &[
     ("agent", &["tool", "input", "count"]),
 ];
 
+/// The action types Aileron's own adapters emit, each with the facets its
+/// actions can carry: its own, and `tool` (the agent hooks keep the
+/// agent's tool on every action they lower). `None`: adapters may add
+/// facets of their own (the egress proxy lowers git, Kubernetes and LLM
+/// requests to `http.request` with their own facets). Other types
+/// (a plugin's) may carry anything.
+pub const ACTION_TYPES: &[(&str, Option<&[&str]>)] = &[
+    ("shell.exec", Some(&["shell", "tool"])),
+    ("fs.read", Some(&["fs", "tool"])),
+    ("fs.write", Some(&["fs", "tool"])),
+    ("fs.list", Some(&["fs", "tool"])),
+    ("http.request", None),
+    ("mcp.call", Some(&["mcp", "tool"])),
+    ("tool.call", Some(&["tool"])),
+    ("sql.query", Some(&["sql", "tool"])),
+    ("agent.doom_loop", Some(&["agent", "tool"])),
+];
+
 /// Facet fields that hold objects, so deeper paths (`mcp.arguments.repo`) are fine.
 const OBJECT_FIELDS: &[&str] = &["arguments", "input", "headers"];
 

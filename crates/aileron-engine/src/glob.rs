@@ -107,6 +107,85 @@ impl Glob {
     }
 }
 
+impl Glob {
+    /// Whether every text `other` matches, this glob matches too (so
+    /// `git *` covers `git push *`). Sound, not complete: `true` is
+    /// always right, a few exotic inclusions (`a*` and `*a` together
+    /// covering `a*a`) are missed.
+    pub fn covers(&self, other: &Glob) -> bool {
+        let mine = self.tokens();
+        let theirs = other.tokens();
+        let alternatives = |t: &Tokens| -> Vec<Vec<Sym>> {
+            std::iter::once(&t.all)
+                .chain(&t.bare)
+                .map(|ts| symbols(ts))
+                .collect()
+        };
+        let mine = alternatives(mine);
+        alternatives(theirs)
+            .iter()
+            .all(|a| mine.iter().any(|m| symbols_cover(m, a)))
+    }
+
+    /// The one text this glob matches, when it has no wildcard.
+    pub fn literal(&self) -> Option<&str> {
+        let t = self.tokens();
+        match (t.all.as_slice(), &t.bare) {
+            ([], None) => Some(""),
+            ([Token::Lit(l)], None) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+/// A glob as a sequence of single-character symbols.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sym {
+    Char(char),
+    One,
+    Star,
+}
+
+fn symbols(tokens: &[Token]) -> Vec<Sym> {
+    let mut out = Vec::new();
+    for t in tokens {
+        match t {
+            Token::Lit(l) => out.extend(l.chars().map(Sym::Char)),
+            Token::One => out.push(Sym::One),
+            Token::Star => out.push(Sym::Star),
+        }
+    }
+    out
+}
+
+/// Whether `outer` matches `inner` read as a text in which `?` and `*`
+/// stand for any character and any run: a `*` of `outer` takes any
+/// symbols, a `?` one character or `?`, a character only itself. Then every
+/// text `inner` matches, `outer` matches.
+fn symbols_cover(outer: &[Sym], inner: &[Sym]) -> bool {
+    let w = inner.len() + 1;
+    let mut seen = vec![false; (outer.len() + 1) * w];
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((i, j)) = stack.pop() {
+        if std::mem::replace(&mut seen[i * w + j], true) {
+            continue;
+        }
+        match (outer.get(i), inner.get(j)) {
+            (None, None) => return true,
+            (Some(Sym::Star), next) => {
+                stack.push((i + 1, j));
+                if next.is_some() {
+                    stack.push((i, j + 1));
+                }
+            }
+            (Some(Sym::One), Some(Sym::Char(_) | Sym::One)) => stack.push((i + 1, j + 1)),
+            (Some(Sym::Char(a)), Some(Sym::Char(b))) if a == b => stack.push((i + 1, j + 1)),
+            _ => {}
+        }
+    }
+    false
+}
+
 fn tokenize(pattern: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut lit = String::new();
@@ -236,6 +315,38 @@ mod tests {
         assert_eq!(Glob::command("git").leading_word(), Some("git"));
         assert_eq!(Glob::command("git*").leading_word(), None);
         assert_eq!(Glob::command("*.sh").leading_word(), None);
+    }
+
+    #[test]
+    fn coverage_between_globs() {
+        let covers = |a: &str, b: &str| Glob::command(a).covers(&Glob::command(b));
+        assert!(covers("git *", "git push *"));
+        assert!(covers("git *", "git push origin feature"));
+        assert!(covers("git push *", "git push"), "the bare command too");
+        assert!(covers("git push *", "git push *"));
+        assert!(covers("*", "anything ? at * all"));
+        assert!(covers("git ? x", "git a x"));
+        assert!(covers("a*b", "a?b"));
+        assert!(!covers("git push *", "git *"));
+        assert!(
+            !covers("git push", "git push *"),
+            "`git push *` matches `git push x`"
+        );
+        assert!(!covers("git push *", "git pushx"));
+        assert!(!covers("git ? x", "git * x"));
+        assert!(!covers("a?b", "a*b"));
+        assert!(!covers("echo \\*", "echo x"), "an escaped star is a star");
+        assert!(covers("echo *", "echo \\*"));
+        // `git diff *` matches `git diff`; `git diff*` does too.
+        assert!(covers("git diff*", "git diff *"));
+        assert!(!covers("git diff x*", "git diff *"));
+        assert!(
+            !Glob::plain("a *").covers(&Glob::command("a *")),
+            "no bare rule"
+        );
+        assert_eq!(Glob::command("git status").literal(), Some("git status"));
+        assert_eq!(Glob::command("git *").literal(), None);
+        assert_eq!(Glob::plain("a\\*").literal(), Some("a*"));
     }
 
     #[test]

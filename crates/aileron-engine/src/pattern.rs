@@ -433,7 +433,7 @@ fn equals(v: Lookup<'_>, want: &Value) -> bool {
 }
 
 /// Strict equality, except that numbers compare by value (1 == 1.0).
-fn json_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,
@@ -566,6 +566,11 @@ impl PathGlob {
                 Err(e) => invalid_cached(&self.pattern, e),
             })
             .is_match(path)
+    }
+
+    /// The absolute pattern.
+    pub fn as_str(&self) -> &str {
+        &self.pattern
     }
 
     /// `D` when the pattern is `D/**` with no wildcard in `D`.
@@ -926,7 +931,7 @@ impl<'de> Deserialize<'de> for PathSet {
 }
 
 /// Weekdays and a time-of-day window in a named time zone.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimeWindow {
     /// Monday = 1 … Sunday = 7; empty means every day.
     days: Vec<i8>,

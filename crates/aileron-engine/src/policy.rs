@@ -5,7 +5,7 @@
 use crate::action::FieldPath;
 use crate::builtin::{self, Environment};
 use crate::deferred::{Deferred, Unreadable};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic, quote};
 use crate::document::{
     DefaultPolicy, Document, EnvPolicy, Settings, Source, TestCase, parse_document,
 };
@@ -188,14 +188,7 @@ impl Policy {
         }
         Policy::compile(docs, env).map_err(|mut errors| {
             // Merge errors are found after parsing; quote their lines too.
-            for d in errors
-                .iter_mut()
-                .filter(|d| d.source_line.is_none() && d.line > 0)
-            {
-                if let Some(s) = sources.iter().find(|s| s.name == d.file) {
-                    d.source_line = s.text.lines().nth(d.line as usize - 1).map(str::to_owned);
-                }
-            }
+            quote(&mut errors, sources);
             errors
         })
     }
@@ -420,13 +413,7 @@ fn merge_rules(all: Vec<Rule>) -> Result<Merged, Vec<Diagnostic>> {
     let mut cancelled: HashMap<usize, String> = HashMap::new();
     for (i, r) in all.iter().enumerate() {
         if let Some((target, pos)) = r.override_of.as_ref().filter(|_| r.enabled) {
-            let err = |msg: String| Diagnostic {
-                file: r.origin.file.clone(),
-                line: pos.line,
-                col: pos.col,
-                message: msg,
-                source_line: None,
-            };
+            let err = |msg: String| Diagnostic::new(Code::Conflict, &r.origin.file, *pos, msg);
             match by_id.get(target.as_str()).map(|&j| (j, &all[j])) {
                 None => {
                     let known: Vec<&str> = by_id.keys().copied().collect();
@@ -450,16 +437,15 @@ fn merge_rules(all: Vec<Rule>) -> Result<Merged, Vec<Diagnostic>> {
             }
         }
         match by_id.get(r.id.as_str()) {
-            Some(&j) if r.override_of.as_ref().is_none_or(|(t, _)| *t != r.id) => errors.push(Diagnostic {
-                file: r.origin.file.clone(),
-                line: r.origin.line,
-                col: r.origin.col,
-                message: format!(
+            Some(&j) if r.override_of.as_ref().is_none_or(|(t, _)| *t != r.id) => errors.push(Diagnostic::new(
+                Code::Conflict,
+                &r.origin.file,
+                r.origin.pos(),
+                format!(
                     "duplicate rule id `{}` (first defined at {}); use `override: {}` to replace a lower layer's rule",
                     r.id, all[j].origin, r.id
                 ),
-                source_line: None,
-            }),
+            )),
             _ => {
                 by_id.insert(&r.id, i);
             }

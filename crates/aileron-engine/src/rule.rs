@@ -147,6 +147,16 @@ pub struct Origin {
     pub col: u32,
 }
 
+impl Origin {
+    /// Where the rule starts, as a position.
+    pub fn pos(&self) -> Pos {
+        Pos {
+            line: self.line,
+            col: self.col,
+        }
+    }
+}
+
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.line == 0 {

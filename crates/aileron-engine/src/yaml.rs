@@ -98,7 +98,8 @@ pub fn parse(file: &str, text: &str) -> Result<Node, Diagnostic> {
                 text,
                 pos,
                 format!("invalid YAML: {}", saphyr_message(&err.to_string())),
-            ))
+            )
+            .with_code(crate::diagnostic::Code::Syntax))
         }
     }
 }

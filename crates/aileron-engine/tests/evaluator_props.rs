@@ -962,20 +962,7 @@ fn evaluator_agrees_with_a_linear_reference() {
                 Err(d) => panic!("{}\n{}{db_text}", show(&d), g.dump()),
             }
         }
-        let approvals: Vec<Rule> = (0..rng.below(3))
-            .map(|k| {
-                let when = gen_when(rng);
-                let text = format!("{{decision: allow, when: {when}}}");
-                let m = aileron_engine::parse_rule(
-                    &source("<session>", &text, Layer::Session, DIR),
-                    HOME,
-                )
-                .unwrap_or_else(|d| panic!("{}\n{text}", show(&d)))
-                .matcher;
-                let prio = *rng.pick(&[50, 100, 150, 250, i64::MAX]);
-                Rule::session_approval(&format!("s{k}"), &when, m, prio, k as u32)
-            })
-            .collect();
+        let approvals = gen_approvals(rng);
         let st = State {
             approvals: &approvals,
             history: &[],
@@ -1043,6 +1030,81 @@ fn evaluator_agrees_with_a_linear_reference() {
         }
         true
     });
+}
+
+/// Up to two "always" answers of a session: allow rules of layer 8.
+fn gen_approvals(rng: &mut Rng) -> Vec<Rule> {
+    (0..rng.below(3))
+        .map(|k| {
+            let when = gen_when(rng);
+            let text = format!("{{decision: allow, when: {when}}}");
+            let m =
+                aileron_engine::parse_rule(&source("<session>", &text, Layer::Session, DIR), HOME)
+                    .unwrap_or_else(|d| panic!("{}\n{text}", show(&d)))
+                    .matcher;
+            let prio = *rng.pick(&[50, 100, 150, 250, i64::MAX]);
+            Rule::session_approval(&format!("s{k}"), &when, m, prio, k as u32)
+        })
+        .collect()
+}
+
+/// What the linter says of a rule that never decides (`shadowed-rule`,
+/// `allow-overridden`) holds: it is never the rule of a verdict, for an
+/// action, for the commands of a shell line, with a session's approvals.
+#[test]
+fn rules_the_linter_reports_never_decide() {
+    let shape = PolicyShape {
+        with_priority: true,
+        max_rules: 10,
+    };
+    let qualified = run("lint", 4, |rng| {
+        let (g, p) = gen_loaded(rng, &shape);
+        let hidden: Vec<_> = aileron_engine::lint::findings(&p)
+            .into_iter()
+            .filter(|f| f.by.is_some())
+            .collect();
+        if hidden.is_empty() {
+            return false;
+        }
+        let approvals = gen_approvals(rng);
+        let st = State {
+            approvals: &approvals,
+            history: &[],
+        };
+        let check = |v: &Verdict, input: &str| {
+            if let Some(f) = hidden.iter().find(|f| v.rule.as_deref() == Some(&f.rule)) {
+                panic!(
+                    "`{}` decided, but the linter said: {}\n{}input: {input}",
+                    f.rule,
+                    f.diagnostic,
+                    g.dump()
+                );
+            }
+        };
+        // Whether a reported rule matched an input: the case tested something.
+        let mut reached = false;
+        let mut reaches = |a: &Action| {
+            reached |= hidden.iter().any(|f| {
+                p.rule(&f.rule)
+                    .is_some_and(|r| r.matcher.is_match(a, History::default()))
+            })
+        };
+        for _ in 0..16 {
+            let a = gen_action(rng);
+            reaches(&a);
+            check(&p.evaluate(&a, &st), &describe_action(&a));
+        }
+        for _ in 0..6 {
+            let line = gen_line(rng);
+            let lv = eval_line(&p, &line, &gen_session(rng), &st);
+            for c in &lv.commands {
+                reaches(&c.action);
+                check(&c.verdict, &format!("{line:?}, command `{}`", c.command));
+            }
+        }
+        reached
+    });
+    assert!(qualified > 0, "no input reached a rule the linter reported");
 }
 
 /// The verdict of `p` for `a`, and the rule that gave it, if any.
