@@ -35,13 +35,17 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Validate a policy and everything it composes, and run its tests.
+    /// Validate a policy and everything it composes, warn about rules that
+    /// do not do what they say, and run its tests.
     Check {
         /// Policy file (default: the nearest aileron.yaml).
         path: Option<PathBuf>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Fail (exit 1) when there are warnings, as for errors (for CI).
+        #[arg(long)]
+        deny_warnings: bool,
     },
     /// Run the policy's `tests:` examples.
     Test {
@@ -202,8 +206,12 @@ fn run() -> u8 {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Init { force } => commands::init::run(force),
-        Command::Check { path, json } => commands::check::run(path, json, true),
-        Command::Test { path, json } => commands::check::run(path, json, false),
+        Command::Check {
+            path,
+            json,
+            deny_warnings,
+        } => commands::check::run(path, json, true, deny_warnings),
+        Command::Test { path, json } => commands::check::run(path, json, false, false),
         Command::Explain {
             policy,
             json,

@@ -42,10 +42,11 @@ fn init_writes_a_policy_for_the_detected_languages_that_checks_clean() {
         text.contains("profiles: [\"lang/rust\", \"lang/node\"]"),
         "{text}"
     );
-    let check = aileron(dir.path(), &["check"]);
+    // The starter policy says what it means: no warnings either.
+    let check = aileron(dir.path(), &["check", "--deny-warnings"]);
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
     assert!(
-        stdout(&check).contains(" passed, 0 failed"),
+        stdout(&check).contains(" passed, 0 failed") && !stdout(&check).contains("warning"),
         "{}",
         stdout(&check)
     );
@@ -77,6 +78,72 @@ fn check_reports_an_unknown_operator_with_file_line_column_and_caret() {
         text.contains(&format!("\n    {}^", " ".repeat(25))),
         "{text}"
     );
+}
+
+#[test]
+fn check_warns_about_an_allow_that_never_takes_effect() {
+    // "Always for this project" appended an allow under the ask that asked.
+    let yaml = "version: 1\nask:\n  - {id: push, command: \"git push *\"}\nallow:\n  - \"git push origin feature\"\n";
+    let dir = project(yaml);
+    let file = dir.path().join("aileron.yaml");
+    let out = aileron(dir.path(), &["check"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "warnings do not fail: {text}");
+    let head = format!(
+        "{f}:5:5: warning: this allow rule never takes effect: `push` (ask rule at {f}:3:5, priority 100) \
+         matches every action it matches and has a higher priority (100 > 50); give it `priority: 101` to take effect [allow-overridden]\n",
+        f = file.display()
+    );
+    assert!(text.starts_with(&head), "{text}");
+    assert!(
+        text.contains("\n      - \"git push origin feature\"\n        ^\n"),
+        "the rule's line and a caret: {text}"
+    );
+    assert!(
+        text.contains(": valid (") && text.contains("\n1 warning\n"),
+        "{text}"
+    );
+
+    let out = aileron(dir.path(), &["check", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["valid"], true);
+    assert_eq!(report["errors"], serde_json::json!([]));
+    let w = &report["warnings"][0];
+    assert_eq!(w["severity"], "warning", "{report}");
+    assert_eq!(w["code"], "allow-overridden", "{report}");
+    assert_eq!((w["line"].as_u64(), w["col"].as_u64()), (Some(5), Some(5)));
+    assert_eq!(w["source_line"], "  - \"git push origin feature\"");
+    assert_eq!(report["warnings"].as_array().map(Vec::len), Some(1));
+
+    // For CI: warnings fail like errors.
+    let out = aileron(dir.path(), &["check", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("1 warning, denied by --deny-warnings"),
+        "{}",
+        stdout(&out)
+    );
+    let out = aileron(dir.path(), &["check", "--json", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(1));
+
+    // At the suggested priority the allow takes effect: nothing to say.
+    std::fs::write(
+        &file,
+        yaml.replace(
+            "  - \"git push origin feature\"",
+            "  - {command: \"git push origin feature\", priority: 101}",
+        ),
+    )
+    .unwrap();
+    let out = aileron(dir.path(), &["check", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("warning"), "{}", stdout(&out));
+    // `aileron test` runs the examples only.
+    std::fs::write(&file, yaml).unwrap();
+    let out = aileron(dir.path(), &["test"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!stdout(&out).contains("warning"), "{}", stdout(&out));
 }
 
 #[test]
