@@ -1,6 +1,7 @@
 //! Talking to a running `aileron serve` from an adapter (the shim, a hook):
-//! a blocking HTTP/1.1 client on a plain `TcpStream` — no async runtime on
-//! the hot path, and nothing at all unless a server is configured.
+//! a blocking HTTP client (`ureq`, over `http://` or `https://` with
+//! rustls) — no async runtime on the hot path, and nothing at all unless a
+//! server is configured.
 //!
 //! A server is used when `AILERON_SERVER` (its URL) and `AILERON_TOKEN` (an
 //! agent token) are set, or when `$AILERON_DATA/server.json` and
@@ -9,27 +10,37 @@
 //! `settings.ask_mode: ui` an ask waits in its approval queue (the
 //! dashboard) instead of on the terminal. A server that cannot be reached
 //! never allows anything: the adapter falls back to the terminal or denies.
+//!
+//! An `https://` server's certificate is checked against Mozilla's roots,
+//! or, when `AILERON_SERVER_CA` names a PEM file, against the certificates
+//! in it instead (a server with its own CA or a self-signed certificate).
 
 use crate::prompt::{AlwaysScope, Answer, Question};
 use aileron_audit::AuditRecord;
 use aileron_engine::Action;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// How long recording a decision may take before it is given up (the
 /// local audit log has it anyway).
 const RECORD_TIMEOUT: Duration = Duration::from_millis(500);
+/// Connecting, the TLS handshake included.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+/// The largest answer read from the server; a longer one is refused.
+const MAX_BODY: u64 = 1 << 20;
+/// A PEM file of the certificates to trust for an `https://` server.
+const CA_VAR: &str = "AILERON_SERVER_CA";
 
 /// A reachable-looking server: where, and the agent token to show it.
 #[derive(Clone, Debug)]
 pub struct Remote {
-    /// `host:port`.
-    authority: String,
+    /// `http://host:port` or `https://host:port`.
+    base: String,
     token: String,
+    /// Built at the first request (or why it cannot be).
+    agent: OnceLock<Result<ureq::Agent, String>>,
 }
 
 impl Remote {
@@ -51,17 +62,22 @@ impl Remote {
         Remote::new(&url, token.trim())
     }
 
-    /// `url` must be `http://host:port` (loopback or a trusted network: the
-    /// token travels in clear).
+    /// `url` must be `https://host:port`, or `http://host:port` (loopback
+    /// or a trusted network: the token travels in clear). A path after the
+    /// authority is ignored.
     pub fn new(url: &str, token: &str) -> Option<Remote> {
-        let rest = url.strip_prefix("http://")?;
-        let authority = rest.split('/').next()?.to_owned();
+        let (scheme, rest) = url.split_once("://")?;
+        if scheme != "http" && scheme != "https" {
+            return None;
+        }
+        let authority = rest.split('/').next()?;
         if authority.is_empty() || token.is_empty() {
             return None;
         }
         Some(Remote {
-            authority,
+            base: format!("{scheme}://{authority}"),
             token: token.to_owned(),
+            agent: OnceLock::new(),
         })
     }
 
@@ -69,12 +85,10 @@ impl Remote {
     pub fn record(&self, record: &AuditRecord) -> Result<(), String> {
         let body = serde_json::to_vec(record).map_err(|e| e.to_string())?;
         let (status, text) = self.post("/api/actions", &body, RECORD_TIMEOUT)?;
-        match status {
-            200..=299 => Ok(()),
-            _ => Err(format!(
-                "the server answered {status}: {}",
-                error_text(&text)
-            )),
+        match (status, text) {
+            (200..=299, _) => Ok(()),
+            (_, Ok(text)) => Err(format!("the server answered {}", answered(status, &text))),
+            (_, Err(e)) => Err(format!("the server answered {status} ({e})")),
         }
     }
 
@@ -96,13 +110,29 @@ impl Remote {
                 return Answer::Unavailable(format!("the approval server cannot be reached ({e})"));
             }
         };
+        let text = match text {
+            Ok(text) => text,
+            Err(e) => {
+                return Answer::Unavailable(format!(
+                    "the approval server's answer ({status}) cannot be read ({e})"
+                ));
+            }
+        };
         if !(200..=299).contains(&status) {
             return Answer::Unavailable(format!(
-                "the approval server answered {status}: {}",
-                error_text(&text)
+                "the approval server answered {}",
+                answered(status, &text)
             ));
         }
-        let v: Value = serde_json::from_slice(&text).unwrap_or(Value::Null);
+        let v: Value = match serde_json::from_slice(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                return Answer::Unavailable(format!(
+                    "the approval server's answer is not JSON ({})",
+                    one_line(&e.to_string())
+                ));
+            }
+        };
         let exact = crate::prompt::escape_glob(&q.command);
         match v.get("answer").and_then(Value::as_str) {
             Some("once" | "allow") => Answer::Once,
@@ -115,96 +145,131 @@ impl Remote {
                     .to_owned(),
             ),
             Some("timeout") => Answer::Timeout,
-            other => Answer::Unavailable(format!(
+            other => Answer::Unavailable(one_line(&format!(
                 "the approval server gave no answer Aileron knows ({other:?})"
-            )),
+            ))),
         }
     }
 
-    fn post(&self, path: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>), String> {
-        let addr = self
-            .authority
-            .to_socket_addrs()
-            .map_err(|e| format!("{}: {e}", self.authority))?
-            .next()
-            .ok_or_else(|| format!("{}: no address", self.authority))?;
-        let mut stream =
-            TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(|e| e.to_string())?;
-        stream
-            .set_read_timeout(Some(timeout))
-            .and_then(|()| stream.set_write_timeout(Some(timeout)))
-            .map_err(|e| e.to_string())?;
-        let head = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            self.authority,
-            self.token,
-            body.len()
-        );
-        stream
-            .write_all(head.as_bytes())
-            .and_then(|()| stream.write_all(body))
-            .map_err(|e| e.to_string())?;
-        let mut response = Vec::new();
-        stream
-            .read_to_end(&mut response)
-            .map_err(|e| e.to_string())?;
-        parse_response(&response)
+    /// The status of a JSON POST, and its body (at most [`MAX_BODY`]
+    /// bytes) or why it cannot be read.
+    fn post(
+        &self,
+        path: &str,
+        body: &[u8],
+        timeout: Duration,
+    ) -> Result<(u16, Result<Vec<u8>, String>), String> {
+        let agent = self
+            .agent
+            .get_or_init(|| agent(&self.base))
+            .as_ref()
+            .map_err(String::clone)?;
+        let tls = self.base.starts_with("https://");
+        let mut response = agent
+            .post(format!("{}{path}", self.base))
+            .config()
+            // As a socket's read and write timeouts did: a server that
+            // stalls, or never answers, is given up after `timeout`.
+            .timeout_per_read(Some(timeout))
+            .timeout_per_write(Some(timeout))
+            .timeout_recv_response(Some(timeout))
+            .build()
+            .header("Authorization", format!("Bearer {}", self.token))
+            .content_type("application/json")
+            .send(body)
+            .map_err(|e| describe(&e, tls))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_vec()
+            .map_err(|e| describe(&e, tls));
+        Ok((status, text))
     }
 }
 
-/// Status and body of an HTTP/1.1 response (plain or chunked).
-fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("an incomplete HTTP response")?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or("an HTTP response without a status")?;
-    let body = &raw[split + 4..];
-    let chunked = head.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    if !chunked {
-        return Ok((status, body.to_vec()));
+/// The agent for one server: the connect timeout, no proxy (`aileron
+/// launch` points `HTTP(S)_PROXY` at Aileron's own egress proxy, which is
+/// not the way to the server), no redirects (the token goes nowhere else;
+/// a 3xx is an answer like any other status that is not 2xx), and no
+/// thread (no resolve, per-call or global timeout: those resolve the host
+/// name on one). Cheap: the TLS configuration is made at the first
+/// `https://` connection.
+fn agent(base: &str) -> Result<ureq::Agent, String> {
+    let mut config = ureq::Agent::config_builder()
+        .proxy(None)
+        .timeout_connect(Some(CONNECT_TIMEOUT))
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .http_status_as_error(false)
+        .user_agent(concat!("aileron/", env!("CARGO_PKG_VERSION")));
+    if base.starts_with("https://")
+        && let Some(path) = std::env::var_os(CA_VAR).filter(|p| !p.is_empty())
+    {
+        let roots = root_certs(Path::new(&path))?;
+        config = config.tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build());
     }
-    let mut out = Vec::new();
-    let mut rest = body;
-    loop {
-        let line_end = rest
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("a broken chunked body")?;
-        let size = usize::from_str_radix(
-            String::from_utf8_lossy(&rest[..line_end])
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim(),
-            16,
-        )
-        .map_err(|_| "a broken chunk size")?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Ok((status, out));
-        }
-        if rest.len() < size + 2 {
-            return Err("a truncated chunked body".into());
-        }
-        out.extend_from_slice(&rest[..size]);
-        rest = &rest[size + 2..];
-    }
+    Ok(config.build().new_agent())
 }
 
-fn error_text(body: &[u8]) -> String {
+/// The certificates of a PEM file, to trust instead of Mozilla's roots.
+fn root_certs(path: &Path) -> Result<ureq::tls::RootCerts, String> {
+    let cannot = |why: String| one_line(&format!("{CA_VAR} {}: {why}", path.display()));
+    let pem = std::fs::read(path).map_err(|e| cannot(e.to_string()))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        if let ureq::tls::PemItem::Certificate(c) = item.map_err(|e| cannot(describe(&e, true)))? {
+            certs.push(c);
+        }
+    }
+    if certs.is_empty() {
+        return Err(cannot("no certificate in it".to_owned()));
+    }
+    Ok(ureq::tls::RootCerts::from(certs))
+}
+
+/// Why a request (over TLS when `tls`) failed, on one line.
+fn describe(e: &ureq::Error, tls: bool) -> String {
+    let text = match e {
+        // rustls reports a failed handshake as invalid data around its own
+        // error.
+        ureq::Error::Io(io)
+            if tls && io.kind() == std::io::ErrorKind::InvalidData && io.get_ref().is_some() =>
+        {
+            format!("TLS: {io}")
+        }
+        ureq::Error::Rustls(t) => format!("TLS: {t}"),
+        ureq::Error::Tls(t) => format!("TLS: {t}"),
+        ureq::Error::Timeout(t) => format!("no answer in time ({t} timeout)"),
+        ureq::Error::BodyExceedsLimit(_) => format!("over {MAX_BODY} bytes, refused"),
+        other => other.to_string(),
+    };
+    one_line(&text)
+}
+
+/// `text` on one line: whitespace runs made one space, at most 300
+/// characters.
+fn one_line(text: &str) -> String {
+    let mut out = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some((cut, _)) = out.char_indices().nth(300) {
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
+/// `500: why` from a status and its body (`{"error": why}`, or the text).
+fn answered(status: u16, body: &[u8]) -> String {
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    v.get("error")
+    let text = v
+        .get("error")
         .and_then(Value::as_str)
-        .map_or_else(|| String::from_utf8_lossy(body).into_owned(), str::to_owned)
+        .map_or_else(|| String::from_utf8_lossy(body).into_owned(), str::to_owned);
+    match one_line(&text) {
+        t if t.is_empty() => status.to_string(),
+        t => format!("{status}: {t}"),
+    }
 }
 
 #[cfg(test)]
@@ -212,19 +277,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_plain_and_chunked_responses() {
-        let plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
-        assert_eq!(parse_response(plain).unwrap(), (200, b"{}".to_vec()));
-        let chunked =
-            b"HTTP/1.1 409 Conflict\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
-        assert_eq!(parse_response(chunked).unwrap(), (409, b"abcde".to_vec()));
-        assert!(parse_response(b"HTTP/1.1 200").is_err());
+    fn http_and_https_urls() {
+        let r = Remote::new("http://127.0.0.1:7878/dashboard", "t").unwrap();
+        assert_eq!(r.base, "http://127.0.0.1:7878");
+        let r = Remote::new("https://aileron.example:8443", "t").unwrap();
+        assert_eq!(r.base, "https://aileron.example:8443");
+        assert!(Remote::new("ftp://x", "t").is_none());
+        assert!(Remote::new("127.0.0.1:7878", "t").is_none());
+        assert!(Remote::new("https://", "t").is_none());
+        assert!(Remote::new("http://127.0.0.1:1", "").is_none());
+        // Nothing is built before the first request.
+        assert!(r.agent.get().is_none());
     }
 
     #[test]
-    fn only_plain_http_urls() {
-        assert!(Remote::new("http://127.0.0.1:7878", "t").is_some());
-        assert!(Remote::new("https://x", "t").is_none());
-        assert!(Remote::new("http://127.0.0.1:1", "").is_none());
+    fn reasons_are_one_line() {
+        assert_eq!(one_line("a\n  b\r\n\tc "), "a b c");
+        let long = one_line(&"é".repeat(400));
+        assert_eq!(long.chars().count(), 301);
+        assert_eq!(answered(403, br#"{"error":"no\nway"}"#), "403: no way");
+        assert_eq!(answered(502, b"<html>\n</html>"), "502: <html> </html>");
+        assert_eq!(answered(307, b""), "307");
     }
 }
