@@ -25,8 +25,8 @@ pub struct AuditRecord {
     pub decision: String,
     /// What finally happened after an `ask` or `judge`: `approved-once`,
     /// `approved-always-session`, `approved-always-project`,
-    /// `approved-always-user`, `rejected`, `corrected`, `timeout-denied`,
-    /// `no-terminal-denied`, ...
+    /// `approved-always-user`, `rejected`, `corrected`, `timeout-allow`, `timeout-deny`,
+    /// `no-terminal`, `asked-agent`, ... (`aileron_decision::Outcome`)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
     /// Who or what reached the verdict: `static`, `default`, `builtin`,

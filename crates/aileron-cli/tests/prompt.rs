@@ -223,6 +223,55 @@ fn always_for_me_writes_the_user_settings() {
     assert_eq!(outcome(&p.audit()[0]), "approved-always-user");
 }
 
+/// An explicit `ask:` rule outranks an allow at the default priority.
+const ASK_RULE: &str = "version: 1\ndefault: deny\nsettings: {timeout: 20}\nask:\n  - {command: \"mkdir *\", priority: 100}\n";
+
+/// "Always for this project" answered to an ask raised by an explicit
+/// `ask:` rule: the rule added outranks it, so the next session (a new
+/// shim, nobody at a terminal) runs the command without asking.
+#[test]
+fn always_for_the_project_outranks_the_ask_rule_that_asked() {
+    let p = Project::new(ASK_RULE);
+    let mut t = shim(&p, "mkdir -p one");
+    answer_always(&mut t, "p", "e");
+    let out = t.finish();
+    assert_ok(&out);
+    assert_eq!(out.stderr, "", "no warning that the rule is ineffective");
+    let amended = p.read("aileron.yaml");
+    assert!(
+        amended.contains("{command: \"mkdir -p one\", priority: 100}"),
+        "{amended}"
+    );
+    let out = run_no_tty(&mut p.shim(&["-c", "mkdir -p one"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let audit = p.audit();
+    assert_eq!(outcome(&audit[0]), "approved-always-project");
+    assert_eq!(audit[0]["approver"], "terminal");
+    assert_eq!(audit[1]["decision"], "allow", "{:#?}", audit[1]);
+    // Only what was approved: another mkdir is still the ask rule's.
+    assert!(refused_without_terminal(&p, "mkdir -p two"));
+}
+
+/// The same for "always for me": the user's settings rank above the
+/// project, so the asking rule's own priority is enough there.
+#[test]
+fn always_for_me_outranks_the_project_s_ask_rule() {
+    let p = Project::new(ASK_RULE);
+    let mut t = shim(&p, "mkdir -p one");
+    answer_always(&mut t, "u", "x");
+    let out = t.finish();
+    assert_ok(&out);
+    assert_eq!(out.stderr, "");
+    let settings = std::fs::read_to_string(p.home.join(".aileron/settings.yaml")).unwrap();
+    assert!(
+        settings.contains("{command: \"mkdir *\", priority: 100}"),
+        "{settings}"
+    );
+    let out = run_no_tty(&mut p.shim(&["-c", "mkdir -p two"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(p.path("two").is_dir());
+}
+
 #[test]
 fn reject_refuses_and_runs_nothing() {
     let p = Project::new(ASK);
@@ -275,7 +324,7 @@ fn no_answer_in_time_is_a_denial() {
         "{took:?}"
     );
     assert!(!p.path("one").exists());
-    assert_eq!(outcome(&p.audit()[0]), "timeout");
+    assert_eq!(outcome(&p.audit()[0]), "timeout-deny");
 }
 
 /// Two commands that need approval, in parallel in one launch session.
@@ -412,7 +461,7 @@ fn a_rule_s_on_timeout_can_allow() {
     assert_ok(&out);
     assert!(p.path("one").is_dir());
     let audit = p.audit();
-    assert_eq!(outcome(&audit[0]), "timeout");
+    assert_eq!(outcome(&audit[0]), "timeout-allow");
     assert_eq!(
         audit[0]["rule"],
         format!("{}:ask[0]", p.path("aileron.yaml").display())

@@ -34,6 +34,20 @@ pub enum VerdictSource {
     Session,
 }
 
+impl VerdictSource {
+    /// The form the audit log and the API use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictSource::Static => "static",
+            VerdictSource::Default => "default",
+            VerdictSource::Builtin => "builtin",
+            VerdictSource::Human => "human",
+            VerdictSource::Llm => "llm",
+            VerdictSource::Session => "session",
+        }
+    }
+}
+
 /// The outcome for one action.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Verdict {

@@ -1,35 +1,23 @@
 //! Deciding one request for a session: a shell line (the shim, a hook's
-//! shell tool) or any other action (a hook's file, web, MCP or other tool
-//! call). Policy, session approvals, the doom-loop check, the human's
-//! answer, the audit line.
+//! shell tool, an exec the supervisor stopped) or any other action (a
+//! hook's file, web, MCP or other tool call). The decision itself is
+//! `aileron_decision::Core`'s; this adapter loads the policy, asks on the
+//! terminal or the dashboard, writes the amendments and the audit line.
 
-use crate::amend;
-use crate::prompt::{AlwaysScope, Answer, Prompter, Question, suggest_prefix};
+use crate::prompt::{Answer, Prompter, Question};
 use crate::protocol::{Request, Response};
 use crate::remote::Remote;
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
-use aileron_engine::action::FieldPath;
-use aileron_engine::glob::Glob;
-use aileron_engine::pattern::{Cond, Matcher};
-use aileron_engine::{
-    Action, CommandVerdict, Decision, LineContext, LineVerdict, Policy, Rule, Session, State,
-    Verdict,
-};
-use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
+use aileron_decision::{AskMode, Channel, Core, Decided, Pending, Step, Subject};
+pub use aileron_decision::{DOOM_LOOP_THRESHOLD, SavedApproval, SavedSession, denied_message};
+use aileron_engine::{Action, Decision, LineContext, LineVerdict, Policy, Session, Verdict};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Identical lines in a row that make a doom loop (SPEC 10).
-pub const DOOM_LOOP_THRESHOLD: usize = 3;
 /// How long to wait for a human when neither the rule nor the settings say.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// Actions of a session kept for `rate` windows.
-const HISTORY_LEN: usize = 1024;
-/// Asks for one line before giving up on approving its parts one by one.
-const MAX_PROMPTS_PER_LINE: usize = 8;
 
 /// How a decider is set up.
 pub struct Config {
@@ -45,62 +33,12 @@ pub struct Config {
     pub adapter: String,
 }
 
-#[derive(Default)]
-struct SessionState {
-    approvals: Vec<Rule>,
-    /// What the approvals were made from, to save them (hooks live one call).
-    saved_approvals: Vec<SavedApproval>,
-    /// The session's latest actions, for `rate` matchers.
-    history: VecDeque<Action>,
-    recent: VecDeque<String>,
-    /// Bumped by every "reject": requests waiting since before it are rejected too.
-    reject_epoch: u64,
-    /// When the last "reject" was given (Unix nanoseconds), for other processes.
-    last_reject: u128,
-}
-
-/// An "always for this session" answer, as kept between hook processes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SavedApproval {
-    /// Shell commands matching a command glob.
-    Command { pattern: String, priority: i64 },
-    /// Actions of `kind` whose fields equal these values.
-    Action {
-        kind: String,
-        fields: Vec<(String, String)>,
-        priority: i64,
-    },
-}
-
-/// What a session remembers between the hook processes of one agent session.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct SavedSession {
-    #[serde(default)]
-    pub approvals: Vec<SavedApproval>,
-    #[serde(default)]
-    pub recent: Vec<String>,
-    #[serde(default)]
-    pub history: Vec<Action>,
-    #[serde(default)]
-    pub last_reject: u128,
-}
-
-/// Actions of a hook session kept on disk for `rate` windows.
-const SAVED_HISTORY_LEN: usize = 64;
-
-/// What is being decided.
-enum Subject<'a> {
-    Line(&'a str),
-    /// A tool call's description and its actions.
-    Actions(&'a str, &'a [Action]),
-}
-
 /// The session's shared state; one per launch (or per shim call without one).
 pub struct Decider {
     cfg: Config,
-    /// Per agent session (hooks under one launch may report several).
-    states: Mutex<HashMap<String, SessionState>>,
+    /// Approvals, history, doom loop and rejects of every agent session
+    /// (hooks under one launch may report several), and the decision.
+    core: Core,
     /// One prompt at a time, even when the agent runs commands in parallel.
     prompt_lock: Mutex<()>,
     prompter: Box<dyn Prompter>,
@@ -126,16 +64,6 @@ pub struct Decider {
     amended: Mutex<Vec<PathBuf>>,
 }
 
-struct Outcome {
-    allow: bool,
-    /// The verdict's decision was handed to the agent to ask its human.
-    agent_asks: bool,
-    message: Option<String>,
-    verdict: Verdict,
-    action: Action,
-    answer: Option<&'static str>,
-}
-
 impl Decider {
     pub fn new(cfg: Config, prompter: Box<dyn Prompter>) -> Decider {
         let masker = Masker::new(cfg.secrets.clone());
@@ -153,7 +81,7 @@ impl Decider {
             real_shell_path,
             remote,
             cfg,
-            states: Mutex::default(),
+            core: Core::new(),
             prompt_lock: Mutex::new(()),
             prompter,
             masker,
@@ -186,10 +114,11 @@ impl Decider {
     pub fn decide(&self, req: &Request) -> Response {
         let started = Instant::now();
         let key = self.session_key(req);
-        let epoch = self.with_state(&key, |st| st.reject_epoch);
         let mut opts = self.cfg.load.clone();
         opts.cwd = PathBuf::from(&req.cwd);
-        let now = now_rfc3339();
+        let now = jiff::Timestamp::now();
+        let time = aileron_engine::action::timestamp_from_unix(now.as_second())
+            .unwrap_or_else(|| "1970-01-01T00:00:00Z".into());
         let session = Session {
             id: req.session.clone().or_else(|| self.cfg.session_id.clone()),
             agent: req.agent.clone().or_else(|| self.cfg.agent.clone()),
@@ -211,7 +140,7 @@ impl Decider {
                     };
                 }
                 if a.timestamp.is_empty() {
-                    a.timestamp = now.clone();
+                    a.timestamp = time.clone();
                 }
                 a.session = session.clone();
                 a.normalize();
@@ -223,9 +152,6 @@ impl Decider {
         } else {
             Subject::Actions(&req.line, &actions)
         };
-        let rejected_meanwhile = req
-            .waiting_since
-            .is_some_and(|t| self.with_state(&key, |st| st.last_reject) > t);
         let loaded =
             aileron_config::load_with_memo(&opts, self.cfg.cache_dir.as_deref(), &self.last_policy);
         let loaded = loaded.map_err(|diags| {
@@ -241,7 +167,7 @@ impl Decider {
             Some(why) => Err(why),
             None => Ok(l),
         });
-        let (outcome, audit_path) = match loaded {
+        let (decided, audit_path) = match loaded {
             Err(reason) => {
                 let verdict = Verdict {
                     decision: Decision::Deny,
@@ -251,13 +177,9 @@ impl Decider {
                     approver: None,
                 };
                 let message = Some(format!("aileron: denied: {}", verdict.reason));
-                let outcome = Outcome::refused(
-                    message,
-                    verdict,
-                    subject_action(&subject, &session, &now),
-                    None,
-                );
-                (outcome, self.cfg.load.data_dir.join("audit.jsonl"))
+                let action = aileron_decision::subject_action(subject, &session, &time);
+                let decided = Decided::refused(message, verdict, action, None);
+                (decided, self.cfg.load.data_dir.join("audit.jsonl"))
             }
             Ok(loaded) => {
                 let audit = aileron_config::audit_log_path(
@@ -265,58 +187,53 @@ impl Decider {
                     loaded.project_file.as_deref(),
                     &opts,
                 );
-                let cx = LineContext {
-                    cwd: req.shell_cwd.as_deref().unwrap_or(&req.cwd),
-                    session: &session,
-                    timestamp: &now,
-                    id: &id,
-                    exe: req.exe.as_deref(),
+                let cwd = req.shell_cwd.as_deref().unwrap_or(&req.cwd);
+                let home = self.home();
+                let adjust = |verdict: Verdict, lv: &LineVerdict| match &req.within {
+                    Some(enclosing) => inherited(verdict, lv, enclosing, cwd, &home),
+                    None => verdict,
                 };
-                let outcome = if rejected_meanwhile {
-                    let lv = self.evaluate(&loaded.policy, &key, &subject, &cx);
-                    let (verdict, action, _) = most_restrictive(&lv, None, &subject, &cx);
-                    Outcome::refused(
-                        Some(REJECTED_EARLIER.to_owned()),
-                        verdict,
-                        action,
-                        Some("rejected"),
-                    )
-                } else {
-                    self.decide_loaded(
-                        &loaded.policy,
-                        loaded.project_file.as_deref(),
-                        req,
-                        &key,
-                        &subject,
-                        &cx,
-                        epoch,
-                    )
+                let creq = aileron_decision::Request {
+                    session: Some(&key),
+                    subject,
+                    cx: LineContext {
+                        cwd,
+                        session: &session,
+                        timestamp: &time,
+                        id: &id,
+                        exe: req.exe.as_deref(),
+                    },
+                    now,
+                    agent_asks: req.agent_asks,
+                    repeat: req.repeat,
+                    waiting_since: req.waiting_since.and_then(|n| {
+                        jiff::Timestamp::from_nanosecond(n.min(i128::MAX as u128) as i128).ok()
+                    }),
+                    prompt_budget: req.prompt_budget.map(Duration::from_secs),
+                    default_timeout: DEFAULT_TIMEOUT,
+                    adjust: req.within.is_some().then_some(&adjust as _),
                 };
-                (outcome, audit)
+                let decided = self.drive(&loaded.policy, &creq);
+                self.amend(
+                    &loaded.policy,
+                    loaded.project_file.as_deref(),
+                    &opts,
+                    &decided,
+                );
+                (decided, audit)
             }
         };
-        let record = AuditRecord {
-            time: now.clone(),
-            session: session.id.clone(),
-            agent: session.agent.clone(),
-            adapter: req
-                .adapter
-                .clone()
-                .unwrap_or_else(|| self.cfg.adapter.clone()),
-            cwd: Some(req.cwd.clone()),
-            action: AuditAction::from_action(&outcome.action),
-            decision: outcome.verdict.decision.as_str().to_owned(),
-            outcome: outcome.answer.map(str::to_owned),
-            source: serde_json::to_value(outcome.verdict.source)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
-            rule: outcome.verdict.rule.clone(),
-            reason: outcome.verdict.reason.clone(),
-            approver: outcome.verdict.approver.clone(),
-            latency_us: started.elapsed().as_micros() as u64,
-        };
-        let record = record.masked(&self.masker);
+        let adapter = req.adapter.as_deref().unwrap_or(&self.cfg.adapter);
+        let record = decided
+            .record(&aileron_decision::Origin {
+                time: &time,
+                adapter,
+                session: session.id.as_deref(),
+                agent: session.agent.as_deref(),
+                cwd: Some(&req.cwd),
+                latency_us: started.elapsed().as_micros() as u64,
+            })
+            .masked(&self.masker);
         if let Some(remote) = &self.remote {
             // The server's log is a copy; the local one below is the record.
             let _ = remote.record(&record);
@@ -331,19 +248,83 @@ impl Decider {
                 &self.cfg.real_shell,
             );
         }
-        let decision = if outcome.allow {
-            "allow"
-        } else if outcome.agent_asks {
-            "ask"
-        } else {
-            "deny"
-        };
         Response {
-            allow: outcome.allow,
-            decision: decision.to_owned(),
-            message: outcome.message,
-            rule: outcome.verdict.rule.clone(),
+            allow: decided.allow,
+            decision: decided.decision().as_str().to_owned(),
+            message: decided.message,
+            rule: decided.verdict.rule.clone(),
             real_shell: self.cfg.real_shell.clone(),
+        }
+    }
+
+    /// Steps the request through the core, asking one question at a time.
+    fn drive(&self, policy: &Policy, req: &aileron_decision::Request<'_>) -> Decided {
+        let mut step = self.core.decide(policy, req);
+        loop {
+            let pending = match step {
+                Step::Done(decided) => return decided,
+                Step::Ask(pending) => pending,
+            };
+            // One prompt at a time; a reject or an "always" given while we
+            // waited applies to us too.
+            let _turn = self.prompt_lock.lock().unwrap_or_else(|p| p.into_inner());
+            step = match self.core.resume(policy, req, pending) {
+                Step::Ask(pending) => {
+                    let (answer, channel) = self.ask(&pending);
+                    self.core.answer(policy, req, pending, answer, channel)
+                }
+                done => done,
+            };
+        }
+    }
+
+    /// Asks where the policy says: the dashboard (terminal when the server
+    /// is down) or the terminal. Returns the channel that answered.
+    fn ask(&self, pending: &Pending) -> (Answer, Channel) {
+        let question: &Question = &pending.question;
+        match (&self.remote, pending.ask_mode) {
+            (Some(remote), AskMode::Ui) => match remote.ask(&pending.action, question) {
+                // The server is down: the terminal, or deny.
+                Answer::Unavailable(why) => match self.prompter.ask(question) {
+                    Answer::Unavailable(also) => (
+                        Answer::Unavailable(format!("{why}, and {also}")),
+                        Channel::Terminal,
+                    ),
+                    a => (a, Channel::Terminal),
+                },
+                a => (a, Channel::Dashboard),
+            },
+            _ => (self.prompter.ask(question), Channel::Terminal),
+        }
+    }
+
+    /// Writes the rules "always for this project / for me" answers added,
+    /// and says so when one will not take effect.
+    fn amend(
+        &self,
+        policy: &Policy,
+        project_file: Option<&Path>,
+        opts: &LoadOptions,
+        decided: &Decided,
+    ) {
+        let home = self.home();
+        for amendment in &decided.amendments {
+            let path = amendment.path(project_file, &opts.cwd, &self.cfg.load.home);
+            let priority = amendment.priority(policy, &path);
+            if let Ok(mut amended) = self.amended.lock() {
+                amended.push(path.clone());
+            }
+            let comment = format!("added by aileron on {}", &now_rfc3339()[..10]);
+            if let Err(e) = amendment.write(&path, priority, &comment, &home) {
+                eprintln!("aileron: could not save the rule: {e}");
+                continue;
+            }
+            if let Some(why) = not_effective(opts, &decided.action) {
+                eprintln!(
+                    "aileron: warning: the rule added to {} does not take effect: {why}",
+                    path.display()
+                );
+            }
         }
     }
 
@@ -448,31 +429,12 @@ impl Decider {
 
     /// The state kept for a session between hook processes.
     pub fn export_session(&self, session: &str) -> SavedSession {
-        self.with_state(session, |st| SavedSession {
-            approvals: st.saved_approvals.clone(),
-            recent: st.recent.iter().cloned().collect(),
-            history: st
-                .history
-                .iter()
-                .rev()
-                .take(SAVED_HISTORY_LEN)
-                .rev()
-                .map(without_tool_input)
-                .collect(),
-            last_reject: st.last_reject,
-        })
+        self.core.export_session(session)
     }
 
     /// Restores what [`Decider::export_session`] saved.
     pub fn import_session(&self, session: &str, saved: SavedSession) {
-        for approval in &saved.approvals {
-            self.remember(session, approval.clone());
-        }
-        self.with_state(session, |st| {
-            st.recent = saved.recent.into_iter().collect();
-            st.history = saved.history.into_iter().collect();
-            st.last_reject = saved.last_reject;
-        });
+        self.core.import_session(session, saved);
     }
 
     fn session_key(&self, req: &Request) -> String {
@@ -481,544 +443,28 @@ impl Decider {
             .or_else(|| self.cfg.session_id.clone())
             .unwrap_or_default()
     }
-
-    #[allow(clippy::too_many_arguments)]
-    fn decide_loaded(
-        &self,
-        policy: &Policy,
-        project_file: Option<&Path>,
-        req: &Request,
-        key: &str,
-        subject: &Subject<'_>,
-        cx: &LineContext<'_>,
-        epoch: u64,
-    ) -> Outcome {
-        let doom = self.doom_loop(policy, key, subject, cx, !req.repeat);
-        let mut prompts = 0;
-        let mut recorded = req.repeat;
-        loop {
-            let lv = self.evaluate(policy, key, subject, cx);
-            if prompts == 0 && !recorded {
-                self.record_history(policy, key, &lv);
-                recorded = true;
-            }
-            let (verdict, action, command) = most_restrictive(&lv, doom.as_ref(), subject, cx);
-            let verdict = match &req.within {
-                Some(enclosing) => inherited(verdict, &lv, enclosing, cx, &self.home()),
-                None => verdict,
-            };
-            match verdict.decision {
-                Decision::Allow => {
-                    let answer = (prompts > 0).then_some("approved");
-                    return Outcome::allowed(verdict, action, answer);
-                }
-                Decision::Deny => {
-                    let message = Some(denied_message("denied", &verdict));
-                    return Outcome::refused(message, verdict, action, None);
-                }
-                Decision::Ask | Decision::Judge => {}
-            }
-            let ask_in_ui = policy.settings.ask_mode.as_deref() == Some("ui");
-            if req.agent_asks && !ask_in_ui {
-                // The agent's own prompt asks its human (SPEC 10).
-                let message = Some(denied_message("approval needed", &verdict));
-                let mut o = Outcome::refused(message, verdict, action, Some("asked-agent"));
-                o.agent_asks = true;
-                return o;
-            }
-            if prompts == MAX_PROMPTS_PER_LINE {
-                let message = Some(denied_message("denied", &verdict));
-                return Outcome::refused(message, verdict, action, Some("too-many-prompts"));
-            }
-            // One prompt at a time; a reject or an "always" given while we
-            // waited applies to us too.
-            let _turn = self.prompt_lock.lock().unwrap_or_else(|p| p.into_inner());
-            if self.with_state(key, |st| st.reject_epoch) != epoch {
-                return Outcome::refused(
-                    Some(REJECTED_EARLIER.to_owned()),
-                    verdict,
-                    action,
-                    Some("rejected"),
-                );
-            }
-            let again = self.evaluate(policy, key, subject, cx);
-            if most_restrictive(&again, doom.as_ref(), subject, cx)
-                .0
-                .decision
-                != verdict.decision
-            {
-                continue;
-            }
-            prompts += 1;
-            let rule = verdict.rule.as_deref().and_then(|id| policy.rule(id));
-            let timeout = rule
-                .and_then(|r| r.approver.as_ref()?.timeout)
-                .or(policy.settings.timeout)
-                .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
-                .min(req.prompt_budget.map_or(Duration::MAX, Duration::from_secs));
-            let on_timeout = rule
-                .and_then(|r| r.approver.as_ref()?.on_timeout)
-                .or(policy.settings.on_timeout)
-                .unwrap_or(Decision::Deny);
-            let (line, suggestion) = match subject {
-                Subject::Line(line) => ((*line).to_owned(), suggest_prefix(&command)),
-                Subject::Actions(line, _) => ((*line).to_owned(), String::new()),
-            };
-            let question = Question {
-                line,
-                command: command.clone(),
-                rule: verdict.rule.clone(),
-                reason: verdict.reason.clone(),
-                suggestion,
-                timeout,
-                allow_on_timeout: on_timeout == Decision::Allow,
-            };
-            let (answer, channel) = match (&self.remote, ask_in_ui) {
-                (Some(remote), true) => match remote.ask(&action, &question) {
-                    // The server is down: the terminal, or deny.
-                    Answer::Unavailable(why) => match self.prompter.ask(&question) {
-                        Answer::Unavailable(also) => (
-                            Answer::Unavailable(format!("{why}, and {also}")),
-                            "terminal",
-                        ),
-                        a => (a, "terminal"),
-                    },
-                    a => (a, "dashboard"),
-                },
-                _ => (self.prompter.ask(&question), "terminal"),
-            };
-            let mut verdict = verdict;
-            if matches!(
-                answer,
-                Answer::Once | Answer::Always(..) | Answer::Reject | Answer::Feedback(_)
-            ) {
-                // A person decided: the record says so, and where.
-                verdict.source = aileron_engine::VerdictSource::Human;
-                verdict.approver = Some(channel.to_owned());
-            }
-            match answer {
-                Answer::Once => {
-                    return Outcome::allowed(verdict, action, Some("approved-once"));
-                }
-                Answer::Always(scope, pattern) => {
-                    let priority = rule.map_or(Decision::Ask.default_priority(), |r| r.priority);
-                    let approval = match subject {
-                        Subject::Line(_) => SavedApproval::Command { pattern, priority },
-                        Subject::Actions(..) => SavedApproval::Action {
-                            kind: action.kind.clone(),
-                            fields: approval_fields(&action),
-                            priority,
-                        },
-                    };
-                    self.remember(key, approval.clone());
-                    if scope != AlwaysScope::Session
-                        && let Err(e) = self.amend(scope, &approval, project_file, cx.cwd)
-                    {
-                        eprintln!("aileron: could not save the rule: {e}");
-                    }
-                    if lv.commands.len() <= 1 {
-                        let answer = match scope {
-                            AlwaysScope::Session => "approved-always-session",
-                            AlwaysScope::Project => "approved-always-project",
-                            AlwaysScope::User => "approved-always-user",
-                        };
-                        return Outcome::allowed(verdict, action, Some(answer));
-                    }
-                    // Other parts of the line may still need an answer.
-                }
-                Answer::Reject => {
-                    self.note_reject(key);
-                    let message = Some(format!("aileron: rejected: the user rejected `{command}`"));
-                    return Outcome::refused(message, verdict, action, Some("rejected"));
-                }
-                Answer::Feedback(text) => {
-                    self.note_reject(key);
-                    let message = Some(format!("aileron: rejected: {text}"));
-                    return Outcome::refused(message, verdict, action, Some("corrected"));
-                }
-                Answer::Timeout => {
-                    let message = format!(
-                        "aileron: denied: no answer within {}s ({})",
-                        timeout.as_secs(),
-                        rule_label(&verdict)
-                    );
-                    return if on_timeout == Decision::Allow {
-                        Outcome::allowed(verdict, action, Some("timeout"))
-                    } else {
-                        Outcome::refused(Some(message), verdict, action, Some("timeout"))
-                    };
-                }
-                Answer::Unavailable(why) => {
-                    let message = Some(format!(
-                        "aileron: denied: approval needed but {why} ({})",
-                        rule_label(&verdict)
-                    ));
-                    return Outcome::refused(message, verdict, action, Some("no-terminal"));
-                }
-            }
-        }
-    }
-
-    fn note_reject(&self, key: &str) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        self.with_state(key, |st| {
-            st.reject_epoch += 1;
-            st.last_reject = now;
-        });
-    }
-
-    /// Records the request; when it is the third identical one in a row,
-    /// the policy's verdict on an `agent.doom_loop` action.
-    fn doom_loop(
-        &self,
-        policy: &Policy,
-        key: &str,
-        subject: &Subject<'_>,
-        cx: &LineContext<'_>,
-        record: bool,
-    ) -> Option<(Verdict, Action)> {
-        let (tool, input, repeated) = match subject {
-            Subject::Line(line) => ("shell".to_owned(), (*line).to_owned(), line.to_string()),
-            Subject::Actions(line, actions) => {
-                let tool = actions
-                    .first()
-                    .and_then(|a| a.facets.get("tool")?.get("name")?.as_str())
-                    .map_or_else(|| actions[0].kind.clone(), str::to_owned);
-                let repeated = serde_json::to_string(
-                    &actions
-                        .iter()
-                        .map(|a| (&a.kind, &a.facets))
-                        .collect::<Vec<_>>(),
-                )
-                .unwrap_or_default();
-                (tool, (*line).to_owned(), repeated)
-            }
-        };
-        // Kept as a digest: a session's saved state must not grow with the
-        // size of its calls (a 20 MB write).
-        let repeated = digest(&repeated);
-        let looping = self.with_state(key, |st| {
-            // A repeat (a permission request for a call already counted) is
-            // checked against the count, not added to it.
-            if record {
-                st.recent.push_back(repeated.clone());
-                if st.recent.len() > DOOM_LOOP_THRESHOLD {
-                    st.recent.pop_front();
-                }
-            }
-            st.recent.len() == DOOM_LOOP_THRESHOLD && st.recent.iter().all(|l| *l == repeated)
-        });
-        if !looping {
-            return None;
-        }
-        let mut action = Action {
-            id: format!("{}.doom", cx.id),
-            timestamp: cx.timestamp.to_owned(),
-            kind: "agent.doom_loop".into(),
-            summary: format!("the same {tool} call {DOOM_LOOP_THRESHOLD} times in a row: {input}"),
-            session: cx.session.clone(),
-            ..Action::default()
-        };
-        action.facets.insert(
-            "agent".into(),
-            serde_json::json!({"tool": tool, "input": input, "count": DOOM_LOOP_THRESHOLD}),
-        );
-        action.normalize();
-        let verdict = policy.evaluate(&action, &State::default());
-        Some((verdict, action))
-    }
-
-    fn remember(&self, key: &str, approval: SavedApproval) {
-        let (matcher, label, priority) = match &approval {
-            SavedApproval::Command { pattern, priority } => (
-                Matcher::All(vec![
-                    Matcher::Field(FieldPath::Type, Cond::Equals("shell.exec".into())),
-                    Matcher::Field(
-                        FieldPath::Facet(vec!["shell".into(), "command".into()]),
-                        Cond::Glob(Glob::command(pattern)),
-                    ),
-                ]),
-                format!("command: {pattern}"),
-                *priority,
-            ),
-            SavedApproval::Action {
-                kind,
-                fields,
-                priority,
-            } => {
-                let mut all = vec![Matcher::Field(
-                    FieldPath::Type,
-                    Cond::Equals(kind.as_str().into()),
-                )];
-                for (path, value) in fields {
-                    let Ok(path) = FieldPath::parse(path) else {
-                        return;
-                    };
-                    all.push(Matcher::Field(path, Cond::Equals(value.as_str().into())));
-                }
-                let label = fields
-                    .iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                (Matcher::All(all), format!("{kind}: {label}"), *priority)
-            }
-        };
-        self.with_state(key, |st| {
-            if st.saved_approvals.contains(&approval) {
-                return;
-            }
-            let seq = st.approvals.len() as u32;
-            let id = format!("session:always[{seq}]");
-            st.approvals
-                .push(Rule::session_approval(&id, &label, matcher, priority, seq));
-            st.saved_approvals.push(approval);
-        });
-    }
-
-    fn amend(
-        &self,
-        scope: AlwaysScope,
-        approval: &SavedApproval,
-        project_file: Option<&Path>,
-        cwd: &str,
-    ) -> Result<(), String> {
-        let path = match scope {
-            AlwaysScope::Project => project_file.map_or_else(
-                || Path::new(cwd).join(aileron_config::POLICY_FILE),
-                Path::to_path_buf,
-            ),
-            _ => self.cfg.load.home.join(".aileron").join("settings.yaml"),
-        };
-        if let Ok(mut amended) = self.amended.lock() {
-            amended.push(path.clone());
-        }
-        let comment = format!("added by aileron on {}", &now_rfc3339()[..10]);
-        let home = self.cfg.load.home.to_string_lossy();
-        match approval {
-            SavedApproval::Command { pattern, .. } => {
-                amend::append_allow(&path, pattern, &comment, &home)
-            }
-            SavedApproval::Action { kind, fields, .. } => {
-                let mut when = vec![("type".to_owned(), kind.clone())];
-                when.extend(fields.iter().cloned());
-                amend::append_allow_when(&path, &when, &comment, &home)
-            }
-        }
-    }
-
-    /// The request's verdict under the session's approvals and history.
-    fn evaluate(
-        &self,
-        policy: &Policy,
-        key: &str,
-        subject: &Subject<'_>,
-        cx: &LineContext<'_>,
-    ) -> LineVerdict {
-        self.with_state(key, |st| {
-            let SessionState {
-                approvals, history, ..
-            } = st;
-            let state = State {
-                approvals,
-                history: history.make_contiguous(),
-            };
-            match subject {
-                Subject::Line(line) => policy.evaluate_line(line, cx, &state),
-                Subject::Actions(_, actions) => {
-                    let commands: Vec<CommandVerdict> = actions
-                        .iter()
-                        .map(|a| CommandVerdict {
-                            command: a.summary.clone(),
-                            action: a.clone(),
-                            parent: None,
-                            notes: Vec::new(),
-                            verdict: policy.evaluate(a, &state),
-                            explanation: None,
-                            files: Vec::new(),
-                        })
-                        .collect();
-                    let decisive = (0..commands.len()).max_by_key(|&i| {
-                        // Most restrictive; the first among equals.
-                        (
-                            commands[i].verdict.decision.restrictiveness(),
-                            usize::MAX - i,
-                        )
-                    });
-                    LineVerdict {
-                        verdict: commands[decisive.unwrap_or(0)].verdict.clone(),
-                        decisive,
-                        commands,
-                        opaque: None,
-                    }
-                }
-            }
-        })
-    }
-
-    /// Adds the request's actions to the history `rate` counts (once per
-    /// request). Under a policy without `rate` rules nothing reads it, so
-    /// none is kept (a hook would load and save it on every call).
-    fn record_history(&self, policy: &Policy, key: &str, lv: &LineVerdict) {
-        let counted = policy.rate_window().is_some();
-        self.with_state(key, |st| {
-            if !counted {
-                st.history.clear();
-                return;
-            }
-            for c in &lv.commands {
-                if st.history.len() == HISTORY_LEN {
-                    st.history.pop_front();
-                }
-                st.history.push_back(c.action.clone());
-            }
-        });
-    }
-
-    fn with_state<T>(&self, key: &str, f: impl FnOnce(&mut SessionState) -> T) -> T {
-        let mut states = self.states.lock().unwrap_or_else(|p| p.into_inner());
-        f(states.entry(key.to_owned()).or_default())
-    }
 }
 
-impl Outcome {
-    fn allowed(verdict: Verdict, action: Action, answer: Option<&'static str>) -> Outcome {
-        Outcome {
-            allow: true,
-            agent_asks: false,
-            message: None,
-            verdict,
-            action,
-            answer,
-        }
-    }
-
-    fn refused(
-        message: Option<String>,
-        verdict: Verdict,
-        action: Action,
-        answer: Option<&'static str>,
-    ) -> Outcome {
-        Outcome {
-            allow: false,
-            agent_asks: false,
-            message,
-            verdict,
-            action,
-            answer,
-        }
-    }
-}
-
-/// A short fixed-size stand-in for a request, for the doom-loop count.
-fn digest(text: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    format!("{:016x}:{}", h.finish(), text.len())
-}
-
-/// An action as `rate` windows need it, without the tool's raw input
-/// (file contents), so that saved history stays small.
-fn without_tool_input(a: &Action) -> Action {
-    let mut a = a.clone();
-    if let Some(serde_json::Value::Object(tool)) = a.facets.get_mut("tool") {
-        tool.remove("input");
-    }
-    a
-}
-
-const REJECTED_EARLIER: &str =
-    "aileron: rejected: the user rejected an earlier request of this session";
-
-/// The fields an "always" answer for a non-shell action pins: what the
-/// human saw, no more (the file, the host, the MCP tool, the tool name).
-fn approval_fields(a: &Action) -> Vec<(String, String)> {
-    let pick: &[&str] = match a.kind.as_str() {
-        "fs.read" | "fs.write" | "fs.list" => &["fs.path"],
-        "http.request" => &["http.method", "http.host"],
-        "mcp.call" => &["mcp.server", "mcp.tool"],
-        "tool.call" => &["tool.name"],
-        _ => &["summary"],
+/// Why an allow rule just added does not allow `action`, if it does not:
+/// the policy reloaded from its files decides it otherwise.
+fn not_effective(opts: &LoadOptions, action: &Action) -> Option<String> {
+    let loaded = match aileron_config::load(opts, None) {
+        Ok(l) => l,
+        Err(d) => return Some(format!("the policy does not load: {d}")),
     };
-    pick.iter()
-        .filter_map(|path| {
-            let value = if *path == "summary" {
-                Some(a.summary.clone())
-            } else {
-                let mut parts = path.split('.');
-                let facet = a.facets.get(parts.next()?)?;
-                facet.get(parts.next()?)?.as_str().map(str::to_owned)
-            };
-            value.map(|v| ((*path).to_owned(), v))
-        })
-        .collect()
+    let v = loaded
+        .policy
+        .evaluate(action, &aileron_engine::State::default());
+    (v.decision != Decision::Allow).then(|| {
+        format!(
+            "`{}` is still decided {} by {}",
+            action.summary,
+            v.decision.as_str(),
+            v.rule.as_deref().unwrap_or("the default")
+        )
+    })
 }
 
-/// The request's verdict, the action it is about and the command to show.
-fn most_restrictive(
-    lv: &LineVerdict,
-    doom: Option<&(Verdict, Action)>,
-    subject: &Subject<'_>,
-    cx: &LineContext<'_>,
-) -> (Verdict, Action, String) {
-    let (mut verdict, mut action, mut command) = match lv.decisive {
-        Some(i) => (
-            lv.verdict.clone(),
-            lv.commands[i].action.clone(),
-            lv.commands[i].command.clone(),
-        ),
-        None => {
-            let action = subject_action(subject, cx.session, cx.timestamp);
-            let command = action.summary.clone();
-            (lv.verdict.clone(), action, command)
-        }
-    };
-    if let Some((dv, da)) = doom
-        && dv.decision.restrictiveness() > verdict.decision.restrictiveness()
-    {
-        verdict = dv.clone();
-        action = da.clone();
-        if let Subject::Line(line) = subject {
-            command = (*line).to_owned();
-        }
-    }
-    (verdict, action, command)
-}
-
-/// The action to record when no single part of the request decided.
-fn subject_action(subject: &Subject<'_>, session: &Session, now: &str) -> Action {
-    match subject {
-        Subject::Actions(_, actions) => actions[0].clone(),
-        Subject::Line(line) => {
-            let mut a = Action {
-                kind: "shell.exec".into(),
-                timestamp: now.to_owned(),
-                summary: (*line).to_owned(),
-                session: session.clone(),
-                ..Action::default()
-            };
-            a.facets.insert(
-                "shell".into(),
-                serde_json::json!({"command": line, "line": line}),
-            );
-            a.normalize();
-            a
-        }
-    }
-}
-
-fn rule_label(v: &Verdict) -> String {
-    match &v.rule {
-        Some(r) => format!("rule {r}"),
-        None => "default".to_owned(),
-    }
-}
-
-/// `aileron: denied: REASON (rule ID)`.
 /// An exec inside an allowed command: an `ask` default gives way to that
 /// command (its approval answers for what it starts), and a command it
 /// already had approved is not asked again.
@@ -1026,7 +472,7 @@ fn inherited(
     verdict: Verdict,
     lv: &LineVerdict,
     enclosing: &str,
-    cx: &LineContext<'_>,
+    cwd: &str,
     home: &str,
 ) -> Verdict {
     let inherit = |reason: String| Verdict {
@@ -1052,7 +498,7 @@ fn inherited(
                     .unwrap_or_default();
                 let args: Vec<&str> = argv.iter().skip(1).filter_map(|a| a.as_str()).collect();
                 args.len() + 1 == argv.len()
-                    && crate::exec::line_runs(enclosing, cx.cwd, home, binary, &args)
+                    && crate::exec::line_runs(enclosing, cwd, home, binary, &args)
             };
             // Every command of the exec that needs an answer was part of the line.
             let all_approved = lv
@@ -1067,10 +513,6 @@ fn inherited(
             }
         }
     }
-}
-
-pub fn denied_message(word: &str, v: &Verdict) -> String {
-    format!("aileron: {word}: {} ({})", v.reason, rule_label(v))
 }
 
 /// The current time, RFC 3339 UTC (adapters read the clock; the engine does not).

@@ -3,7 +3,6 @@
 //! answers, doom-loop detection, one terminal prompt at a time, rule
 //! amendments, and the audit line for every decision.
 
-pub mod amend;
 pub mod decider;
 pub mod exec;
 pub mod pool;

@@ -3,46 +3,9 @@
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// What the human is asked about.
-#[derive(Clone, Debug)]
-pub struct Question {
-    /// The whole line the agent wants to run.
-    pub line: String,
-    /// The simple command that needs approval.
-    pub command: String,
-    pub rule: Option<String>,
-    pub reason: String,
-    /// A prefix pattern to offer for "always" (`git push *`); empty for a
-    /// non-shell action, whose "always" covers exactly that action.
-    pub suggestion: String,
-    pub timeout: Duration,
-    /// What happens when nobody answers in time.
-    pub allow_on_timeout: bool,
-}
-
-/// Where an "always" answer is kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AlwaysScope {
-    Session,
-    Project,
-    User,
-}
-
-/// The human's answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Answer {
-    Once,
-    /// Allow what `pattern` (a command glob) matches from now on.
-    Always(AlwaysScope, String),
-    Reject,
-    /// Reject, and tell the agent why so it can correct itself.
-    Feedback(String),
-    Timeout,
-    /// Nobody can be asked; the text says why.
-    Unavailable(String),
-}
+pub use aileron_decision::{AlwaysScope, Answer, Question, escape_glob, suggest_prefix};
 
 /// Something that can ask a human.
 pub trait Prompter: Send + Sync {
@@ -170,43 +133,5 @@ fn read_line(tty: &mut std::fs::File, deadline: Instant) -> Option<String> {
             }
             Ok(_) => buf.push(byte[0]),
         }
-    }
-}
-
-/// A command glob that matches exactly `command`.
-pub fn escape_glob(command: &str) -> String {
-    let mut out = String::with_capacity(command.len());
-    for c in command.chars() {
-        if matches!(c, '*' | '?' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The prefix pattern offered for "always": the program and its
-/// subcommand (`git push origin main` → `git push *`).
-pub fn suggest_prefix(command: &str) -> String {
-    let words: Vec<&str> = command.split(' ').filter(|w| !w.is_empty()).collect();
-    let keep = match words.as_slice() {
-        [] => return String::new(),
-        [_] => 1,
-        [_, second, ..] if !second.starts_with('-') && !second.contains('/') => 2,
-        _ => 1,
-    };
-    format!("{} *", escape_glob(&words[..keep].join(" ")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefixes_and_escapes() {
-        assert_eq!(suggest_prefix("git push origin main"), "git push *");
-        assert_eq!(suggest_prefix("ls -la"), "ls *");
-        assert_eq!(suggest_prefix("cat ./x"), "cat *");
-        assert_eq!(escape_glob("echo *"), "echo \\*");
     }
 }

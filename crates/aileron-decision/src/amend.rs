@@ -6,35 +6,56 @@
 //! appended. The result is parsed before it is written; a file the edit
 //! would break is left untouched.
 
+use crate::Error;
+use crate::core::Amendment;
+use crate::session::SavedApproval;
 use std::path::Path;
 
-/// Appends `pattern` (a command glob) to the `allow:` list of the policy at
-/// `path`, creating the file if needed, with `comment` after it.
-pub fn append_allow(path: &Path, pattern: &str, comment: &str, home: &str) -> Result<(), String> {
-    append_item(path, &yaml_string(pattern), comment, home)
+impl Amendment {
+    /// Appends the allow rule to the policy file at `path` (created if
+    /// needed), at `priority` when the default would not outrank the rule
+    /// that asked, with `comment` after it.
+    pub fn write(
+        &self,
+        path: &Path,
+        priority: Option<i64>,
+        comment: &str,
+        home: &str,
+    ) -> Result<(), Error> {
+        let item = match &self.approval {
+            SavedApproval::Command { pattern, .. } => match priority {
+                None => yaml_string(pattern),
+                Some(p) => format!("{{command: {}, priority: {p}}}", yaml_string(pattern)),
+            },
+            SavedApproval::Action { kind, fields, .. } => {
+                let when = std::iter::once(("type", kind.as_str()))
+                    .chain(fields.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    .map(|(k, v)| format!("{}: {}", yaml_string(k), yaml_string(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                match priority {
+                    None => format!("{{when: {{{when}}}}}"),
+                    Some(p) => format!("{{when: {{{when}}}, priority: {p}}}"),
+                }
+            }
+        };
+        append_item(path, &item, comment, home)
+    }
 }
 
-/// Appends an allow rule for the actions whose fields equal `fields`
-/// (`type` first), as a one-line `{when: {...}}` entry.
-pub fn append_allow_when(
-    path: &Path,
-    fields: &[(String, String)],
-    comment: &str,
-    home: &str,
-) -> Result<(), String> {
-    let when = fields
-        .iter()
-        .map(|(k, v)| format!("{}: {}", yaml_string(k), yaml_string(v)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    append_item(path, &format!("{{when: {{{when}}}}}"), comment, home)
-}
-
-fn append_item(path: &Path, item: &str, comment: &str, home: &str) -> Result<(), String> {
+fn append_item(path: &Path, item: &str, comment: &str, home: &str) -> Result<(), Error> {
+    let io = |action: &'static str, at: &Path| {
+        let path = at.to_path_buf();
+        move |source| Error::Io {
+            action,
+            path,
+            source,
+        }
+    };
     let original = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => "version: 1\n".to_owned(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => return Err(io("read", path)(e)),
     };
     let updated = with_allow_item(&original, item, comment)?;
     let name = path.to_string_lossy();
@@ -44,28 +65,23 @@ fn append_item(path: &Path, item: &str, comment: &str, home: &str) -> Result<(),
         layer: aileron_engine::Layer::Project,
         base_dir: aileron_engine::paths::parent(&name).to_owned(),
     };
-    aileron_engine::parse_document(&source, home).map_err(|e| {
-        format!(
-            "the amended policy would not load, left unchanged: {}",
-            e[0].headline()
-        )
-    })?;
+    aileron_engine::parse_document(&source, home)
+        .map_err(|e| Error::WouldNotLoad(e[0].headline()))?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     }
     let tmp = path.with_extension(format!("yaml.aileron-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, &updated).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
+    std::fs::write(&tmp, &updated).map_err(io("write", &tmp))?;
+    std::fs::rename(&tmp, path).map_err(io("replace", path))
 }
 
 /// The text with the rule added.
-pub fn with_allow(text: &str, pattern: &str, comment: &str) -> Result<String, String> {
+pub fn with_allow(text: &str, pattern: &str, comment: &str) -> Result<String, Error> {
     with_allow_item(text, &yaml_string(pattern), comment)
 }
 
 /// The text with `item` (one line of YAML) added to the `allow:` list.
-fn with_allow_item(text: &str, item: &str, comment: &str) -> Result<String, String> {
+fn with_allow_item(text: &str, item: &str, comment: &str) -> Result<String, Error> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let Some(at) = lines.iter().position(|l| l.starts_with("allow:")) else {
         let mut out = text.to_owned();
@@ -108,7 +124,7 @@ fn with_allow_item(text: &str, item: &str, comment: &str) -> Result<String, Stri
         }
     } else if rest.starts_with('[') && rest.trim_end_matches(|c: char| c != ']').ends_with(']') {
         // One-line flow style: before the closing bracket.
-        let close = head.rfind(']').ok_or("unbalanced `allow:` list")?;
+        let close = head.rfind(']').ok_or(Error::UneditableAllow)?;
         let inner = head["allow:".len()..close]
             .trim()
             .trim_start_matches('[')
@@ -126,10 +142,7 @@ fn with_allow_item(text: &str, item: &str, comment: &str) -> Result<String, Stri
             out.push_str(l);
         }
     } else {
-        return Err(
-            "the `allow:` list is written in a form Aileron does not edit; add the rule by hand"
-                .to_owned(),
-        );
+        return Err(Error::UneditableAllow);
     }
     Ok(out)
 }
