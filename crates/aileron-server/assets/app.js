@@ -1255,6 +1255,7 @@
     if (!rule) r.when = 'type: shell.exec\nshell.command: {glob: "git push *"}';
     state.editing = rule || null;
     byTestId('editor-title').textContent = rule ? `Edit rule ${rule.id}` : 'New rule';
+    showSavedWarnings('', []);
     const f = form.elements;
     f.id.value = r.id;
     f.id.readOnly = !!rule;
@@ -1382,6 +1383,36 @@
     const v = byTestId('rule-validation');
     v.dataset.state = kind;
     v.textContent = text;
+    if (kind !== 'ok') showWarnings(byTestId('rule-warnings'), []);
+  }
+
+  // The linter's warnings (`warnings` of a preview or a save): the rule is
+  // valid and saves, but never does what it says (hidden by another rule,
+  // a field no action has). Each says which rule and what would fix it.
+  function showWarnings(list, warnings) {
+    const ws = Array.isArray(warnings) ? warnings.filter(isObj) : [];
+    list.replaceChildren(
+      ...ws.map((w) =>
+        el(
+          'li',
+          { 'data-testid': 'rule-warning', 'data-code': w.code || '' },
+          el('strong', { text: 'Warning: ' }),
+          String(w.message || ''),
+          w.code ? el('code', { class: 'warning-code', text: `[${w.code}]` }) : null,
+        ),
+      ),
+    );
+    list.hidden = ws.length === 0;
+    return ws.length;
+  }
+
+  function showSavedWarnings(id, warnings) {
+    const box = byTestId('rules-saved-warnings');
+    const n = showWarnings(byTestId('rules-saved-warnings-list'), warnings);
+    byTestId('rules-saved-warnings-title').textContent = n
+      ? `Saved rule ${id}, with ${n === 1 ? 'a warning' : `${n} warnings`}:`
+      : '';
+    box.hidden = n === 0;
   }
 
   async function validateAndPreview() {
@@ -1393,6 +1424,7 @@
       const data = await api('POST', '/api/rules/preview', { draft, lookbackLimit: PREVIEW_LOOKBACK });
       if (seq !== state.validateSeq) return;
       setValidation('ok', 'The rule is valid.');
+      showWarnings(byTestId('rule-warnings'), isObj(data) ? data.warnings : []);
       renderPreview(data);
     } catch (e) {
       if (seq !== state.validateSeq || e.status === 401) return;
@@ -1443,6 +1475,7 @@
       const id = String(first(isObj(data) ? data.id : undefined, isObj(data) && isObj(data.rule) ? data.rule.id : undefined, draft.id, ''));
       closeEditor();
       toast(`Saved rule ${id}`, 'allow');
+      showSavedWarnings(id, isObj(data) ? data.warnings : []);
       await loadRules();
       renderRules(id);
     } catch (e) {

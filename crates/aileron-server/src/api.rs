@@ -573,9 +573,9 @@ async fn upsert_rule(
     };
     let c = caller(c);
     match app.upsert_rules(vec![entry], Some(&c)).await {
-        Ok(stored) => {
-            let r = &stored[0];
-            ok(json!({"id": r.entry.id, "rule": r.to_json()}))
+        Ok(saved) => {
+            let r = &saved.rules[0];
+            ok(json!({"id": r.entry.id, "rule": r.to_json(), "warnings": saved.warnings}))
         }
         Err(i) => invalid(i),
     }
@@ -625,6 +625,7 @@ async fn preview(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -
         Ok(r) => r,
         Err(d) => return invalid(Invalid::diags(d)),
     };
+    let warnings = app.draft_warnings(rule.clone()).await;
     let rows = match app
         .db
         .actions(&ActionQuery {
@@ -670,7 +671,7 @@ async fn preview(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -
             }
         }
     }
-    ok(json!({"matched": matched, "total": rows.len(), "samples": samples}))
+    ok(json!({"matched": matched, "total": rows.len(), "samples": samples, "warnings": warnings}))
 }
 
 // ---- catalogs ---------------------------------------------------------------

@@ -6,7 +6,7 @@ use crate::Config;
 use crate::auth::{self, Caller, Role};
 use crate::db::{ActionRow, Db};
 use crate::pending::{AnswerKind, PendingView, Queue, Resolution};
-use crate::rules::{Invalid, StoredRule};
+use crate::rules::{Invalid, Saved, StoredRule};
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
 use aileron_config::server_rules::{self, RuleEntry};
@@ -269,12 +269,13 @@ impl App {
     }
 
     /// Validates `entries` (new or changed) against the stored rules and
-    /// stores them in one transaction; refuses all of them if one is invalid.
+    /// stores them in one transaction; refuses all of them if one is
+    /// invalid. The linter's warnings about them come with what was saved.
     pub async fn upsert_rules(
         &self,
         entries: Vec<RuleEntry>,
         caller: Option<&Caller>,
-    ) -> Result<Vec<StoredRule>, Invalid> {
+    ) -> Result<Saved, Invalid> {
         let home = self.home();
         let _guard = self.rules_lock.lock().await;
         let current = self.rules.load_full();
@@ -319,9 +320,11 @@ impl App {
         }
         ordered.extend(next);
         let base = self.default_base().await;
-        if let Err(d) = base.with_rules(ordered.iter().map(|r| r.rule.clone()).collect()) {
-            return Err(Invalid::diags(d));
-        }
+        let policy = base
+            .with_rules(ordered.iter().map(|r| r.rule.clone()).collect())
+            .map_err(Invalid::diags)?;
+        let ids: Vec<&str> = fresh.iter().map(|r| r.entry.id.as_str()).collect();
+        let warnings = crate::rules::warnings_about(&policy, &ids);
         let writes: Vec<_> = fresh.iter().map(|r| r.write(&now)).collect();
         let version = self
             .db
@@ -330,7 +333,22 @@ impl App {
             .map_err(|e| Invalid::msg(format!("database error: {e}")))?;
         self.saw_own_write(version);
         self.publish_rules(ordered).await;
-        Ok(fresh)
+        Ok(Saved {
+            rules: fresh,
+            warnings,
+        })
+    }
+
+    /// The linter's warnings about a draft rule of the rule editor: the
+    /// stored rules with it saved, over the server's own policy. None when
+    /// they do not compile together (saving says why).
+    pub async fn draft_warnings(&self, draft: Rule) -> Vec<aileron_engine::Diagnostic> {
+        let id = draft.id.clone();
+        let rules = crate::rules::with_draft(&self.rules.load_full().rules, draft);
+        match self.default_base().await.with_rules(rules) {
+            Ok(policy) => crate::rules::warnings_about(&policy, &[&id]),
+            Err(_) => Vec::new(),
+        }
     }
 
     pub async fn delete_rule(&self, id: &str) -> Result<bool, String> {

@@ -4,7 +4,7 @@
 
 use crate::db::{RuleRow, RuleWrite};
 use aileron_config::server_rules::RuleEntry;
-use aileron_engine::{Diagnostic, Diagnostics, Rule};
+use aileron_engine::{Diagnostic, Diagnostics, Policy, Rule};
 use serde_json::{Map, Value, json};
 
 /// Keys the server writes and ignores on input.
@@ -73,6 +73,37 @@ impl StoredRule {
             now: now.to_owned(),
         }
     }
+}
+
+/// What a save stored, and the linter's warnings about it (a warning never
+/// keeps a rule from being saved).
+#[derive(Debug)]
+pub struct Saved {
+    pub rules: Vec<StoredRule>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The linter's warnings about `policy` that concern the rules `ids`: a
+/// warning about one of them, or about a rule one of them hides.
+pub fn warnings_about(policy: &Policy, ids: &[&str]) -> Vec<Diagnostic> {
+    aileron_engine::lint::findings(policy)
+        .into_iter()
+        .filter(|f| {
+            ids.contains(&f.rule.as_str()) || f.by.as_deref().is_some_and(|b| ids.contains(&b))
+        })
+        .map(|f| f.diagnostic)
+        .collect()
+}
+
+/// The stored rules with `draft` saved: in the place of the rule of its
+/// id, or after them all.
+pub fn with_draft(stored: &[StoredRule], draft: Rule) -> Vec<Rule> {
+    let mut rules: Vec<Rule> = stored.iter().map(|r| r.rule.clone()).collect();
+    match rules.iter_mut().find(|r| r.id == draft.id) {
+        Some(r) => *r = draft,
+        None => rules.push(draft),
+    }
+    rules
 }
 
 /// A 400 answer: a message and, for rules, the loader's diagnostics.

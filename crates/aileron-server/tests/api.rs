@@ -351,6 +351,74 @@ async fn invalid_rules_are_refused_with_the_loaders_message_and_never_stored() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_rule_the_policy_overrides_is_saved_with_a_warning() {
+    let env = Env::new();
+    env.write(
+        "proj/aileron.yaml",
+        "version: 1\nask:\n  - {id: push, command: \"git push *\"}\n",
+    );
+    let api = env.start().await;
+    let rule =
+        json!({"id": "push-feature", "decision": "allow", "command": "git push origin feature"});
+    let file = env.proj.join("aileron.yaml");
+    let check = |v: &Value| {
+        let w = &v["warnings"][0];
+        assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "{v}");
+        assert_eq!(w["severity"], "warning", "{v}");
+        assert_eq!(w["code"], "allow-overridden", "{v}");
+        let msg = w["message"].as_str().unwrap();
+        assert!(
+            msg.contains(&format!(
+                "`push` (ask rule at {}:3:5, priority 100)",
+                file.display()
+            )) && msg.ends_with("give it `priority: 100` to take effect"),
+            "a higher layer wins a tie: {msg}"
+        );
+    };
+    // The editor's check while typing says so ...
+    let (s, v) = api
+        .post("/api/rules/preview", api.admin(), &json!({"draft": rule}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    check(&v);
+    assert_eq!(v["warnings"][0]["file"], "draft", "{v}");
+    // ... and so does the save, which still stores the rule.
+    let (s, v) = api.put_rule(&rule).await;
+    assert_eq!(s, 200, "{v}");
+    check(&v);
+    assert_eq!(v["warnings"][0]["file"], "rules/push-feature", "{v}");
+    let (s, _) = api.get("/api/rules/push-feature").await;
+    assert_eq!(s, 200, "stored");
+    // At the priority it suggests, nothing to say.
+    let (s, v) = api
+        .put_rule(&json!({"id": "push-feature", "decision": "allow", "command": "git push origin feature", "priority": 100}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["warnings"], json!([]), "{v}");
+    // A saved rule that hides others, stored or in the file, is told so.
+    let (s, v) = api
+        .put_rule(&json!({"id": "no-push", "decision": "deny", "command": "git push *"}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let hidden: Vec<(&str, &str)> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["code"].as_str().unwrap(), w["file"].as_str().unwrap()))
+        .collect();
+    let file = file.to_string_lossy();
+    assert_eq!(
+        hidden,
+        [
+            ("allow-overridden", "rules/push-feature"),
+            ("shadowed-rule", file.as_ref())
+        ],
+        "{v}"
+    );
+    api.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn evaluate_uses_the_file_policy_plus_database_rules_of_layer_7() {
     let env = Env::new();
     env.write(

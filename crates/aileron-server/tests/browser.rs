@@ -1109,6 +1109,58 @@ async fn dashboard_end_to_end() {
         .await
         .unwrap();
 
+    // A rule the policy keeps from deciding is valid and saves, with a
+    // warning that names the rule that decides instead and the fix.
+    d.find(tid("rule-new"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_shown(&d, "rule-editor").await;
+    fill(&d, "rule-id", "push-feature").await;
+    d.execute(
+        "const s = document.querySelector('[data-testid=rule-decision]'); \
+         s.value = 'allow'; s.dispatchEvent(new Event('change', {bubbles: true}));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    fill(
+        &d,
+        "rule-when",
+        "type: shell.exec\nshell.command: {glob: \"git push origin feature\"}",
+    )
+    .await;
+    wait_text(&d, "rule-validation", "The rule is valid").await;
+    let warning = wait_text(&d, "rule-warnings", "never takes effect").await;
+    assert!(
+        warning.contains("`push-needs-review` (ask rule at")
+            && warning.contains("`priority: 100`")
+            && warning.contains("[allow-overridden]"),
+        "{warning}"
+    );
+    d.find(tid("rule-save"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let saved = wait_text(
+        &d,
+        "rules-saved-warnings",
+        "Saved rule push-feature, with a warning",
+    )
+    .await;
+    assert!(saved.contains("push-needs-review"), "{saved}");
+    wait_js(
+        &d,
+        "the saved rule in the list",
+        "return !!document.querySelector('[data-testid=rule-row][data-rule-id=\"push-feature\"]')",
+        vec![],
+    )
+    .await;
+
     // Delete, confirmed in the browser's dialog.
     let row = d
         .find(By::Css(

@@ -119,7 +119,10 @@ pub fn import(database: Option<String>, file: PathBuf) -> Result<ExitCode, Strin
             .await;
         app.db.close().await;
         match res {
-            Ok(_) => {
+            Ok(saved) => {
+                if !saved.warnings.is_empty() {
+                    println!("{}", aileron_engine::Diagnostics(saved.warnings));
+                }
                 eprintln!("aileron: imported {n} rule(s) from {name}");
                 Ok(ExitCode::SUCCESS)
             }
