@@ -44,12 +44,14 @@
 //! );
 //! ```
 
+mod error;
 mod log;
 mod mask;
 mod query;
 mod record;
 mod time;
 
+pub use error::Error;
 pub use log::AuditLog;
 pub use mask::{MASK, MIN_SECRET_LEN, Masker, sensitive_name};
 pub use query::{

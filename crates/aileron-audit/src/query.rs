@@ -1,6 +1,7 @@
 //! Reading the audit log back: filtering, following, and a one-line
 //! format for people (`aileron audit`).
 
+use crate::Error;
 use crate::record::AuditRecord;
 use crate::time::{parse_bound, parse_rfc3339};
 use std::borrow::Cow;
@@ -38,12 +39,9 @@ struct Matcher {
 }
 
 impl Filter {
-    fn matcher(&self, now: SystemTime) -> io::Result<Matcher> {
-        let bound = |b: &Option<String>| -> io::Result<Option<i128>> {
-            b.as_deref()
-                .map(|s| parse_bound(s, now))
-                .transpose()
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    fn matcher(&self, now: SystemTime) -> Result<Matcher, Error> {
+        let bound = |b: &Option<String>| -> Result<Option<i128>, Error> {
+            b.as_deref().map(|s| parse_bound(s, now)).transpose()
         };
         Ok(Matcher {
             decisions: self.decision.as_deref().map(|d| {
@@ -58,10 +56,10 @@ impl Filter {
         })
     }
 
-    /// Checks `since` and `until` without reading anything; the message
+    /// Checks `since` and `until` without reading anything; the error
     /// says what is wrong.
-    pub fn validate(&self, now: SystemTime) -> Result<(), String> {
-        self.matcher(now).map(|_| ()).map_err(|e| e.to_string())
+    pub fn validate(&self, now: SystemTime) -> Result<(), Error> {
+        self.matcher(now).map(|_| ())
     }
 }
 
@@ -107,11 +105,15 @@ pub struct ReadResult {
 /// the clock). Malformed lines are skipped and counted, blank lines
 /// ignored. A last line without its newline that is not (yet) a whole
 /// record is left for [`follow`]: it may be a write in progress.
-/// An invalid `since`/`until` is an `InvalidInput` error; a missing file
-/// is `NotFound`.
-pub fn read(path: &Path, filter: &Filter, now: SystemTime) -> io::Result<ReadResult> {
+/// An invalid `since`/`until` is [`Error::BadTime`]; a missing file is an
+/// [`Error::Read`] that [`Error::is_not_found`].
+pub fn read(path: &Path, filter: &Filter, now: SystemTime) -> Result<ReadResult, Error> {
     let matcher = filter.matcher(now)?;
-    let mut reader = BufReader::with_capacity(64 * 1024, File::open(path)?);
+    let at = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, File::open(path).map_err(at)?);
     let mut records = VecDeque::new();
     let mut malformed = 0;
     let mut offset = 0u64;
@@ -119,7 +121,7 @@ pub fn read(path: &Path, filter: &Filter, now: SystemTime) -> io::Result<ReadRes
     let mut line = Vec::new();
     loop {
         line.clear();
-        let n = reader.read_until(b'\n', &mut line)?;
+        let n = reader.read_until(b'\n', &mut line).map_err(at)?;
         if n == 0 {
             break;
         }
@@ -148,7 +150,7 @@ pub fn read(path: &Path, filter: &Filter, now: SystemTime) -> io::Result<ReadRes
 }
 
 /// [`read`] with relative times counted back from the current time.
-pub fn read_now(path: &Path, filter: &Filter) -> io::Result<ReadResult> {
+pub fn read_now(path: &Path, filter: &Filter) -> Result<ReadResult, Error> {
     read(path, filter, SystemTime::now())
 }
 
@@ -205,8 +207,12 @@ pub fn follow(
     filter: &Filter,
     opts: &FollowOptions,
     mut on_record: impl FnMut(&AuditRecord) -> bool,
-) -> io::Result<usize> {
+) -> Result<usize, Error> {
     let matcher = filter.matcher(opts.now)?;
+    let at = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut malformed = 0;
     let mut current: Option<(File, (u64, u64))> = None;
     let mut first = true;
@@ -220,7 +226,7 @@ pub fn follow(
                 if current.as_ref().map(|c| c.1) != Some(id) {
                     match File::open(path) {
                         Ok(file) => {
-                            let m = file.metadata()?;
+                            let m = file.metadata().map_err(at)?;
                             offset = if first {
                                 opts.from.unwrap_or(m.len())
                             } else {
@@ -230,26 +236,26 @@ pub fn follow(
                             current = Some((file, (m.dev(), m.ino())));
                         }
                         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(e),
+                        Err(e) => return Err(at(e)),
                     }
                 }
             }
             // Removed: keep reading the old file until a new one appears.
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(at(e)),
         }
         // A file that appears after we started is new in its entirety.
         first = false;
 
         if let Some((file, _)) = &current {
-            let len = file.metadata()?.len();
+            let len = file.metadata().map_err(at)?.len();
             if len < offset {
                 offset = 0;
                 pending.clear();
             }
             while offset < len {
                 let want = chunk.len().min((len - offset) as usize);
-                let n = file.read_at(&mut chunk[..want], offset)?;
+                let n = file.read_at(&mut chunk[..want], offset).map_err(at)?;
                 if n == 0 {
                     break;
                 }

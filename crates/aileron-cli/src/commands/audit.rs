@@ -36,14 +36,14 @@ pub fn run(args: Args) -> Result<u8, String> {
         }
     };
     let now = std::time::SystemTime::now();
-    args.filter.validate(now)?;
+    args.filter.validate(now).map_err(|e| e.to_string())?;
     let result = match aileron_audit::read(&path, &args.filter, now) {
         Ok(r) => r,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && args.follow => Default::default(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() && args.follow => Default::default(),
+        Err(e) if e.is_not_found() => {
             return Err(format!("no audit log at {} yet", path.display()));
         }
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(e.to_string()),
     };
     result.records.iter().for_each(print);
     if result.malformed > 0 {
@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<u8, String> {
             print(rec);
             true
         })
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| e.to_string())?;
     }
     Ok(0)
 }
