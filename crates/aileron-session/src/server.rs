@@ -123,7 +123,7 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider, peer: Option<u32>) -> ShimR
     // before anything is decided.
     let args = match invocation::checked_args(&call.args) {
         Ok(args) => args,
-        Err(message) => return ShimReply::Refuse(message),
+        Err(refused) => return ShimReply::Refuse(refused.to_string()),
     };
     let req = Request {
         line: harness::model_command(cmd, &decider.home()),

@@ -15,6 +15,8 @@
 //! switches bash's start-up files off, and [`runs_as_code`] names the
 //! variables the shim takes out of the environment.
 
+use crate::Error;
+
 /// The forms agents call a shell with.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Invocation {
@@ -142,14 +144,11 @@ pub fn runs_as_code(name: &str) -> bool {
 /// read start-up files that were not decided, and an interactive shell
 /// reads its command differently from the analysis (aliases). Options
 /// that name a file for bash to run are refused, with the one line to
-/// print: `--rcfile FILE`, `--init-file FILE`, `--debugger` and
-/// `-O extdebug` (the debugger's start file).
-pub fn checked_args(args: &[String]) -> Result<Vec<String>, String> {
-    let refuse = |option: &str, what: &str| {
-        Err(format!(
-            "aileron: denied: the shell option {option} runs {what}, which aileron does not check"
-        ))
-    };
+/// print (the error's message): `--rcfile FILE`, `--init-file FILE`,
+/// `--debugger` and `-O extdebug` (the debugger's start file).
+pub fn checked_args(args: &[String]) -> Result<Vec<String>, Error> {
+    let refuse =
+        |option: &'static str, runs: &'static str| Err(Error::RunsUncheckedFile { option, runs });
     let mut out = Vec::with_capacity(args.len());
     let mut i = 0;
     while i < args.len() {
@@ -158,8 +157,9 @@ pub fn checked_args(args: &[String]) -> Result<Vec<String>, String> {
             // bash prints and exits; the options end.
             "--version" | "--help" | "--" | "-" | "+" => break,
             "--login" => {}
-            "--rcfile" | "--init-file" => return refuse(a, "a start-up file"),
-            "--debugger" => return refuse(a, "the debugger's start file"),
+            "--rcfile" => return refuse("--rcfile", "a start-up file"),
+            "--init-file" => return refuse("--init-file", "a start-up file"),
+            "--debugger" => return refuse("--debugger", "the debugger's start file"),
             _ if a.starts_with("--") => out.push(a.to_owned()),
             _ if a.starts_with('-') || a.starts_with('+') => {
                 let (sign, group) = a.split_at(1);
@@ -294,7 +294,7 @@ mod tests {
             &["-cO", "extdebug", "ls"],
             &["-oO", "pipefail", "extdebug", "-c", "ls"],
         ] {
-            let err = checked_args(&s(args)).unwrap_err();
+            let err = checked_args(&s(args)).unwrap_err().to_string();
             assert!(err.starts_with("aileron: denied: "), "{args:?}: {err}");
         }
         assert!(checked_args(&s(&["+O", "extdebug", "-c", "ls"])).is_ok());

@@ -20,6 +20,7 @@
 
 mod analyse;
 mod classify;
+mod error;
 pub mod harness;
 pub mod invocation;
 pub mod locale;
@@ -28,6 +29,7 @@ mod prescan;
 mod words;
 
 pub use analyse::analyse;
+pub use error::Error;
 pub use paths::normalize as normalize_path;
 
 /// Tags attached to simple commands. Built-in rules match on them.

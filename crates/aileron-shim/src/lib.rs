@@ -59,7 +59,7 @@ pub fn main() -> u8 {
     // option that makes it run a file.
     let mut shell_args = match invocation::checked_args(&args) {
         Ok(a) => a,
-        Err(message) => return deny(&message),
+        Err(refused) => return deny(&refused.to_string()),
     };
     let is_command = matches!(invocation, Invocation::Command(_));
     let line = match invocation {
