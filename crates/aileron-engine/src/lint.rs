@@ -43,7 +43,7 @@ use crate::pattern::{Comparison, Cond, Matcher, json_eq};
 use crate::policy::{Policy, rank_order};
 use crate::profiles::BUILTIN_PREFIX;
 use crate::rule::{Decision, Layer, Origin, Rule, Scope};
-use crate::suggest::did_you_mean;
+use crate::suggest::distance;
 use serde_json::Value;
 use std::cmp::Ordering;
 
@@ -513,10 +513,9 @@ fn unknown_fields(r: &Rule, out: &mut Vec<Finding>) {
         let message = if known.contains(&facet) {
             None
         } else {
-            let hint = did_you_mean(facet, &known);
-            (!hint.is_empty()).then(|| {
+            misspelt(facet, &known).map(|known| {
                 format!(
-                    "`when:` reads `{field}`, but no action has a facet `{facet}`{hint}; the condition can never hold"
+                    "`when:` reads `{field}`, but no action has a facet `{facet}` (did you mean `{known}`?); the condition can never hold"
                 )
             })
         };
@@ -548,6 +547,25 @@ fn unknown_fields(r: &Rule, out: &mut Vec<Finding>) {
         }
     };
     facet_paths(&r.matcher, None, &mut report);
+}
+
+/// The known facet `facet` is a misspelling of, when that is likely
+/// enough to say so of a name a plugin may also use: one edit away, two
+/// for a name of five letters or more, or the same letters in another
+/// order; never for a name of two letters (`ws`, `db` are a plugin's).
+fn misspelt<'k>(facet: &str, known: &[&'k str]) -> Option<&'k str> {
+    if facet.chars().count() < 3 {
+        return None;
+    }
+    let sorted = |s: &str| {
+        let mut c: Vec<char> = s.chars().collect();
+        c.sort_unstable();
+        c
+    };
+    known.iter().copied().find(|k| {
+        let d = distance(facet, k);
+        d <= 1 || (d == 2 && facet.chars().count() >= 5) || sorted(facet) == sorted(k)
+    })
 }
 
 /// Calls `f` with every facet path `m` reads and the action types the
@@ -839,6 +857,15 @@ mod tests {
             w[0].2,
             "`when:` reads `htpp.method`, but no action has a facet `htpp` (did you mean `http`?); the condition can never hold"
         );
+        for (typo, known) in [("shel", "shell"), ("mpc", "mcp"), ("agnet", "agent")] {
+            let text = format!("version: 1\nallow:\n  - {{id: a, when: {{{typo}.x: y}}}}\n");
+            let w = warnings(&text);
+            assert_eq!(w.len(), 1, "{typo}: {w:?}");
+            assert!(
+                w[0].2.contains(&format!("(did you mean `{known}`?)")),
+                "{w:?}"
+            );
+        }
         let w =
             warnings("version: 1\ndeny:\n  - {id: a, when: {type: fs.read, http.host: x.test}}\n");
         assert_eq!(
@@ -858,6 +885,9 @@ mod tests {
             "version: 1\nallow:\n  - {id: a, when: {slack.channel: x}}\n",
             // The hooks keep the agent's tool on every action.
             "version: 1\nallow:\n  - {id: a, when: {type: fs.write, tool.name: Write}}\n",
+            // Names of two letters are not taken for misspellings.
+            "version: 1\nallow:\n  - {id: a, when: {type: ws.request, ws.path: x}}\n",
+            "version: 1\nallow:\n  - {id: a, when: {db.name: x}}\n",
             // The proxy may add facets to web requests.
             "version: 1\nallow:\n  - {id: a, when: {type: http.request, git.service: upload-pack}}\n",
             "version: 1\nallow:\n  - {id: a, when: {type: http.request, llm.model: x}}\n",

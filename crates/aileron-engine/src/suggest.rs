@@ -11,7 +11,8 @@ pub fn did_you_mean(word: &str, candidates: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-fn distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance.
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
