@@ -12,6 +12,7 @@ use crate::db::ActionQuery;
 use crate::pending::{AnswerKind, PendingView, Resolution, ResolveError};
 use crate::rules::{Invalid, entry_from_body};
 use aileron_audit::AuditRecord;
+use aileron_decision::Channel;
 use aileron_engine::action::{KNOWN_FACETS, TOP_LEVEL_FIELDS};
 use aileron_engine::pattern::History;
 use aileron_engine::{Action, Decision};
@@ -496,6 +497,7 @@ fn resolution_of(b: DecisionBody) -> Result<Resolution, Response> {
         answer,
         reason,
         reviewer: b.reviewer,
+        channel: Some(Channel::Dashboard),
     })
 }
 
@@ -823,7 +825,10 @@ async fn webhook(
                 .reviewer
                 .get_or_insert_with(|| approver.id.clone());
             match resolution_of(h.decision) {
-                Ok(res) => resolve(&app, &h.id, res),
+                Ok(mut res) => {
+                    res.channel = Some(Channel::Webhook(approver.id.clone()));
+                    resolve(&app, &h.id, res)
+                }
                 Err(r) => r,
             }
         }

@@ -10,14 +10,15 @@ use crate::rules::{Invalid, Saved, StoredRule};
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
 use aileron_config::server_rules::{self, RuleEntry};
-use aileron_engine::action::FieldPath;
-use aileron_engine::pattern::{Cond, Matcher};
+use aileron_decision::{
+    AlwaysScope, Answer, Channel, Core, Decided, Origin, Outcome, Pending, Step, Subject,
+};
 use aileron_engine::{
-    Action, Decision, Diagnostics, LineContext, Policy, Rule, State, Verdict, VerdictSource,
+    Action, Decision, Diagnostics, LineContext, Policy, Rule, Verdict, VerdictSource,
 };
 use arc_swap::ArcSwap;
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,8 +27,6 @@ use tokio::sync::{mpsc, oneshot};
 
 /// Actions of a session kept for `rate` matchers.
 const HISTORY_LEN: usize = 1024;
-/// Sessions kept in memory; beyond that the oldest state is dropped.
-const MAX_SESSIONS: usize = 10_000;
 /// How often a cached policy's files are checked for changes.
 const RECHECK: Duration = Duration::from_secs(1);
 /// A cached policy is reloaded from its files at least this often (new
@@ -66,12 +65,6 @@ struct Cached {
     loaded_at: Instant,
 }
 
-#[derive(Default)]
-struct SessionState {
-    approvals: Vec<Rule>,
-    history: VecDeque<Action>,
-}
-
 struct WriteReq {
     row: ActionRow,
     done: oneshot::Sender<Result<i64, String>>,
@@ -84,7 +77,11 @@ pub struct App {
     pub rules: ArcSwap<RuleSet>,
     rules_lock: tokio::sync::Mutex<()>,
     policies: Mutex<HashMap<String, Arc<Cached>>>,
-    sessions: Mutex<HashMap<String, Arc<Mutex<SessionState>>>>,
+    /// Sessions' approvals, history and rejects, and the decision itself.
+    core: Core,
+    /// Bumped when an answer changed a session (an "always", a reject):
+    /// the asks waiting in it step again (the cascade).
+    session_changed: tokio::sync::watch::Sender<u64>,
     pub queue: Arc<Queue>,
     http: crate::notify::HttpClient,
     tokens: Mutex<HashMap<String, Role>>,
@@ -146,7 +143,8 @@ impl App {
             }),
             rules_lock: tokio::sync::Mutex::new(()),
             policies: Mutex::default(),
-            sessions: Mutex::default(),
+            core: Core::new(),
+            session_changed: tokio::sync::watch::channel(0).0,
             queue: Arc::new(Queue::default()),
             http: crate::notify::client(),
             tokens: Mutex::default(),
@@ -498,24 +496,11 @@ impl App {
 
     // ---- evaluation ------------------------------------------------------
 
-    fn session(&self, id: &str) -> Arc<Mutex<SessionState>> {
-        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_SESSIONS && !map.contains_key(id) {
-            map.clear();
-        }
-        map.entry(id.to_owned()).or_default().clone()
-    }
-
-    /// A session's state; a session not seen since the start gets its
-    /// latest actions from the log, so `rate` windows survive a restart.
-    async fn session_state(&self, id: &str) -> Arc<Mutex<SessionState>> {
-        if let Some(s) = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-        {
-            return s.clone();
+    /// Gives a session not seen since the start its latest actions from
+    /// the log, so `rate` windows survive a restart.
+    async fn restore_session(&self, id: &str) {
+        if self.core.knows(id) {
+            return;
         }
         let rows = self
             .db
@@ -527,7 +512,7 @@ impl App {
             .await
             .unwrap_or_default();
         let home = self.home();
-        let mut history = VecDeque::new();
+        let mut history = Vec::new();
         for row in rows.iter().rev() {
             if let Some(a) = row
                 .action
@@ -537,51 +522,10 @@ impl App {
                 history.extend(matchable_actions(a, &home));
             }
         }
-        while history.len() > HISTORY_LEN {
-            history.pop_front();
+        let skip = history.len().saturating_sub(HISTORY_LEN);
+        if !self.core.knows(id) {
+            self.core.seed_history(id, history.into_iter().skip(skip));
         }
-        let mut map = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_SESSIONS && !map.contains_key(id) {
-            map.clear();
-        }
-        map.entry(id.to_owned())
-            .or_insert_with(|| {
-                Arc::new(Mutex::new(SessionState {
-                    approvals: Vec::new(),
-                    history,
-                }))
-            })
-            .clone()
-    }
-
-    fn verdict_for(
-        &self,
-        policy: &Policy,
-        action: &Action,
-        session: Option<&Arc<Mutex<SessionState>>>,
-    ) -> Verdict {
-        let mut guard = session.map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
-        let verdict = {
-            let state = match guard.as_mut() {
-                Some(st) => {
-                    let st = &mut **st;
-                    State {
-                        approvals: &st.approvals,
-                        history: st.history.make_contiguous(),
-                    }
-                }
-                None => State::default(),
-            };
-            evaluate_action(policy, action, &state)
-        };
-        if let Some(st) = guard.as_mut() {
-            st.history
-                .extend(matchable_actions(action.clone(), &self.home()));
-            while st.history.len() > HISTORY_LEN {
-                st.history.pop_front();
-            }
-        }
-        verdict
     }
 
     /// Fills what the client left out: id, timestamp, normalized fields.
@@ -600,42 +544,47 @@ impl App {
         let started = Instant::now();
         self.prepare(&mut action);
         let resolved = self.policy_for(action.session.cwd.as_deref()).await;
-        let session = match &action.session.id {
-            Some(id) => Some(self.session_state(id).await),
-            None => None,
+        if let Some(id) = &action.session.id {
+            self.restore_session(id).await;
+        }
+        let (mut decided, policy_verdict, audit_path, reviewer) = match &resolved {
+            Ok(r) => {
+                let (decided, policy_verdict, reviewer) = self.decide(&r.policy, &action).await;
+                (decided, policy_verdict, r.audit_path.clone(), reviewer)
+            }
+            Err(e) => {
+                let verdict = deny(e.clone());
+                let decided = Decided::refused(None, verdict.clone(), action.clone(), None);
+                (
+                    decided,
+                    verdict,
+                    self.cfg.data_dir.join("audit.jsonl"),
+                    None,
+                )
+            }
         };
-        let (verdict, audit_path, policy) = match &resolved {
-            Ok(r) => (
-                self.verdict_for(&r.policy, &action, session.as_ref()),
-                r.audit_path.clone(),
-                Some(r.clone()),
-            ),
-            Err(e) => (deny(e.clone()), self.cfg.data_dir.join("audit.jsonl"), None),
-        };
+        // The API's log keeps the action as it was submitted.
+        decided.action = action.clone();
+        let record = decided.record(&Origin {
+            time: &action.timestamp,
+            adapter: "server",
+            session: action.session.id.as_deref(),
+            agent: action.session.agent.as_deref(),
+            cwd: action.session.cwd.as_deref(),
+            latency_us: started.elapsed().as_micros() as u64,
+        });
         let mut out = EvalOutcome {
             id: action.id.clone(),
-            decision: verdict.decision,
-            source: verdict.source,
-            rule: verdict.rule.clone(),
-            reason: verdict.reason.clone(),
-            approver: verdict.approver.clone(),
-            verdict: verdict.clone(),
-            outcome: None,
-            feedback: None,
-            reviewer: None,
+            decision: decided.decision(),
+            source: decided.verdict.source,
+            rule: decided.verdict.rule.clone(),
+            reason: decided.verdict.reason.clone(),
+            approver: decided.verdict.approver.clone(),
+            verdict: policy_verdict,
+            outcome: decided.outcome.map(|o| o.as_str().to_owned()),
+            feedback: decided.feedback.clone(),
+            reviewer,
         };
-        if matches!(verdict.decision, Decision::Ask | Decision::Judge) {
-            let policy = policy.as_ref().map(|p| &p.policy);
-            self.ask_human(&action, &verdict, policy, &mut out).await;
-        }
-        let mut record = AuditRecord::new(
-            action.timestamp.clone(),
-            "server",
-            &action,
-            &verdict,
-            started.elapsed().as_micros() as u64,
-        );
-        record.outcome = out.outcome.clone();
         if let Err(e) = self
             .record(record, Some(&action), Some(caller), Some(audit_path))
             .await
@@ -648,26 +597,59 @@ impl App {
         out
     }
 
-    async fn ask_human(
+    /// Steps `action` through the decision core, asking on the dashboard.
+    /// Returns the decision, the policy's verdict before any human, and
+    /// who answered.
+    async fn decide(&self, policy: &Policy, action: &Action) -> (Decided, Verdict, Option<String>) {
+        let cwd = action.session.cwd.clone().unwrap_or_else(|| "/".into());
+        let req = aileron_decision::Request {
+            session: action.session.id.as_deref(),
+            subject: Subject::Actions(&action.summary, std::slice::from_ref(action)),
+            cx: LineContext {
+                cwd: &cwd,
+                session: &action.session,
+                timestamp: &action.timestamp,
+                id: &action.id,
+                exe: None,
+            },
+            now: jiff::Timestamp::now(),
+            agent_asks: false,
+            repeat: false,
+            waiting_since: None,
+            prompt_budget: None,
+            default_timeout: self.cfg.default_timeout,
+            adjust: None,
+        };
+        let mut step = self.core.decide(policy, &req);
+        let mut asked: Option<Verdict> = None;
+        let mut reviewer = None;
+        loop {
+            match step {
+                Step::Done(d) => {
+                    let policy_verdict = asked.unwrap_or_else(|| d.verdict.clone());
+                    return (d, policy_verdict, reviewer);
+                }
+                Step::Ask(pending) => {
+                    asked.get_or_insert_with(|| pending.verdict.clone());
+                    step = self
+                        .ask_dashboard(policy, &req, action, pending, &mut reviewer)
+                        .await;
+                }
+            }
+        }
+    }
+
+    /// Puts an ask in the approval queue and waits for its answer, or for
+    /// an answer elsewhere in the session that decides it (the cascade).
+    async fn ask_dashboard(
         &self,
+        policy: &Policy,
+        req: &aileron_decision::Request<'_>,
         action: &Action,
-        verdict: &Verdict,
-        policy: Option<&Policy>,
-        out: &mut EvalOutcome,
-    ) {
-        let rule = verdict
-            .rule
-            .as_deref()
-            .and_then(|id| policy.and_then(|p| p.rule(id)));
-        let settings = policy.map(|p| &p.settings);
-        let timeout = rule
-            .and_then(|r| r.approver.as_ref()?.timeout)
-            .or(settings.and_then(|s| s.timeout))
-            .map_or(self.cfg.default_timeout, Duration::from_secs);
-        let on_timeout = rule
-            .and_then(|r| r.approver.as_ref()?.on_timeout)
-            .or(settings.and_then(|s| s.on_timeout))
-            .unwrap_or(Decision::Deny);
+        pending: Pending,
+        reviewer: &mut Option<String>,
+    ) -> Step {
+        let verdict = &pending.verdict;
         let reason = if verdict.decision == Decision::Judge {
             format!(
                 "{} (an LLM judge is not available on the server: a human decides)",
@@ -684,145 +666,114 @@ impl App {
             reason,
             approver: verdict.approver.clone(),
             created_at: aileron_audit::now_rfc3339(),
-            timeout_secs: timeout.as_secs(),
-            on_timeout: on_timeout.as_str().to_owned(),
+            timeout_secs: pending.question.timeout.as_secs(),
+            on_timeout: if pending.question.allow_on_timeout {
+                "allow"
+            } else {
+                "deny"
+            }
+            .to_owned(),
             origin: "evaluate",
         };
         let Some(waiter) = self.enqueue(view) else {
-            out.decision = Decision::Deny;
-            out.source = VerdictSource::Default;
-            out.reason = format!("an action with id `{}` is already waiting", action.id);
-            out.outcome = Some("duplicate-denied".into());
-            return;
+            let why = deny(format!(
+                "an action with id `{}` is already waiting",
+                action.id
+            ));
+            return Step::Done(Decided::refused(
+                None,
+                why,
+                action.clone(),
+                Some(Outcome::DuplicateDenied),
+            ));
         };
-        let res = waiter.wait(timeout).await;
-        out.reviewer = res.reviewer.clone();
-        out.source = VerdictSource::Human;
-        let by = res
-            .reviewer
-            .as_deref()
-            .map(|r| format!(" by {r}"))
-            .unwrap_or_default();
-        match res.answer {
-            AnswerKind::Once => {
-                out.decision = Decision::Allow;
-                out.reason = format!("approved once{by}");
-                out.outcome = Some("approved-once".into());
-            }
-            AnswerKind::Always => {
-                out.decision = Decision::Allow;
-                out.reason = format!("approved for this session{by}");
-                out.outcome = Some("approved-always-session".into());
-                if let (Some(session), Some(policy)) = (&action.session.id, policy) {
-                    let priority = rule.map_or(Decision::Ask.default_priority(), |r| r.priority);
-                    self.remember_always(session, action, priority);
-                    self.cascade_always(session, &action.id, policy);
-                }
-            }
-            AnswerKind::Reject | AnswerKind::Feedback => {
-                out.decision = Decision::Deny;
-                let feedback = res.answer == AnswerKind::Feedback;
-                out.reason = match (&res.reason, feedback) {
-                    (Some(r), _) => r.clone(),
-                    (None, _) => format!("rejected{by}"),
-                };
-                if feedback {
-                    out.feedback = res.reason.clone();
-                    out.outcome = Some("corrected".into());
-                } else {
-                    out.outcome = Some("rejected".into());
-                }
-                if let Some(session) = &action.session.id {
-                    self.cascade_reject(session, &action.id);
-                }
-            }
-            AnswerKind::Timeout => {
-                out.decision = if on_timeout == Decision::Allow {
-                    Decision::Allow
-                } else {
-                    Decision::Deny
-                };
-                out.source = VerdictSource::Default;
-                out.reason = format!("no answer within {}s", timeout.as_secs());
-                out.outcome = Some(format!("timeout-{}", out.decision.as_str()));
-            }
-        }
-    }
-
-    /// An "always" answer: allow this exact action for the rest of the
-    /// session (layer 8, at the priority of the rule that asked).
-    fn remember_always(&self, session: &str, action: &Action, priority: i64) {
-        let s = self.session(session);
-        let mut st = s.lock().unwrap_or_else(|p| p.into_inner());
-        let seq = st.approvals.len() as u32;
-        let type_is = Matcher::Field(FieldPath::Type, Cond::Equals(json!(action.kind)));
-        let (matcher, pattern) = match action.facet_str("shell", "command") {
-            Some(cmd) if action.kind == "shell.exec" => (
-                Matcher::All(vec![
-                    type_is,
-                    Matcher::Field(
-                        FieldPath::Facet(vec!["shell".into(), "command".into()]),
-                        Cond::Equals(json!(cmd)),
-                    ),
-                ]),
-                cmd.to_owned(),
-            ),
-            _ => (
-                Matcher::All(vec![
-                    type_is,
-                    Matcher::Field(FieldPath::Summary, Cond::Equals(json!(action.summary))),
-                ]),
-                action.summary.clone(),
-            ),
-        };
-        let id = format!("session:always[{seq}]");
-        st.approvals.push(Rule::session_approval(
-            &id, &pattern, matcher, priority, seq,
-        ));
-    }
-
-    /// After an "always": the session's other waiting actions that are now
-    /// allowed are approved too.
-    fn cascade_always(&self, session: &str, except: &str, policy: &Policy) {
-        for view in self.queue.session_entries(session, except) {
-            if view.origin != "evaluate" {
-                continue;
-            }
-            let Ok(action) = serde_json::from_value::<Action>(view.action.clone()) else {
-                continue;
-            };
-            let s = self.session(session);
-            let allowed = {
-                let mut st = s.lock().unwrap_or_else(|p| p.into_inner());
-                let st = &mut *st;
-                let state = State {
-                    approvals: &st.approvals,
-                    history: st.history.make_contiguous(),
-                };
-                evaluate_action(policy, &action, &state).decision == Decision::Allow
-            };
-            if allowed {
-                let _ = self.queue.resolve(
-                    &view.id,
-                    Resolution {
-                        answer: AnswerKind::Once,
-                        reason: Some("approved by an \"always\" answer in this session".into()),
+        let mut changed = self.session_changed.subscribe();
+        let wait = waiter.wait(pending.question.timeout);
+        tokio::pin!(wait);
+        let res = loop {
+            tokio::select! {
+                res = &mut wait => break res,
+                Ok(()) = changed.changed(), if req.session.is_some() => {
+                    let Step::Done(d) = self.core.resume(policy, req, pending.clone()) else {
+                        continue;
+                    };
+                    let (answer, why) = if d.allow {
+                        (AnswerKind::Once, "approved by an \"always\" answer in this session")
+                    } else {
+                        (AnswerKind::Reject, "the user rejected an earlier request of this session")
+                    };
+                    let cascade = Resolution {
+                        answer,
+                        reason: Some(why.into()),
                         reviewer: None,
-                    },
-                );
+                        channel: None,
+                    };
+                    // A person's answer that got there first wins.
+                    if self.queue.resolve(&action.id, cascade).is_ok() {
+                        return Step::Done(d);
+                    }
+                }
             }
+        };
+        reviewer.clone_from(&res.reviewer);
+        let answer = match res.answer {
+            // Not a person's answer: the server is stopping.
+            _ if res.channel.is_none() && res.answer != AnswerKind::Timeout => Answer::Unavailable(
+                res.reason
+                    .clone()
+                    .unwrap_or_else(|| "nobody answered".into()),
+            ),
+            AnswerKind::Once => Answer::Once,
+            AnswerKind::Always => Answer::Always(AlwaysScope::Session, String::new()),
+            AnswerKind::Reject => Answer::Reject,
+            AnswerKind::Feedback => {
+                Answer::Feedback(res.reason.clone().unwrap_or_else(|| "rejected".into()))
+            }
+            AnswerKind::Timeout => Answer::Timeout,
+        };
+        let changes_session = matches!(
+            answer,
+            Answer::Always(..) | Answer::Reject | Answer::Feedback(_)
+        );
+        let rejects = matches!(answer, Answer::Reject | Answer::Feedback(_));
+        let channel = res.channel.clone().unwrap_or(Channel::Dashboard);
+        let mut step = self.core.answer(policy, req, pending, answer, channel);
+        if let (Step::Done(d), AnswerKind::Reject, Some(why)) = (&mut step, res.answer, &res.reason)
+        {
+            // The reviewer's words (or the server's: shutting down) are the reason.
+            d.verdict.reason.clone_from(why);
         }
+        if changes_session {
+            self.session_changed.send_modify(|n| *n += 1);
+        }
+        if rejects && let Some(session) = &action.session.id {
+            self.reject_adapter_asks(session, &action.id);
+        }
+        step
     }
 
-    /// After a "reject": every other waiting action of the session is rejected.
+    /// A "reject" of an adapter's ask (`POST /api/pending-actions`): the
+    /// session's other waiting asks are rejected too.
     pub fn cascade_reject(&self, session: &str, except: &str) {
+        self.core.reject_session(session, jiff::Timestamp::now());
+        self.session_changed.send_modify(|n| *n += 1);
+        self.reject_adapter_asks(session, except);
+    }
+
+    /// Rejects the adapters' asks waiting in `session` (the server's own
+    /// asks see the reject when they resume).
+    fn reject_adapter_asks(&self, session: &str, except: &str) {
         for view in self.queue.session_entries(session, except) {
+            if view.origin != "adapter" {
+                continue;
+            }
             let _ = self.queue.resolve(
                 &view.id,
                 Resolution {
                     answer: AnswerKind::Reject,
                     reason: Some("the user rejected an earlier request of this session".into()),
                     reviewer: None,
+                    channel: None,
                 },
             );
         }
@@ -914,28 +865,6 @@ impl App {
         appended?;
         stored
     }
-}
-
-/// One action against a policy: a shell line not yet analysed (no
-/// `shell.binary`) is decided by its most restrictive command.
-pub fn evaluate_action(policy: &Policy, action: &Action, state: &State<'_>) -> Verdict {
-    if action.kind == "shell.exec" && action.facet_str("shell", "binary").is_none() {
-        let line = action
-            .facet_str("shell", "line")
-            .or_else(|| action.facet_str("shell", "command"));
-        if let Some(line) = line {
-            let cwd = action.session.cwd.as_deref().unwrap_or("/");
-            let cx = LineContext {
-                cwd,
-                session: &action.session,
-                timestamp: &action.timestamp,
-                id: &action.id,
-                exe: None,
-            };
-            return policy.evaluate_line(line, &cx, state).verdict;
-        }
-    }
-    policy.evaluate(action, state)
 }
 
 /// The actions a rule is matched against for an action: a shell line not

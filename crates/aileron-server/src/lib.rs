@@ -214,6 +214,7 @@ impl Server {
                     answer: pending::AnswerKind::Reject,
                     reason: Some("the server is shutting down".into()),
                     reviewer: None,
+                    channel: None,
                 },
             );
         }

@@ -52,6 +52,10 @@ pub struct Resolution {
     /// The reviewer's words (the feedback of `feedback`).
     pub reason: Option<String>,
     pub reviewer: Option<String>,
+    /// Where the answer came from; `None`: not from a person (the server
+    /// stopping, the clock).
+    #[serde(skip)]
+    pub channel: Option<aileron_decision::Channel>,
 }
 
 /// What the dashboard sees of a pending entry.
@@ -255,6 +259,7 @@ impl Waiter {
                         answer: AnswerKind::Timeout,
                         reason: None,
                         reviewer: None,
+                        channel: None,
                     },
                 }
             }

@@ -566,6 +566,10 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
     assert_eq!(v["outcome"], "approved-once");
     assert_eq!(v["reviewer"], "alice");
     assert_eq!(v["verdict"]["decision"], "ask");
+    // Answered on the dashboard, and recorded so (never `terminal`).
+    assert_eq!(v["approver"], "dashboard", "{v}");
+    let (_, log) = api.get("/api/actions?decision=ask").await;
+    assert_eq!(log["actions"][0]["approver"], "dashboard", "{log}");
     while !seen.contains("event: removed") {
         let chunk = tokio::time::timeout(WAIT, stream.chunk())
             .await
@@ -1248,5 +1252,7 @@ async fn a_webhook_approver_is_notified_and_answers_through_its_callback() {
     let v = waiting.await.unwrap();
     assert_eq!(v["decision"], "allow", "{v}");
     assert_eq!(v["reviewer"], "carol");
+    // The answer came through the webhook approver.
+    assert_eq!(v["approver"], "chat", "{v}");
     api.server.shutdown().await;
 }
