@@ -92,15 +92,8 @@ pub fn run(agent: Agent, input: &[u8], env: &Environment) -> Reply {
         ..Request::default()
     };
     let response = match &env.socket {
-        Some(socket) => aileron_session::server::request(socket, &req).unwrap_or_else(|e| {
-            Response::refused(
-                format!(
-                    "aileron: denied: the launch session at {} cannot be reached: {e}",
-                    socket.display()
-                ),
-                "",
-            )
-        }),
+        Some(socket) => aileron_session::server::request(socket, &req)
+            .unwrap_or_else(|e| Response::refused(format!("aileron: denied: {e}"), "")),
         None => standalone(agent, &req, env),
     };
     answer::render(agent, &ev.hook_event, &outcome_of(&response))

@@ -4,6 +4,7 @@
 //! amendments, and the audit line for every decision.
 
 pub mod decider;
+mod error;
 pub mod exec;
 pub mod pool;
 pub mod prompt;
@@ -12,6 +13,7 @@ pub mod remote;
 pub mod server;
 
 pub use decider::{Config, Decider, SavedApproval, SavedSession};
+pub use error::Error;
 pub use exec::{ExecCall, ExecRuling};
 pub use prompt::{Answer, Prompter, TtyPrompter};
 pub use protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};

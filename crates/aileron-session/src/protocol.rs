@@ -113,13 +113,34 @@ pub struct ShimCall {
 }
 
 /// Why a [`ShimCall`] could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ShimCallError {
     /// Not a request as the shim writes it.
-    Malformed(String),
+    #[error(transparent)]
+    Malformed(#[from] MalformedCall),
     /// A field is not UTF-8: the full shim must read it (it decides and
     /// runs the same lossily read text).
+    #[error("a field of the request is not UTF-8")]
     NotUtf8,
+}
+
+/// How a [`ShimCall`] is not what the shim writes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MalformedCall {
+    #[error("it does not start with the shim's header")]
+    NoHeader,
+    #[error("it has no argument count")]
+    NoCount,
+    #[error("its argument count is not a positive number")]
+    BadCount,
+    #[error("its last field is not ended by a NUL")]
+    Unterminated,
+    #[error("it does not hold as many arguments as it says")]
+    WrongCount,
+    #[error("it names no working directory and program")]
+    NoCwdOrProgram,
+    #[error("its working directory {0:?} is not absolute")]
+    RelativeCwd(String),
 }
 
 impl ShimCall {
@@ -127,38 +148,35 @@ impl ShimCall {
     pub const MAGIC: &'static [u8] = b"aileron-sh 2\n";
 
     pub fn decode(bytes: &[u8]) -> Result<ShimCall, ShimCallError> {
-        let malformed = |why: &str| ShimCallError::Malformed(why.to_owned());
         let body = bytes
             .strip_prefix(Self::MAGIC)
-            .ok_or_else(|| malformed("it does not start with the shim's header"))?;
+            .ok_or(MalformedCall::NoHeader)?;
         let (count, fields) = body
             .iter()
             .position(|&b| b == b'\n')
             .map(|n| (&body[..n], &body[n + 1..]))
-            .ok_or_else(|| malformed("it has no argument count"))?;
+            .ok_or(MalformedCall::NoCount)?;
         let count: usize = std::str::from_utf8(count)
             .ok()
             .and_then(|c| c.parse().ok())
             .filter(|&c| c >= 1)
-            .ok_or_else(|| malformed("its argument count is not a positive number"))?;
+            .ok_or(MalformedCall::BadCount)?;
         let fields = fields
             .strip_suffix(b"\0")
-            .ok_or_else(|| malformed("its last field is not ended by a NUL"))?;
+            .ok_or(MalformedCall::Unterminated)?;
         let fields = fields
             .split(|&b| b == 0)
             .map(|f| String::from_utf8(f.to_vec()).map_err(|_| ShimCallError::NotUtf8))
             .collect::<Result<Vec<String>, _>>()?;
         if fields.len() != count + 1 {
-            return Err(malformed("it does not hold as many arguments as it says"));
+            return Err(MalformedCall::WrongCount.into());
         }
         let mut fields = fields.into_iter();
         let (Some(cwd), Some(arg0)) = (fields.next(), fields.next()) else {
-            return Err(malformed("it names no working directory and program"));
+            return Err(MalformedCall::NoCwdOrProgram.into());
         };
         if !cwd.starts_with('/') {
-            return Err(ShimCallError::Malformed(format!(
-                "its working directory {cwd:?} is not absolute"
-            )));
+            return Err(MalformedCall::RelativeCwd(cwd).into());
         }
         Ok(ShimCall {
             cwd,

@@ -15,12 +15,13 @@
 //! or, when `AILERON_SERVER_CA` names a PEM file, against the certificates
 //! in it instead (a server with its own CA or a self-signed certificate).
 
+use crate::Error;
 use crate::prompt::{AlwaysScope, Answer, Question};
 use aileron_audit::AuditRecord;
 use aileron_engine::Action;
 use serde_json::{Value, json};
-use std::path::Path;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// How long recording a decision may take before it is given up (the
@@ -40,7 +41,22 @@ pub struct Remote {
     base: String,
     token: String,
     /// Built at the first request (or why it cannot be).
-    agent: OnceLock<Result<ureq::Agent, String>>,
+    agent: OnceLock<Result<ureq::Agent, Arc<CaError>>>,
+}
+
+/// Why the certificates `AILERON_SERVER_CA` names cannot be trusted
+/// instead of Mozilla's roots (every message on one line).
+#[derive(Debug, thiserror::Error)]
+pub enum CaError {
+    #[error("{}", one_line(&format!("{CA_VAR} {}: {source}", path.display())))]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}", one_line(&format!("{CA_VAR} {}: {}", path.display(), describe(source, true))))]
+    NotPem { path: PathBuf, source: ureq::Error },
+    #[error("{}", one_line(&format!("{CA_VAR} {}: no certificate in it", path.display())))]
+    NoCertificate { path: PathBuf },
 }
 
 impl Remote {
@@ -82,13 +98,17 @@ impl Remote {
     }
 
     /// Adds the decision to the server's action log.
-    pub fn record(&self, record: &AuditRecord) -> Result<(), String> {
-        let body = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+    pub fn record(&self, record: &AuditRecord) -> Result<(), Error> {
+        let body = serde_json::to_vec(record).map_err(Error::Encode)?;
         let (status, text) = self.post("/api/actions", &body, RECORD_TIMEOUT)?;
         match (status, text) {
             (200..=299, _) => Ok(()),
-            (_, Ok(text)) => Err(format!("the server answered {}", answered(status, &text))),
-            (_, Err(e)) => Err(format!("the server answered {status} ({e})")),
+            (_, Ok(body)) => Err(Error::ServerRefused { status, body }),
+            (_, Err(source)) => Err(Error::ServerAnswerUnreadable {
+                status,
+                source,
+                tls: self.tls(),
+            }),
         }
     }
 
@@ -114,7 +134,8 @@ impl Remote {
             Ok(text) => text,
             Err(e) => {
                 return Answer::Unavailable(format!(
-                    "the approval server's answer ({status}) cannot be read ({e})"
+                    "the approval server's answer ({status}) cannot be read ({})",
+                    describe(&e, self.tls())
                 ));
             }
         };
@@ -151,6 +172,10 @@ impl Remote {
         }
     }
 
+    fn tls(&self) -> bool {
+        self.base.starts_with("https://")
+    }
+
     /// The status of a JSON POST, and its body (at most [`MAX_BODY`]
     /// bytes) or why it cannot be read.
     fn post(
@@ -158,13 +183,12 @@ impl Remote {
         path: &str,
         body: &[u8],
         timeout: Duration,
-    ) -> Result<(u16, Result<Vec<u8>, String>), String> {
+    ) -> Result<(u16, Result<Vec<u8>, ureq::Error>), Error> {
         let agent = self
             .agent
-            .get_or_init(|| agent(&self.base))
+            .get_or_init(|| agent(&self.base).map_err(Arc::new))
             .as_ref()
-            .map_err(String::clone)?;
-        let tls = self.base.starts_with("https://");
+            .map_err(|e| Error::ServerCa(Arc::clone(e)))?;
         let mut response = agent
             .post(format!("{}{path}", self.base))
             .config()
@@ -177,14 +201,16 @@ impl Remote {
             .header("Authorization", format!("Bearer {}", self.token))
             .content_type("application/json")
             .send(body)
-            .map_err(|e| describe(&e, tls))?;
+            .map_err(|source| Error::ServerUnreachable {
+                source,
+                tls: self.tls(),
+            })?;
         let status = response.status().as_u16();
         let text = response
             .body_mut()
             .with_config()
             .limit(MAX_BODY)
-            .read_to_vec()
-            .map_err(|e| describe(&e, tls));
+            .read_to_vec();
         Ok((status, text))
     }
 }
@@ -196,7 +222,7 @@ impl Remote {
 /// thread (no resolve, per-call or global timeout: those resolve the host
 /// name on one). Cheap: the TLS configuration is made at the first
 /// `https://` connection.
-fn agent(base: &str) -> Result<ureq::Agent, String> {
+fn agent(base: &str) -> Result<ureq::Agent, CaError> {
     let mut config = ureq::Agent::config_builder()
         .proxy(None)
         .timeout_connect(Some(CONNECT_TIMEOUT))
@@ -214,23 +240,31 @@ fn agent(base: &str) -> Result<ureq::Agent, String> {
 }
 
 /// The certificates of a PEM file, to trust instead of Mozilla's roots.
-fn root_certs(path: &Path) -> Result<ureq::tls::RootCerts, String> {
-    let cannot = |why: String| one_line(&format!("{CA_VAR} {}: {why}", path.display()));
-    let pem = std::fs::read(path).map_err(|e| cannot(e.to_string()))?;
+fn root_certs(path: &Path) -> Result<ureq::tls::RootCerts, CaError> {
+    let pem = std::fs::read(path).map_err(|source| CaError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut certs = Vec::new();
     for item in ureq::tls::parse_pem(&pem) {
-        if let ureq::tls::PemItem::Certificate(c) = item.map_err(|e| cannot(describe(&e, true)))? {
+        let item = item.map_err(|source| CaError::NotPem {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if let ureq::tls::PemItem::Certificate(c) = item {
             certs.push(c);
         }
     }
     if certs.is_empty() {
-        return Err(cannot("no certificate in it".to_owned()));
+        return Err(CaError::NoCertificate {
+            path: path.to_path_buf(),
+        });
     }
     Ok(ureq::tls::RootCerts::from(certs))
 }
 
 /// Why a request (over TLS when `tls`) failed, on one line.
-fn describe(e: &ureq::Error, tls: bool) -> String {
+pub(crate) fn describe(e: &ureq::Error, tls: bool) -> String {
     let text = match e {
         // rustls reports a failed handshake as invalid data around its own
         // error.
@@ -260,7 +294,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// `500: why` from a status and its body (`{"error": why}`, or the text).
-fn answered(status: u16, body: &[u8]) -> String {
+pub(crate) fn answered(status: u16, body: &[u8]) -> String {
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let text = v
         .get("error")

@@ -4,6 +4,7 @@
 //! A request is a JSON line ([`Request`]), or the raw arguments of a shim
 //! that asks before its C library has started ([`ShimCall`]).
 
+use crate::Error;
 use crate::decider::Decider;
 use crate::pool::{Pool, Waited, Waiter};
 use crate::protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};
@@ -173,12 +174,22 @@ fn peer_pid(stream: &UnixStream) -> Option<u32> {
 }
 
 /// Sends `req` to the session at `socket` and waits for the decision.
-pub fn request(socket: &Path, req: &Request) -> std::io::Result<Response> {
-    let stream = UnixStream::connect(socket)?;
-    let mut msg = serde_json::to_string(req).map_err(std::io::Error::other)?;
+pub fn request(socket: &Path, req: &Request) -> Result<Response, Error> {
+    let unreachable = |source| Error::SessionUnreachable {
+        socket: socket.to_path_buf(),
+        source,
+    };
+    let protocol = |source| Error::SessionProtocol {
+        socket: socket.to_path_buf(),
+        source,
+    };
+    let stream = UnixStream::connect(socket).map_err(unreachable)?;
+    let mut msg = serde_json::to_string(req).map_err(protocol)?;
     msg.push('\n');
-    (&stream).write_all(msg.as_bytes())?;
+    (&stream).write_all(msg.as_bytes()).map_err(unreachable)?;
     let mut line = String::new();
-    BufReader::new(&stream).read_line(&mut line)?;
-    serde_json::from_str(&line).map_err(std::io::Error::other)
+    BufReader::new(&stream)
+        .read_line(&mut line)
+        .map_err(unreachable)?;
+    serde_json::from_str(&line).map_err(protocol)
 }

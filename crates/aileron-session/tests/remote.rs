@@ -167,7 +167,7 @@ fn record_reports_a_refusal_on_one_line() {
         r#"{"error":"not an agent\ntoken"}"#,
     )]);
     let remote = Remote::new(&format!("http://{addr}"), "t").unwrap();
-    let err = remote.record(&record()).unwrap_err();
+    let err = remote.record(&record()).unwrap_err().to_string();
     assert_eq!(err, "the server answered 403: not an agent token");
 }
 
@@ -262,7 +262,7 @@ fn a_chunked_body_is_decoded() {
         Answer::Feedback("not on main".to_owned())
     );
     assert_eq!(
-        remote.record(&record()).unwrap_err(),
+        remote.record(&record()).unwrap_err().to_string(),
         "the server answered 409: already decided"
     );
 }
@@ -279,7 +279,7 @@ fn a_server_that_is_down_is_unavailable() {
         why.starts_with("the approval server cannot be reached (") && why.contains("refused"),
         "{why}"
     );
-    let err = remote.record(&record()).unwrap_err();
+    let err = remote.record(&record()).unwrap_err().to_string();
     assert!(err.contains("refused") && !err.contains('\n'), "{err}");
 }
 
@@ -330,7 +330,7 @@ fn a_silent_server_is_given_up_at_the_record_timeout() {
     });
     let remote = Remote::new(&format!("http://{addr}"), "t").unwrap();
     let started = Instant::now();
-    let err = remote.record(&record()).unwrap_err();
+    let err = remote.record(&record()).unwrap_err().to_string();
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
@@ -352,7 +352,7 @@ fn https_to_a_plain_http_server_fails_closed() {
         why.starts_with("the approval server cannot be reached (TLS: "),
         "{why}"
     );
-    let err = remote.record(&record()).unwrap_err();
+    let err = remote.record(&record()).unwrap_err().to_string();
     assert!(err.starts_with("TLS: "), "{err}");
 }
 
