@@ -17,6 +17,7 @@
 //! Under a launch session a `-c` line does not even reach [`main`]: the
 //! binary's entry point asks the session first ([`prestart`], x86-64 Linux).
 
+mod error;
 #[cfg(all(
     target_os = "linux",
     target_arch = "x86_64",
@@ -24,6 +25,8 @@
 ))]
 pub mod prestart;
 mod stdin_script;
+
+pub use error::Error;
 
 use aileron_config::LoadOptions;
 use aileron_session::{Config, Decider, Request, TtyPrompter};
@@ -71,17 +74,13 @@ pub fn main() -> u8 {
         // directory it knows (below, or the launch session).
         Invocation::Command(cmd) => cmd,
         // Read once: what runs is the text decided, not the file again.
-        Invocation::Script(path) => match read_script(&cwd.join(&path)) {
+        Invocation::Script(path) => match read_script(&path, &cwd.join(&path)) {
             Ok(text) => {
                 shell_args = invocation::with_script_text(&shell_args, text.clone());
                 text
             }
             // What cannot be read cannot be checked.
-            Err(e) => {
-                return deny(&format!(
-                    "aileron: denied: cannot check the script {path}: {e}"
-                ));
-            }
+            Err(e) => return deny(&format!("aileron: denied: {e}")),
         },
         // Not a terminal: the program comes from stdin. Read it, decide it,
         // and hand the same bytes to the real shell through a pipe.
@@ -131,21 +130,28 @@ pub fn main() -> u8 {
 
 /// The longest script the shim reads: it runs as one argument (`-c TEXT`),
 /// and Linux takes at most 128 KiB per argument, its NUL included.
-const MAX_SCRIPT: usize = 128 * 1024 - 1;
+pub(crate) const MAX_SCRIPT: usize = 128 * 1024 - 1;
 
-/// Reads a script once (a FIFO or a device is never read twice), as the
-/// text that is decided and then run.
-fn read_script(path: &std::path::Path) -> Result<String, String> {
+/// Reads the script `shown` (at `file`) once (a FIFO or a device is never
+/// read twice), as the text that is decided and then run.
+fn read_script(shown: &str, file: &std::path::Path) -> Result<String, Error> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
+    std::fs::File::open(file)
         .and_then(|f| f.take(MAX_SCRIPT as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| e.to_string())?;
+        .map_err(|source| Error::ScriptUnreadable {
+            path: shown.to_owned(),
+            source,
+        })?;
     if bytes.len() > MAX_SCRIPT {
-        return Err(format!("it is longer than {MAX_SCRIPT} bytes"));
+        return Err(Error::ScriptTooLong {
+            path: shown.to_owned(),
+        });
     }
     if bytes.contains(&0) {
-        return Err("it holds a NUL byte".into());
+        return Err(Error::ScriptHoldsNul {
+            path: shown.to_owned(),
+        });
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

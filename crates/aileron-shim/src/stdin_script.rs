@@ -2,53 +2,51 @@
 //! pipe or a file, the shim reads the program first so it can be decided,
 //! then puts the same bytes back on fd 0 (through a pipe) for the real shell.
 
+use crate::Error;
 use std::io::Read;
 
 /// Longest program on stdin the shim checks; a pipe can hold it all.
-const MAX_SCRIPT: usize = 1 << 20;
+pub(crate) const MAX_STDIN: usize = 1 << 20;
 
 /// Reads all of stdin and replaces fd 0 with a pipe that yields the same bytes.
-pub fn take() -> Result<String, String> {
+pub fn take() -> Result<String, Error> {
     let mut bytes = Vec::new();
     std::io::stdin()
-        .take(MAX_SCRIPT as u64 + 1)
+        .take(MAX_STDIN as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the program on stdin: {e}"))?;
-    if bytes.len() > MAX_SCRIPT {
-        return Err(format!(
-            "the program on stdin is longer than {} bytes, too long to check",
-            MAX_SCRIPT
-        ));
+        .map_err(Error::StdinUnreadable)?;
+    if bytes.len() > MAX_STDIN {
+        return Err(Error::StdinTooLong);
     }
     refill_stdin(&bytes)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn refill_stdin(bytes: &[u8]) -> Result<(), String> {
+fn refill_stdin(bytes: &[u8]) -> Result<(), Error> {
     let mut fds = [0i32; 2];
     // SAFETY: plain POSIX calls on descriptors this process owns; the pipe
     // is sized to hold all bytes, so the write cannot block.
     unsafe {
         if libc::pipe(fds.as_mut_ptr()) != 0 {
-            return Err("cannot create a pipe for the program on stdin".into());
+            return Err(Error::StdinPipe);
         }
         let (read_end, write_end) = (fds[0], fds[1]);
         if bytes.len() > 60 * 1024
-            && libc::fcntl(write_end, libc::F_SETPIPE_SZ, MAX_SCRIPT as libc::c_int) < 0
+            && libc::fcntl(write_end, libc::F_SETPIPE_SZ, MAX_STDIN as libc::c_int) < 0
         {
-            return Err("cannot size a pipe for the program on stdin".into());
+            return Err(Error::StdinPipeSize);
         }
         let mut off = 0;
         while off < bytes.len() {
             let n = libc::write(write_end, bytes[off..].as_ptr().cast(), bytes.len() - off);
             if n <= 0 {
-                return Err("cannot pass the program on stdin to the shell".into());
+                return Err(Error::StdinHandOver);
             }
             off += n as usize;
         }
         libc::close(write_end);
         if libc::dup2(read_end, 0) < 0 {
-            return Err("cannot pass the program on stdin to the shell".into());
+            return Err(Error::StdinHandOver);
         }
         libc::close(read_end);
     }
