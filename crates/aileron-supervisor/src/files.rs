@@ -13,6 +13,7 @@
 //! processes outside it (the supervisor), and with
 //! `settings.enforce.writable` its writes are confined to those directories.
 
+use crate::Error;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -84,18 +85,21 @@ pub fn landlock_abi() -> u32 {
 
 /// Whether this kernel lets an unprivileged process stop its execs for a
 /// supervisor (seccomp user notification, Linux 5.0; killable waits, 5.19).
-pub fn seccomp_notify_available() -> Result<(), String> {
-    let actions = std::fs::read_to_string("/proc/sys/kernel/seccomp/actions_avail")
-        .map_err(|e| format!("cannot read /proc/sys/kernel/seccomp/actions_avail: {e}"))?;
+pub fn seccomp_notify_available() -> Result<(), Error> {
+    const ACTIONS: &str = "/proc/sys/kernel/seccomp/actions_avail";
+    let actions = std::fs::read_to_string(ACTIONS).map_err(|source| Error::KernelSetting {
+        path: ACTIONS,
+        source,
+    })?;
     if actions.split_whitespace().any(|a| a == "user_notif") {
         Ok(())
     } else {
-        Err("seccomp user notification is not available".into())
+        Err(Error::NoSeccompNotify)
     }
 }
 
 /// Whether the child can have a private mount namespace.
-pub fn mount_namespace_available() -> Result<(), String> {
+pub fn mount_namespace_available() -> Result<(), Error> {
     // SAFETY: getuid has no preconditions.
     if unsafe { libc::getuid() } == 0 {
         return Ok(());
@@ -110,14 +114,16 @@ pub fn mount_namespace_available() -> Result<(), String> {
         || std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
             .is_ok_and(|v| v.trim() == "1");
     if userns == 0 || restricted {
-        Err("unprivileged user namespaces are disabled".into())
+        Err(Error::NoUserNamespaces)
     } else {
         Ok(())
     }
 }
 
-fn cstring(p: &Path) -> Result<CString, String> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{} holds a NUL", p.display()))
+fn cstring(p: &Path) -> Result<CString, Error> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| Error::PathHoldsNul {
+        path: p.to_path_buf(),
+    })
 }
 
 impl Lockdown {
@@ -128,7 +134,7 @@ impl Lockdown {
         protect: &[PathBuf],
         secrets: &[PathBuf],
         writable: Option<&[PathBuf]>,
-    ) -> Result<Lockdown, String> {
+    ) -> Result<Lockdown, Error> {
         mount_namespace_available()?;
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -202,20 +208,17 @@ impl Lockdown {
             hidden,
             dev_null: CString::from(c"/dev/null"),
             root: CString::from(c"/"),
-            cwd: cstring(
-                &std::env::current_dir()
-                    .map_err(|e| format!("cannot read the working directory: {e}"))?,
-            )?,
+            cwd: cstring(&std::env::current_dir().map_err(Error::WorkingDirectory)?)?,
             landlock,
         })
     }
 
     /// The Landlock ruleset: signals confined to the tree (ABI 6), writes to
     /// `writable` (when given). None when the kernel has nothing to add.
-    fn ruleset(writable: Option<&[PathBuf]>) -> Result<Option<i32>, String> {
+    fn ruleset(writable: Option<&[PathBuf]>) -> Result<Option<i32>, Error> {
         let abi = landlock_abi();
         if writable.is_some() && abi == 0 {
-            return Err("Landlock is not available, and settings.enforce.writable needs it".into());
+            return Err(Error::NoLandlockForWritable);
         }
         if abi == 0 {
             return Ok(None);
@@ -244,10 +247,7 @@ impl Lockdown {
             )
         } as i32;
         if fd < 0 {
-            return Err(format!(
-                "Landlock: cannot create a ruleset: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(Error::LandlockRuleset(std::io::Error::last_os_error()));
         }
         let places: Vec<PathBuf> = match writable {
             Some(w) => {
@@ -260,7 +260,7 @@ impl Lockdown {
             // allowed program after its exec was checked, as a debugger
             // would (and `ptrace` is refused).
             None => std::fs::read_dir("/")
-                .map_err(|e| format!("cannot list /: {e}"))?
+                .map_err(Error::ListRoot)?
                 .flatten()
                 .filter(|e| e.file_name() != "proc")
                 .map(|e| e.path())
@@ -287,11 +287,10 @@ impl Lockdown {
                 )
             };
             if r != 0 {
-                return Err(format!(
-                    "Landlock: cannot allow writes under {}: {}",
-                    place.display(),
-                    std::io::Error::last_os_error()
-                ));
+                return Err(Error::LandlockRule {
+                    path: place,
+                    source: std::io::Error::last_os_error(),
+                });
             }
         }
         Ok(Some(fd))

@@ -8,27 +8,14 @@
 //! namespace that keep Aileron's own files out of its reach ([`files`]).
 //! See `docs/enforcement.md` for what this covers and what it does not.
 
+mod error;
 pub mod files;
 pub mod filter;
 pub mod proc;
 pub mod spawn;
 pub mod supervise;
 
-/// Why enforcement could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(
-        "{what} is not available on this kernel ({why}); use `--enforce none` to run without it"
-    )]
-    Unsupported { what: &'static str, why: String },
-    #[error("cannot set up enforcement: {0}")]
-    Setup(String),
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: String,
-        source: std::io::Error,
-    },
-}
+pub use error::Error;
 
 /// What `aileron launch` asks the kernel to enforce.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,7 +37,7 @@ impl Enforce {
     };
 
     /// Reads `--enforce`'s value: `exec`, `files`, `all` or `none`, comma-separated.
-    pub fn parse(text: &str) -> Result<Enforce, String> {
+    pub fn parse(text: &str) -> Result<Enforce, Error> {
         let mut e = Enforce::NONE;
         for part in text.split(',').map(str::trim) {
             match part {
@@ -58,11 +45,7 @@ impl Enforce {
                 "files" => e.files = true,
                 "all" => e = Enforce::ALL,
                 "none" => {}
-                other => {
-                    return Err(format!(
-                        "--enforce: unknown value `{other}`: expected exec, files, all or none"
-                    ));
-                }
+                other => return Err(Error::UnknownEnforce(other.to_owned())),
             }
         }
         Ok(e)

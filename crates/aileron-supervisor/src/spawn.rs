@@ -134,10 +134,7 @@ fn socket_pair() -> Result<(OwnedFd, OwnedFd), Error> {
         )
     };
     if r != 0 {
-        return Err(Error::Setup(format!(
-            "socketpair: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(Error::SocketPair(std::io::Error::last_os_error()));
     }
     // SAFETY: both descriptors were just created and are ours.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })

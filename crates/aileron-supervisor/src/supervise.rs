@@ -11,6 +11,7 @@
 //! the kernel copied with what was decided. A difference kills the process
 //! before it runs. See `docs/enforcement.md` for what remains.
 
+use crate::Error;
 use crate::proc::{self, MAX_ARG_BYTES, ReadError};
 use aileron_session::pool::{Pool, Waited, Waiter};
 use aileron_session::{Decider, ExecCall, ExecRuling};
@@ -256,7 +257,7 @@ impl Supervisor {
                 match exec.matches_loaded(tid as u32) {
                     Ok(()) => detach(tid),
                     Err(why) => {
-                        self.decider.record_refused_exec(n.pid, &why);
+                        self.decider.record_refused_exec(n.pid, &why.to_string());
                         kill_tracee(tid);
                     }
                 }
@@ -553,13 +554,10 @@ impl Script {
 
 impl Exec {
     /// Whether the stopped, just-exec'd process `pid` runs what was decided.
-    fn matches_loaded(&self, pid: u32) -> Result<(), String> {
-        let changed =
-            |what: &str| format!("the exec changed after it was decided ({what}): killed");
-        let loaded = std::fs::metadata(format!("/proc/{pid}/exe"))
-            .map_err(|e| format!("cannot read the program loaded: {e}"))?;
-        let proc::StartedWith { argv: args, envp } =
-            proc::started_with(pid).map_err(|e| e.to_string())?;
+    fn matches_loaded(&self, pid: u32) -> Result<(), Error> {
+        let changed = Error::ExecChanged;
+        let loaded = std::fs::metadata(format!("/proc/{pid}/exe")).map_err(Error::LoadedProgram)?;
+        let proc::StartedWith { argv: args, envp } = proc::started_with(pid)?;
         if (loaded.dev(), loaded.ino()) == self.file_id {
             if args != self.raw_argv {
                 return Err(changed("arguments"));

@@ -193,7 +193,7 @@ fn enforcement(asked: Option<&str>) -> Result<Enforce, String> {
     let files_support = files::mount_namespace_available();
     match asked {
         Some(text) => {
-            let e = Enforce::parse(text)?;
+            let e = Enforce::parse(text).map_err(|e| e.to_string())?;
             if e.exec
                 && let Err(why) = &exec_support
             {
