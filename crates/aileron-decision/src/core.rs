@@ -272,8 +272,10 @@ impl Core {
                 amendments,
             ),
             Answer::Always(scope, pattern) => {
+                // A shell command is pinned as a command glob however it
+                // came (a line, or an action carrying one).
                 let approval = match req.subject {
-                    Subject::Line(_) => SavedApproval::Command {
+                    _ if action.kind == "shell.exec" => SavedApproval::Command {
                         pattern: if pattern.is_empty() {
                             escape_glob(&question.command)
                         } else {
@@ -281,7 +283,7 @@ impl Core {
                         },
                         priority,
                     },
-                    Subject::Actions(..) => SavedApproval::Action {
+                    _ => SavedApproval::Action {
                         kind: action.kind.clone(),
                         fields: approval_fields(&action),
                         priority,

@@ -1256,3 +1256,56 @@ async fn a_webhook_approver_is_notified_and_answers_through_its_callback() {
     assert_eq!(v["approver"], "chat", "{v}");
     api.server.shutdown().await;
 }
+
+/// "Always" answered on the dashboard pins what the terminal's "exactly"
+/// pins: the command as the human saw it, not its program or a prefix.
+#[tokio::test(flavor = "multi_thread")]
+async fn always_on_the_dashboard_pins_the_command_as_the_terminal_does() {
+    let env = Env::new();
+    env.write(
+        "proj/aileron.yaml",
+        "version: 1\ndefault: deny\nask:\n  - {id: ask-push, command: \"git push *\", priority: 100, timeout: 15}\n",
+    );
+    let api = std::sync::Arc::new(env.start().await);
+    let proj = env.proj.clone();
+    let a = api.clone();
+    let first = tokio::spawn(async move {
+        a.evaluate(&shell("p1", "git push origin main", &proj, "s"))
+            .await
+    });
+    api.wait_pending("p1").await;
+    let (s, _) = api
+        .post(
+            "/api/pending-actions/p1/decision",
+            api.admin(),
+            &json!({"decision": "always"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let v = first.await.unwrap();
+    assert_eq!(v["outcome"], "approved-always-session", "{v}");
+    assert_eq!(v["approver"], "dashboard", "{v}");
+    // The same command: allowed by the session's approval, above the ask rule.
+    let v = api
+        .evaluate(&shell("p2", "git push origin main", &env.proj, "s"))
+        .await;
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(v["rule"], "session:always[0]", "{v}");
+    // Another push is still the rule's to ask.
+    let proj = env.proj.clone();
+    let a = api.clone();
+    let other = tokio::spawn(async move {
+        a.evaluate(&shell("p3", "git push origin dev", &proj, "s"))
+            .await
+    });
+    api.wait_pending("p3").await;
+    api.post(
+        "/api/pending-actions/p3/decision",
+        api.admin(),
+        &json!({"decision": "reject"}),
+    )
+    .await;
+    assert_eq!(other.await.unwrap()["decision"], "deny");
+    let api = std::sync::Arc::try_unwrap(api).ok().unwrap();
+    api.server.shutdown().await;
+}
