@@ -14,9 +14,12 @@
 //! handed in; it is sent in a header and never appears in an error, a
 //! [`Exchange`] or `Debug` output.
 
+pub mod bench;
 pub mod cache;
 pub mod prompt;
 mod provider;
+
+pub use bench::{Bench, Call};
 
 use serde_json::Value;
 use std::fmt;

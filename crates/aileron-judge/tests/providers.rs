@@ -393,3 +393,47 @@ fn the_timeout_is_capped_at_the_ceiling() {
     let j = judge(Provider::OpenAi, "http://x", Duration::from_secs(120));
     assert_eq!(j.config().timeout, aileron_judge::CEILING);
 }
+
+/// Identical actions within the TTL reuse the verdict: no second request,
+/// from memory or (another process) from the disk cache.
+#[test]
+fn identical_actions_reuse_a_cached_verdict() {
+    let fake = Fake::start(vec![Reply::json(openai(
+        r#"{"decision": "deny", "reason": "deletes sources"}"#,
+    ))]);
+    let cfg = judge(Provider::OpenAi, &fake.url, Duration::from_secs(5))
+        .config()
+        .clone();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = |_: &str| Some(KEY.to_owned());
+    let bench = aileron_judge::Bench::with_disk(dir.path()).keys(keys);
+    let a = action("rm -rf src");
+    let call = aileron_judge::Call {
+        judge: &cfg,
+        input: input(&a),
+        cache_ttl: Some(Duration::from_secs(60)),
+    };
+    let first = bench.decide(&call).unwrap();
+    assert!(!first.cached);
+    let second = bench.decide(&call).unwrap();
+    assert!(second.cached);
+    assert_eq!(second.verdict, first.verdict);
+    // Another process, the same disk cache.
+    let other = aileron_judge::Bench::with_disk(dir.path()).keys(keys);
+    assert!(other.decide(&call).unwrap().cached);
+    assert_eq!(fake.requests().len(), 1);
+    // Another action is judged.
+    let b = action("rm -rf target");
+    let call_b = aileron_judge::Call {
+        input: input(&b),
+        ..call
+    };
+    assert!(!bench.decide(&call_b).unwrap().cached);
+    // Without a TTL nothing is reused.
+    let uncached = aileron_judge::Call {
+        cache_ttl: None,
+        ..call
+    };
+    assert!(!bench.decide(&uncached).unwrap().cached);
+    assert_eq!(fake.requests().len(), 3);
+}
