@@ -18,6 +18,9 @@ pub struct Call<'a> {
     pub cache_ttl: Option<Duration>,
 }
 
+/// Reads an API key by the name of its variable.
+type KeySource = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// The judges in use and their caches.
 pub struct Bench {
     memory: MemoryCache,
@@ -26,7 +29,7 @@ pub struct Bench {
     /// connections are reused).
     judges: Mutex<HashMap<String, Arc<Judge>>>,
     /// Reads an API key by variable name (the environment, normally).
-    key_of: Box<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    key_of: KeySource,
 }
 
 impl Bench {
