@@ -1,5 +1,6 @@
 //! Reading one hook event: each agent's JSON, down to the same few facts.
 
+use crate::Error;
 use crate::agent::Agent;
 use serde_json::{Map, Value};
 
@@ -25,14 +26,13 @@ pub struct ToolEvent {
 pub const MAX_EVENT_BYTES: usize = 64 << 20;
 
 /// Parses `bytes` as `agent`'s hook event. The error says what is wrong.
-pub fn parse(agent: Agent, bytes: &[u8]) -> Result<ToolEvent, String> {
+pub fn parse(agent: Agent, bytes: &[u8]) -> Result<ToolEvent, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err("the hook event is empty".to_owned());
+        return Err(Error::EmptyEvent);
     }
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| format!("the hook event is not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_slice(bytes).map_err(Error::EventNotJson)?;
     let Value::Object(obj) = value else {
-        return Err("the hook event is not a JSON object".to_owned());
+        return Err(Error::EventNotObject);
     };
     match agent {
         Agent::ClaudeCode | Agent::Codex | Agent::Gemini => standard(agent, &obj),
@@ -44,17 +44,17 @@ pub fn parse(agent: Agent, bytes: &[u8]) -> Result<ToolEvent, String> {
 
 /// Claude Code, Codex CLI and Gemini CLI share one shape:
 /// `session_id`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`.
-fn standard(agent: Agent, obj: &Map<String, Value>) -> Result<ToolEvent, String> {
+fn standard(agent: Agent, obj: &Map<String, Value>) -> Result<ToolEvent, Error> {
     let hook_event = string(obj, "hook_event_name")?;
-    let expected: &[&str] = match agent {
+    let expected: &'static [&'static str] = match agent {
         Agent::Gemini => &["BeforeTool"],
         _ => &["PreToolUse", "PermissionRequest"],
     };
     if !expected.contains(&hook_event.as_str()) {
-        return Err(format!(
-            "`{hook_event}` is not an event Aileron decides (expected {})",
-            expected.join(" or ")
-        ));
+        return Err(Error::NotDecided {
+            event: hook_event,
+            expected,
+        });
     }
     let mcp_server = obj
         .get("mcp_server")
@@ -85,7 +85,7 @@ fn standard(agent: Agent, obj: &Map<String, Value>) -> Result<ToolEvent, String>
 }
 
 /// Cursor: one event per kind of gate, each with its own fields.
-fn cursor(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
+fn cursor(obj: &Map<String, Value>) -> Result<ToolEvent, Error> {
     let hook_event = string(obj, "hook_event_name")?;
     let root = obj
         .get("workspace_roots")
@@ -94,10 +94,13 @@ fn cursor(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
         .map(str::to_owned);
     let cwd = match obj.get("cwd").and_then(Value::as_str) {
         Some(c) if !c.is_empty() => c.to_owned(),
-        _ => root.ok_or("the hook event has no `cwd` and no `workspace_roots`")?,
+        _ => root.ok_or(Error::NoWorkingDirectory)?,
     };
     if !cwd.starts_with('/') {
-        return Err(format!("`cwd` is not an absolute path: {cwd}"));
+        return Err(Error::RelativePath {
+            key: "cwd",
+            path: cwd,
+        });
     }
     let (tool, input, mcp_server) = match hook_event.as_str() {
         "beforeShellExecution" => {
@@ -120,11 +123,12 @@ fn cursor(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
             let tool = string(obj, "tool_name")?;
             // `tool_input` is a JSON string here.
             let input = match obj.get("tool_input") {
-                Some(Value::String(s)) => serde_json::from_str(s)
-                    .map_err(|e| format!("`tool_input` is not valid JSON: {e}"))?,
+                Some(Value::String(s)) => {
+                    serde_json::from_str(s).map_err(Error::ToolInputNotJson)?
+                }
                 Some(v @ Value::Object(_)) => v.clone(),
                 Some(Value::Null) | None => Value::Object(Map::new()),
-                Some(_) => return Err("`tool_input` is not an object".to_owned()),
+                Some(_) => return Err(Error::ToolInputNotObject),
             };
             let server = obj
                 .get("url")
@@ -134,10 +138,16 @@ fn cursor(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
             (tool, input, Some(server.unwrap_or_default()))
         }
         "preToolUse" => (string(obj, "tool_name")?, object(obj, "tool_input")?, None),
-        other => {
-            return Err(format!(
-                "`{other}` is not an event Aileron decides (expected beforeShellExecution, beforeReadFile, beforeMCPExecution or preToolUse)"
-            ));
+        _ => {
+            return Err(Error::NotDecided {
+                event: hook_event,
+                expected: &[
+                    "beforeShellExecution",
+                    "beforeReadFile",
+                    "beforeMCPExecution",
+                    "preToolUse",
+                ],
+            });
         }
     };
     Ok(ToolEvent {
@@ -152,26 +162,29 @@ fn cursor(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
 }
 
 /// Cline: `{taskId, workspaceRoots, preToolUse: {toolName, parameters}}`.
-fn cline(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
+fn cline(obj: &Map<String, Value>) -> Result<ToolEvent, Error> {
     let hook_event = string(obj, "hookName")?;
     if hook_event != "PreToolUse" {
-        return Err(format!(
-            "`{hook_event}` is not an event Aileron decides (expected PreToolUse)"
-        ));
+        return Err(Error::NotDecided {
+            event: hook_event,
+            expected: &["PreToolUse"],
+        });
     }
     let cwd = obj
         .get("workspaceRoots")
         .and_then(|r| r.get(0))
         .and_then(Value::as_str)
-        .ok_or("the hook event has no `workspaceRoots`")?
+        .ok_or(Error::MissingField {
+            key: "workspaceRoots",
+        })?
         .to_owned();
     if !cwd.starts_with('/') {
-        return Err(format!("the workspace root is not an absolute path: {cwd}"));
+        return Err(Error::RelativeWorkspaceRoot(cwd));
     }
     let call = obj
         .get("preToolUse")
         .and_then(Value::as_object)
-        .ok_or("the hook event has no `preToolUse` object")?;
+        .ok_or(Error::MissingObject { key: "preToolUse" })?;
     let tool = string(call, "toolName")?;
     let mut input = object(call, "parameters")?;
     // MCP arguments arrive as a JSON string.
@@ -196,7 +209,7 @@ fn cline(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
 }
 
 /// opencode: what Aileron's plugin sends (`tool`, `sessionID`, `args`, `directory`).
-fn opencode(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
+fn opencode(obj: &Map<String, Value>) -> Result<ToolEvent, Error> {
     Ok(ToolEvent {
         agent: Agent::Opencode,
         hook_event: optional(obj, "hook_event_name")
@@ -209,12 +222,12 @@ fn opencode(obj: &Map<String, Value>) -> Result<ToolEvent, String> {
     })
 }
 
-fn string(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
+fn string(obj: &Map<String, Value>, key: &'static str) -> Result<String, Error> {
     match obj.get(key) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        Some(Value::String(_)) => Err(format!("`{key}` is empty in the hook event")),
-        Some(_) => Err(format!("`{key}` is not a string in the hook event")),
-        None => Err(format!("the hook event has no `{key}`")),
+        Some(Value::String(_)) => Err(Error::EmptyField { key }),
+        Some(_) => Err(Error::NotAString { key }),
+        None => Err(Error::MissingField { key }),
     }
 }
 
@@ -226,19 +239,19 @@ fn optional(obj: &Map<String, Value>, key: &str) -> Option<String> {
     }
 }
 
-fn absolute(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
-    let s = string(obj, key)?;
-    if s.starts_with('/') {
-        Ok(s)
+fn absolute(obj: &Map<String, Value>, key: &'static str) -> Result<String, Error> {
+    let path = string(obj, key)?;
+    if path.starts_with('/') {
+        Ok(path)
     } else {
-        Err(format!("`{key}` is not an absolute path: {s}"))
+        Err(Error::RelativePath { key, path })
     }
 }
 
-fn object(obj: &Map<String, Value>, key: &str) -> Result<Value, String> {
+fn object(obj: &Map<String, Value>, key: &'static str) -> Result<Value, Error> {
     match obj.get(key) {
         Some(v @ Value::Object(_)) => Ok(v.clone()),
         Some(Value::Null) | None => Ok(Value::Object(Map::new())),
-        Some(_) => Err(format!("`{key}` is not an object in the hook event")),
+        Some(_) => Err(Error::NotAnObject { key }),
     }
 }

@@ -32,9 +32,10 @@
 //!   Claude's tool name. `Agent(type)`: subagents of that type. Any other
 //!   bare tool name (`WebSearch`, `WebFetch`, `Grep`, ...): every call of it.
 
+use crate::Error;
 use aileron_engine::paths::normalize;
 use aileron_engine::pattern::PathGlob;
-use aileron_engine::{Environment, Layer, Policy, Source};
+use aileron_engine::{Diagnostics, Environment, Layer, Policy, Source};
 use serde_json::{Map, Value, json};
 
 /// The policy made from an agent's settings.
@@ -76,19 +77,16 @@ struct Out {
 /// `home` the user's home. An error is a file that is not valid settings
 /// JSON (with file, line and column); rules that cannot be translated are
 /// reported in [`Imported::untranslated`], not errors.
-pub fn claude(files: &[(String, String)], cwd: &str, home: &str) -> Result<Imported, String> {
+pub fn claude(files: &[(String, String)], cwd: &str, home: &str) -> Result<Imported, Error> {
     let cwd = normalize(cwd);
     let mut buckets: [Vec<Out>; 3] = Default::default();
     let mut untranslated = Vec::new();
     let mut notes = Vec::new();
     let mut translated = 0;
     for (path, text) in files {
-        let settings: Value = serde_json::from_str(text).map_err(|e| {
-            format!(
-                "{path}:{}:{}: invalid settings JSON: {e}",
-                e.line(),
-                e.column()
-            )
+        let settings: Value = serde_json::from_str(text).map_err(|source| Error::SettingsJson {
+            path: path.clone(),
+            source,
         })?;
         let file = settings_file(path, &cwd, home);
         let Some(perms) = settings.get("permissions") else {
@@ -96,16 +94,17 @@ pub fn claude(files: &[(String, String)], cwd: &str, home: &str) -> Result<Impor
             continue;
         };
         let Some(perms) = perms.as_object() else {
-            return Err(format!("{path}: `permissions` must be an object"));
+            return Err(Error::PermissionsNotObject { path: path.clone() });
         };
         for (i, bucket) in BUCKETS.iter().enumerate() {
             let rules = match perms.get(*bucket) {
                 None | Some(Value::Null) => continue,
                 Some(Value::Array(rules)) => rules,
                 Some(_) => {
-                    return Err(format!(
-                        "{path}: `permissions.{bucket}` must be a list of rules"
-                    ));
+                    return Err(Error::BucketNotList {
+                        path: path.clone(),
+                        bucket,
+                    });
                 }
             };
             for rule in rules {
@@ -152,7 +151,7 @@ pub fn claude(files: &[(String, String)], cwd: &str, home: &str) -> Result<Impor
 }
 
 /// Loads `yaml` as the project's aileron.yaml would be.
-fn validate(yaml: &str, cwd: &str, home: &str) -> Result<(), String> {
+fn validate(yaml: &str, cwd: &str, home: &str) -> Result<(), Error> {
     let source = Source {
         name: format!("{}/aileron.yaml", cwd.trim_end_matches('/')),
         text: yaml.to_owned(),
@@ -161,13 +160,7 @@ fn validate(yaml: &str, cwd: &str, home: &str) -> Result<(), String> {
     };
     Policy::from_sources(&[source], &Environment::new(home))
         .map(drop)
-        .map_err(|errors| {
-            let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            format!(
-                "the generated policy does not load (a bug in `aileron import`):\n{}",
-                shown.join("\n")
-            )
-        })
+        .map_err(|errors| Error::GeneratedPolicy(Diagnostics(errors)))
 }
 
 fn settings_file(path: &str, cwd: &str, home: &str) -> SettingsFile {

@@ -6,6 +6,7 @@
 //! uninstall takes out exactly what install put in — the entries, and the
 //! keys and file it had to create (remembered in `$AILERON_DATA/installed.json`).
 
+use crate::Error;
 use crate::agent::Agent;
 use crate::jsonedit::{self, Node};
 use serde_json::{Value, json};
@@ -366,7 +367,7 @@ export const AileronGate = async ({ directory, worktree }) => ({
 "#;
 
 /// Installs the hook. Idempotent.
-pub fn install(t: &Target) -> Result<Report, String> {
+pub fn install(t: &Target) -> Result<Report, Error> {
     let mut report = Report::default();
     if let Some(h) = json_hooks(t) {
         install_json(t, &h, &mut report)?;
@@ -379,7 +380,7 @@ pub fn install(t: &Target) -> Result<Report, String> {
 }
 
 /// Removes exactly what [`install`] added.
-pub fn uninstall(t: &Target) -> Result<Report, String> {
+pub fn uninstall(t: &Target) -> Result<Report, Error> {
     let mut report = Report::default();
     if let Some(h) = json_hooks(t) {
         uninstall_json(t, &h, &mut report)?;
@@ -387,8 +388,7 @@ pub fn uninstall(t: &Target) -> Result<Report, String> {
     if let Some((file, _, _)) = owned_file(t) {
         match std::fs::read_to_string(&file) {
             Ok(text) if text.contains(MARKER) => {
-                std::fs::remove_file(&file)
-                    .map_err(|e| format!("cannot remove {}: {e}", file.display()))?;
+                std::fs::remove_file(&file).map_err(io_error("remove", &file))?;
                 let mut record = Record::load(&t.data_dir);
                 if let Some(entry) = record.files.remove(&*file.to_string_lossy()) {
                     remove_dirs(&entry.created_dirs);
@@ -396,12 +396,7 @@ pub fn uninstall(t: &Target) -> Result<Report, String> {
                 }
                 report.changed.push(file);
             }
-            Ok(_) => {
-                return Err(format!(
-                    "{} was not written by aileron; left alone",
-                    file.display()
-                ));
-            }
+            Ok(_) => return Err(Error::NotOurs { file }),
             Err(_) => {}
         }
     }
@@ -431,26 +426,28 @@ fn is_ours(node: &Node, agent: Agent) -> bool {
         .any(|s| s.ends_with(&suffix) && s.contains("aileron"))
 }
 
-fn read_settings(file: &Path) -> Result<Option<String>, String> {
+fn read_settings(file: &Path) -> Result<Option<String>, Error> {
     match std::fs::read_to_string(file) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        Err(e) => Err(io_error("read", file)(e)),
     }
 }
 
-fn parse_settings(file: &Path, text: &str) -> Result<Node, String> {
-    let root = jsonedit::parse(text).map_err(|e| format!("{}: {e}", file.display()))?;
+fn parse_settings(file: &Path, text: &str) -> Result<Node, Error> {
+    let root = jsonedit::parse(text).map_err(|source| Error::SettingsSyntax {
+        file: file.to_path_buf(),
+        source,
+    })?;
     match root {
         Node::Object { .. } => Ok(root),
-        _ => Err(format!(
-            "{}: the settings are not a JSON object",
-            file.display()
-        )),
+        _ => Err(Error::SettingsNotObject {
+            file: file.to_path_buf(),
+        }),
     }
 }
 
-fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), String> {
+fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), Error> {
     let existing = read_settings(&h.file)?;
     let mut record = Record::load(&t.data_dir);
     let mut created: Vec<String> = Vec::new();
@@ -473,7 +470,9 @@ fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), St
             continue;
         };
         if !matches!(hooks, Node::Object { .. }) {
-            return Err(format!("{}: `hooks` is not an object", h.file.display()));
+            return Err(Error::HooksNotObject {
+                file: h.file.clone(),
+            });
         }
         match hooks.get(event) {
             None => {
@@ -489,10 +488,10 @@ fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), St
                 }
             }
             Some(_) => {
-                return Err(format!(
-                    "{}: `hooks.{event}` is not a list",
-                    h.file.display()
-                ));
+                return Err(Error::HooksEventNotList {
+                    file: h.file.clone(),
+                    event,
+                });
             }
         }
     }
@@ -500,10 +499,9 @@ fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), St
         return Ok(());
     }
     if serde_json::from_str::<Value>(&text).is_err() && jsonedit::parse(&text).is_err() {
-        return Err(format!(
-            "{}: the edit would break the file; left unchanged",
-            h.file.display()
-        ));
+        return Err(Error::EditWouldBreak {
+            file: h.file.clone(),
+        });
     }
     let key = h.file.to_string_lossy().into_owned();
     let entry = record.files.entry(key).or_default();
@@ -522,7 +520,7 @@ fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), St
     Ok(())
 }
 
-fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), String> {
+fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), Error> {
     let Some(original) = read_settings(&h.file)? else {
         return Ok(());
     };
@@ -578,8 +576,7 @@ fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), 
     }
     let empty = matches!(parse_settings(&h.file, &text)?, Node::Object { ref members, .. } if members.is_empty());
     if entry.created_file && empty {
-        std::fs::remove_file(&h.file)
-            .map_err(|e| format!("cannot remove {}: {e}", h.file.display()))?;
+        std::fs::remove_file(&h.file).map_err(io_error("remove", &h.file))?;
         remove_dirs(&entry.created_dirs);
     } else {
         write_atomic(&h.file, &text)?;
@@ -595,14 +592,13 @@ fn install_owned(
     mode: u32,
     data_dir: &Path,
     report: &mut Report,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     match std::fs::read_to_string(file) {
         Ok(existing) if existing == content => return Ok(()),
         Ok(existing) if !existing.contains(MARKER) => {
-            return Err(format!(
-                "{} exists and was not written by aileron; left alone (merge it by hand)",
-                file.display()
-            ));
+            return Err(Error::ExistsNotOurs {
+                file: file.to_path_buf(),
+            });
         }
         _ => {}
     }
@@ -619,7 +615,7 @@ fn install_owned(
     }
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode))
-        .map_err(|e| format!("cannot set the mode of {}: {e}", file.display()))?;
+        .map_err(io_error("set the mode of", file))?;
     report.changed.push(file.to_path_buf());
     Ok(())
 }
@@ -642,18 +638,26 @@ fn remove_dirs(dirs: &[String]) {
     }
 }
 
-fn write_atomic(file: &Path, text: &str) -> Result<(), String> {
+/// An [`Error::Io`] of `action` on `path`, for `map_err`.
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    move |source| Error::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write_atomic(file: &Path, text: &str) -> Result<(), Error> {
     if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(io_error("create", dir))?;
     }
     let tmp = file.with_extension(format!("aileron-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::write(&tmp, text).map_err(io_error("write", &tmp))?;
     // Keep the mode of the file being replaced.
     if let Ok(meta) = std::fs::metadata(file) {
         let _ = std::fs::set_permissions(&tmp, meta.permissions());
     }
-    std::fs::rename(&tmp, file).map_err(|e| format!("cannot replace {}: {e}", file.display()))
+    std::fs::rename(&tmp, file).map_err(io_error("replace", file))
 }
 
 /// What install created, so that uninstall can take it out again.
@@ -684,7 +688,7 @@ impl Record {
             .unwrap_or_default()
     }
 
-    fn save(&self, data_dir: &Path) -> Result<(), String> {
+    fn save(&self, data_dir: &Path) -> Result<(), Error> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
         write_atomic(&Self::path(data_dir), &text)
     }

@@ -52,9 +52,19 @@ impl Node {
     }
 }
 
+/// Where and why a text is not JSON (with comments): `line 3, column 7:
+/// expected `:``.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, column {column}: {what}")]
+pub struct SyntaxError {
+    pub line: usize,
+    pub column: usize,
+    pub what: &'static str,
+}
+
 /// Parses `text` (JSON, with `//` and `/* */` comments allowed). The error
 /// names the line and column.
-pub fn parse(text: &str) -> Result<Node, String> {
+pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
@@ -74,14 +84,14 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    fn error(&self, what: &str) -> String {
+    fn error(&self, what: &'static str) -> SyntaxError {
         let before = &self.s[..self.i.min(self.s.len())];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
-        format!("line {line}, column {col}: {what}")
+        let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+        SyntaxError { line, column, what }
     }
 
-    fn ws(&mut self) -> Result<(), String> {
+    fn ws(&mut self) -> Result<(), SyntaxError> {
         loop {
             match self.s.get(self.i) {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.i += 1,
@@ -110,7 +120,7 @@ impl Parser<'_> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Node, String> {
+    fn value(&mut self, depth: usize) -> Result<Node, SyntaxError> {
         if depth > 128 {
             return Err(self.error("nested too deeply"));
         }
@@ -231,7 +241,7 @@ impl Parser<'_> {
         }
     }
 
-    fn string(&mut self) -> Result<Value, String> {
+    fn string(&mut self) -> Result<Value, SyntaxError> {
         if self.s.get(self.i) != Some(&b'"') {
             return Err(self.error("expected a string"));
         }
@@ -445,7 +455,9 @@ mod tests {
     #[test]
     fn errors_name_the_place() {
         assert_eq!(
-            parse("{\n  \"a\": 1,\n  \"b\" 2\n}").unwrap_err(),
+            parse("{\n  \"a\": 1,\n  \"b\" 2\n}")
+                .unwrap_err()
+                .to_string(),
             "line 3, column 7: expected `:`"
         );
         assert!(parse("{\"a\": [1, 2,]}").is_ok(), "JSONC trailing comma");

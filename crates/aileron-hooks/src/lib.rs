@@ -11,6 +11,7 @@
 
 pub mod agent;
 pub mod answer;
+mod error;
 pub mod event;
 pub mod import;
 pub mod install;
@@ -20,6 +21,7 @@ pub mod store;
 
 pub use agent::Agent;
 pub use answer::{Outcome, Reply};
+pub use error::Error;
 
 use aileron_config::LoadOptions;
 use aileron_session::{Config, Decider, Request, Response, TtyPrompter};
@@ -60,7 +62,7 @@ pub fn run(agent: Agent, input: &[u8], env: &Environment) -> Reply {
     }
     let ev = match event::parse(agent, input) {
         Ok(ev) => ev,
-        Err(e) => return refuse_unread(agent, env, &e),
+        Err(e) => return refuse_unread(agent, env, &e.to_string()),
     };
     let home = env.load.home.to_string_lossy().into_owned();
     let lowered = match lower::lower(&ev, &home) {

@@ -2,6 +2,7 @@
 //! like the shim's), or Actions of SPEC 3 (`fs.*`, `http.request`,
 //! `mcp.call`, `tool.call`).
 
+use crate::Error;
 use crate::agent::Agent;
 use crate::event::ToolEvent;
 use aileron_engine::Action;
@@ -75,7 +76,7 @@ fn kind(agent: Agent, tool: &str) -> Kind {
 }
 
 /// Lowers `ev`; `home` expands `~`. The error says why nothing can be decided.
-pub fn lower(ev: &ToolEvent, home: &str) -> Result<Lowered, String> {
+pub fn lower(ev: &ToolEvent, home: &str) -> Result<Lowered, Error> {
     let input = &ev.input;
     let abs = |p: &str| absolute(p, &ev.cwd, Some(home));
     let mut out = Lowered {
@@ -94,7 +95,9 @@ pub fn lower(ev: &ToolEvent, home: &str) -> Result<Lowered, String> {
     match kind {
         Kind::Shell => {
             out.line = str_field(input, &["command"])
-                .ok_or_else(|| format!("the {} call has no `command`", ev.tool))?
+                .ok_or_else(|| Error::NoCommand {
+                    tool: ev.tool.clone(),
+                })?
                 .to_owned();
             if let Some(dir) = str_field(
                 input,
@@ -171,16 +174,19 @@ pub fn lower(ev: &ToolEvent, home: &str) -> Result<Lowered, String> {
             out.actions.push(a);
         }
         Kind::Patch => {
-            let text = str_field(input, &["command", "patch", "patchText", "input"])
-                .ok_or_else(|| format!("the {} call has no patch text", ev.tool))?;
+            let text =
+                str_field(input, &["command", "patch", "patchText", "input"]).ok_or_else(|| {
+                    Error::NoPatchText {
+                        tool: ev.tool.clone(),
+                    }
+                })?;
             for (path, op) in patch_files(text) {
                 out.actions.push(fs("fs.write", &abs(&path), op));
             }
             if out.actions.is_empty() {
-                return Err(format!(
-                    "the {} call names no file Aileron can find in its patch",
-                    ev.tool
-                ));
+                return Err(Error::NoFileInPatch {
+                    tool: ev.tool.clone(),
+                });
             }
         }
         Kind::Mcp => {
@@ -226,8 +232,10 @@ fn described(mut out: Lowered) -> Lowered {
     out
 }
 
-fn no_path(ev: &ToolEvent) -> String {
-    format!("the {} call names no file", ev.tool)
+fn no_path(ev: &ToolEvent) -> Error {
+    Error::NoFile {
+        tool: ev.tool.clone(),
+    }
 }
 
 fn fs(kind: &str, path: &str, op: &str) -> Action {

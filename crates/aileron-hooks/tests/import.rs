@@ -113,7 +113,7 @@ fn decide(policy: &Policy, tool: &str, input: Value) -> Decision {
         let cx = LineContext {
             cwd: &lowered.cwd,
             session: &session,
-            timestamp: "2026-01-01T00:00:00Z",
+            timestamp: "2026-01-01T00:00:00Z".parse().ok(),
             id: "a1",
             exe: None,
         };
@@ -456,13 +456,13 @@ fn bad_json_is_an_error_with_file_line_and_column() {
         ".claude/settings.json".to_owned(),
         "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\",]\n  }\n}\n".to_owned(),
     )];
-    let err = claude(&files, CWD, HOME).unwrap_err();
+    let err = claude(&files, CWD, HOME).unwrap_err().to_string();
     assert!(err.starts_with(".claude/settings.json:3:"), "{err}");
     let files = vec![(
         "s.json".to_owned(),
         json!({"permissions": {"allow": "Bash"}}).to_string(),
     )];
-    let err = claude(&files, CWD, HOME).unwrap_err();
+    let err = claude(&files, CWD, HOME).unwrap_err().to_string();
     assert!(err.contains("`permissions.allow` must be a list"), "{err}");
 }
 

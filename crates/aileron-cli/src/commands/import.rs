@@ -91,7 +91,8 @@ pub fn run(args: Args) -> Result<u8, String> {
     let cwd_text = cwd
         .to_str()
         .ok_or_else(|| format!("the current directory {} is not UTF-8", cwd.display()))?;
-    let imported = aileron_hooks::import::claude(&files, cwd_text, &home)?;
+    let imported =
+        aileron_hooks::import::claude(&files, cwd_text, &home).map_err(|e| e.to_string())?;
 
     match args.output.as_ref().filter(|o| o.as_os_str() != "-") {
         None => {

@@ -25,10 +25,11 @@ pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, String> {
         aileron: aileron.to_string_lossy().into_owned(),
     };
     let report = if remove {
-        install::uninstall(&target)?
+        install::uninstall(&target)
     } else {
-        install::install(&target)?
-    };
+        install::install(&target)
+    }
+    .map_err(|e| e.to_string())?;
     let verb = if remove { "removed from" } else { "written to" };
     if report.changed.is_empty() {
         let state = if remove {

@@ -203,7 +203,7 @@ fn gemini_session_home(
 fn gemini_add_hook(text: &str, group: &serde_json::Value) -> Result<String, String> {
     use aileron_hooks::jsonedit::{self, Node};
     let text = if text.trim().is_empty() { "{}" } else { text };
-    let root = jsonedit::parse(text)?;
+    let root = jsonedit::parse(text).map_err(|e| e.to_string())?;
     if !matches!(root, Node::Object { .. }) {
         return Err("the settings are not a JSON object".to_owned());
     }
@@ -301,7 +301,7 @@ fn opencode(cx: &SetupContext) -> Result<AgentSetup, String> {
 fn opencode_add_plugin(text: &str, url: &str) -> Result<String, String> {
     use aileron_hooks::jsonedit::{self, Node};
     let text = if text.trim().is_empty() { "{}" } else { text };
-    let root = jsonedit::parse(text)?;
+    let root = jsonedit::parse(text).map_err(|e| e.to_string())?;
     if !matches!(root, Node::Object { .. }) {
         return Err("the config is not a JSON object".to_owned());
     }
