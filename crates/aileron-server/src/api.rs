@@ -251,7 +251,7 @@ async fn record_action(
     let c = caller(c);
     match app.record(rec, None, Some(&c), None).await {
         Ok(seq) => ok(json!({"seq": seq})),
-        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e),
+        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }
 }
 

@@ -2,11 +2,11 @@
 //! validated, compiled, exported), policies per working directory, session
 //! state, evaluation with human approval, the action log.
 
-use crate::Config;
 use crate::auth::{self, Caller, Role};
 use crate::db::{ActionRow, Db};
 use crate::pending::{AnswerKind, PendingView, Queue, Resolution};
 use crate::rules::{Invalid, Saved, StoredRule};
+use crate::{Config, Error, PolicyError};
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
 use aileron_config::LoadOptions;
 use aileron_config::server_rules::{self, RuleEntry};
@@ -58,7 +58,7 @@ pub struct Resolved {
 
 struct Cached {
     generation: u64,
-    result: Result<Arc<Resolved>, String>,
+    result: Result<Arc<Resolved>, PolicyError>,
     base: Option<Arc<(Policy, Option<PathBuf>, PathBuf)>>,
     stamps: Vec<(PathBuf, Option<(SystemTime, u64)>)>,
     checked_at: Instant,
@@ -67,7 +67,7 @@ struct Cached {
 
 struct WriteReq {
     row: ActionRow,
-    done: oneshot::Sender<Result<i64, String>>,
+    done: oneshot::Sender<Result<i64, Error>>,
 }
 
 /// Everything a request handler needs.
@@ -132,7 +132,7 @@ impl App {
         cfg: Config,
         db: Db,
         shutdown: tokio::sync::watch::Receiver<bool>,
-    ) -> Result<Arc<App>, String> {
+    ) -> Result<Arc<App>, Error> {
         let (tx, rx) = mpsc::channel(4096);
         let app = Arc::new(App {
             cfg,
@@ -165,7 +165,7 @@ impl App {
     // ---- tokens ----------------------------------------------------------
 
     /// The caller a bearer token stands for, if it is known.
-    pub async fn caller(&self, token: &str) -> Result<Option<Caller>, String> {
+    pub async fn caller(&self, token: &str) -> Result<Option<Caller>, Error> {
         let hash = auth::token_hash(token);
         let id = hash[..16].to_owned();
         let known = self
@@ -180,8 +180,7 @@ impl App {
                 let role = self
                     .db
                     .token_role(&hash)
-                    .await
-                    .map_err(|e| e.to_string())?
+                    .await?
                     .and_then(|r| Role::parse(&r));
                 if let Some(r) = role {
                     let mut t = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
@@ -200,10 +199,10 @@ impl App {
 
     /// Reads every rule from the database and compiles them. A stored rule
     /// that no longer compiles is left out and reported.
-    pub async fn reload_rules(&self) -> Result<(), String> {
+    pub async fn reload_rules(&self) -> Result<(), Error> {
         let _guard = self.rules_lock.lock().await;
-        let version = self.db.rules_version().await.map_err(|e| e.to_string())?;
-        let rows = self.db.rules().await.map_err(|e| e.to_string())?;
+        let version = self.db.rules_version().await?;
+        let rows = self.db.rules().await?;
         let home = self.home();
         let mut rules = Vec::new();
         for row in &rows {
@@ -349,9 +348,9 @@ impl App {
         }
     }
 
-    pub async fn delete_rule(&self, id: &str) -> Result<bool, String> {
+    pub async fn delete_rule(&self, id: &str) -> Result<bool, Error> {
         let _guard = self.rules_lock.lock().await;
-        let (n, version) = self.db.delete_rule(id).await.map_err(|e| e.to_string())?;
+        let (n, version) = self.db.delete_rule(id).await?;
         self.saw_own_write(version);
         let current = self.rules.load_full();
         let rest: Vec<StoredRule> = current
@@ -407,7 +406,7 @@ impl App {
 
     /// The policy in force for an action's working directory, with the
     /// database rules as layer 7.
-    pub async fn policy_for(&self, cwd: Option<&str>) -> Result<Arc<Resolved>, String> {
+    pub async fn policy_for(&self, cwd: Option<&str>) -> Result<Arc<Resolved>, Error> {
         let key = cwd.unwrap_or("").to_owned();
         let rules = self.rules.load_full();
         let cached = self
@@ -420,7 +419,7 @@ impl App {
             && c.checked_at.elapsed() < RECHECK
             && c.generation == rules.generation
         {
-            return c.result.clone();
+            return c.result.clone().map_err(Error::Policy);
         }
         let opts = self.load_options(cwd);
         let mut base = None;
@@ -436,9 +435,8 @@ impl App {
             Some(b) => Ok(b),
             None => {
                 let o = opts.clone();
-                let loaded = tokio::task::spawn_blocking(move || aileron_config::load(&o, None))
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let loaded =
+                    tokio::task::spawn_blocking(move || aileron_config::load(&o, None)).await?;
                 match loaded {
                     Ok(l) => {
                         let audit = aileron_config::audit_log_path(
@@ -457,10 +455,7 @@ impl App {
             _ => Instant::now(),
         };
         let (result, base) = match base {
-            Err(d) => (
-                Err(format!("the policy does not load: {}", headline(&d))),
-                None,
-            ),
+            Err(d) => (Err(PolicyError::DoesNotLoad(d)), None),
             Ok(b) => {
                 let combined = b.0.with_rules(rules.compiled());
                 let r = match combined {
@@ -469,10 +464,7 @@ impl App {
                         project_file: b.1.clone(),
                         audit_path: b.2.clone(),
                     })),
-                    Err(d) => Err(format!(
-                        "the policy does not load with the server's rules: {}",
-                        headline(&Diagnostics(d))
-                    )),
+                    Err(d) => Err(PolicyError::ConflictsWithRules(Diagnostics(d))),
                 };
                 (r, Some(b))
             }
@@ -491,7 +483,7 @@ impl App {
             map.clear();
         }
         map.insert(key, entry);
-        result
+        result.map_err(Error::Policy)
     }
 
     // ---- evaluation ------------------------------------------------------
@@ -553,7 +545,7 @@ impl App {
                 (decided, policy_verdict, r.audit_path.clone(), reviewer)
             }
             Err(e) => {
-                let verdict = deny(e.clone());
+                let verdict = deny(e.to_string());
                 let decided = Decided::refused(None, verdict.clone(), action.clone(), None);
                 (
                     decided,
@@ -810,7 +802,7 @@ impl App {
         action: Option<&Action>,
         caller: Option<&Caller>,
         audit_path: Option<PathBuf>,
-    ) -> Result<i64, String> {
+    ) -> Result<i64, Error> {
         let record = record.masked(&self.masker);
         // The JSONL line and the database row are written side by side.
         let audit = audit_path.map(|path| {
@@ -818,7 +810,7 @@ impl App {
             tokio::task::spawn_blocking(move || {
                 AuditLog::new(path.clone())
                     .append(&rec)
-                    .map_err(|e| format!("{}: {e}", path.display()))
+                    .map_err(|source| Error::AppendAudit { path, source })
             })
         });
         let action_json = match action {
@@ -851,13 +843,12 @@ impl App {
             self.writer
                 .send(WriteReq { row, done })
                 .await
-                .map_err(|_| "the action log writer has stopped".to_owned())?;
-            rx.await
-                .map_err(|_| "the action log writer has stopped".to_owned())?
+                .map_err(|_| Error::WriterStopped)?;
+            rx.await.map_err(|_| Error::WriterStopped)?
         };
         let appended = async {
             match audit {
-                Some(task) => task.await.map_err(|e| e.to_string())?,
+                Some(task) => task.await?,
                 None => Ok(()),
             }
         };
@@ -914,15 +905,6 @@ pub fn action_from_record(rec: &AuditRecord) -> Value {
 /// An audit record for an action that has none yet (fields by hand).
 pub fn audit_action(action: &Action) -> AuditAction {
     AuditAction::from_action(action)
-}
-
-fn headline(d: &Diagnostics) -> String {
-    let first = d.0.first().map(|d| d.headline()).unwrap_or_default();
-    if d.0.len() > 1 {
-        format!("{first} (and {} more)", d.0.len() - 1)
-    } else {
-        first
-    }
 }
 
 /// Modification stamps of the files a policy came from, and of the
@@ -1004,9 +986,9 @@ async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
                 }
             }
             Err(e) => {
-                let msg = format!("database error: {e}");
+                let e = Arc::new(e);
                 for req in batch {
-                    let _ = req.done.send(Err(msg.clone()));
+                    let _ = req.done.send(Err(Error::StoreActions(Arc::clone(&e))));
                 }
             }
         }

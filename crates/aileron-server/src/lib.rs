@@ -10,12 +10,14 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod db;
+mod error;
 pub mod notify;
 pub mod pending;
 pub mod rules;
 
 use crate::auth::Role;
 use crate::db::Db;
+pub use crate::error::{Error, PolicyError};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -114,18 +116,6 @@ impl Config {
     }
 }
 
-/// What went wrong starting the server.
-#[derive(Debug)]
-pub struct Error(pub String);
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
-
 /// A running server.
 pub struct Server {
     pub addr: SocketAddr,
@@ -144,12 +134,17 @@ impl Server {
     /// Opens the database (creating and migrating it), makes the first
     /// tokens, binds and starts serving.
     pub async fn start(mut cfg: Config) -> Result<Server, Error> {
-        create_private_dir(&cfg.data_dir)
-            .map_err(|e| Error(format!("{}: {e}", cfg.data_dir.display())))?;
+        create_private_dir(&cfg.data_dir).map_err(|source| Error::CreateDataDir {
+            path: cfg.data_dir.clone(),
+            source,
+        })?;
         cfg.approvers.extend(read_approvers(&cfg.data_dir)?);
         let db = Db::open(&cfg.database_url())
             .await
-            .map_err(|e| Error(format!("database {}: {e}", redact_url(&cfg.database_url()))))?;
+            .map_err(|source| Error::OpenDatabase {
+                url: redact_url(&cfg.database_url()),
+                source,
+            })?;
         let now = aileron_audit::now_rfc3339();
         let (admin_token, first_admin) =
             ensure_token(&db, &cfg.data_dir, ADMIN_TOKEN_FILE, Role::Admin, &now).await?;
@@ -157,13 +152,14 @@ impl Server {
             ensure_token(&db, &cfg.data_dir, AGENT_TOKEN_FILE, Role::Agent, &now).await?;
         let listener = tokio::net::TcpListener::bind(cfg.listen)
             .await
-            .map_err(|e| Error(format!("cannot listen on {}: {e}", cfg.listen)))?;
-        let addr = listener.local_addr().map_err(|e| Error(e.to_string()))?;
+            .map_err(|source| Error::Listen {
+                addr: cfg.listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(Error::LocalAddr)?;
         cfg.listen = addr;
         let (tx, rx) = tokio::sync::watch::channel(false);
-        let app = app::App::new(cfg.clone(), db, rx.clone())
-            .await
-            .map_err(Error)?;
+        let app = app::App::new(cfg.clone(), db, rx.clone()).await?;
         app.export_rules().await;
         app.spawn_rules_watch();
         let router = api::router(app.clone());
@@ -183,7 +179,7 @@ impl Server {
                 format!("{info}\n").as_bytes(),
                 0o600,
             )
-            .map_err(|e| Error(format!("{SERVER_FILE}: {e}")))?;
+            .map_err(|source| Error::WriteServerFile { source })?;
         }
         Ok(Server {
             addr,
@@ -309,10 +305,10 @@ fn read_approvers(data_dir: &Path) -> Result<Vec<WebhookApprover>, Error> {
     let path = data_dir.join(APPROVERS_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            serde_json::from_str(&text).map_err(|e| Error(format!("{}: {e}", path.display())))
+            serde_json::from_str(&text).map_err(|source| Error::ApproversNotJson { path, source })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(Error(format!("{}: {e}", path.display()))),
+        Err(source) => Err(Error::ReadApprovers { path, source }),
     }
 }
 
@@ -326,20 +322,19 @@ async fn ensure_token(
     now: &str,
 ) -> Result<(String, bool), Error> {
     let path = dir.join(file);
-    let err = |e: std::io::Error| Error(format!("{}: {e}", path.display()));
     let (token, created) = match std::fs::read_to_string(&path) {
         Ok(t) if !t.trim().is_empty() => (t.trim().to_owned(), false),
-        Ok(_) => return Err(Error(format!("{}: empty token file", path.display()))),
+        Ok(_) => return Err(Error::EmptyTokenFile { path }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let t = auth::new_token();
-            write_secret(&path, &t).map_err(err)?;
+            write_secret(&path, &t).map_err(|source| Error::CreateTokenFile { path, source })?;
             (t, true)
         }
-        Err(e) => return Err(err(e)),
+        Err(source) => return Err(Error::ReadTokenFile { path, source }),
     };
     db.insert_token(&auth::token_hash(&token), role.as_str(), Some(file), now)
         .await
-        .map_err(|e| Error(format!("database: {e}")))?;
+        .map_err(Error::StoreToken)?;
     Ok((token, created))
 }
 
@@ -364,7 +359,7 @@ pub async fn create_token(db: &Db, role: Role, name: Option<&str>) -> Result<Str
         &aileron_audit::now_rfc3339(),
     )
     .await
-    .map_err(|e| Error(format!("database: {e}")))?;
+    .map_err(Error::StoreToken)?;
     Ok(token)
 }
 

@@ -2,6 +2,7 @@
 //! Aileron's API form, validation with the loader's messages, the compiled
 //! set the evaluator uses.
 
+use crate::Error;
 use crate::db::{RuleRow, RuleWrite};
 use aileron_config::server_rules::RuleEntry;
 use aileron_engine::{Diagnostic, Diagnostics, Policy, Rule};
@@ -36,9 +37,12 @@ impl StoredRule {
         Value::Object(m)
     }
 
-    pub fn from_row(row: &RuleRow, home: &str) -> Result<StoredRule, String> {
-        let spec: Map<String, Value> = serde_json::from_str(&row.source)
-            .map_err(|e| format!("rule `{}`: stored source is not JSON: {e}", row.id))?;
+    pub fn from_row(row: &RuleRow, home: &str) -> Result<StoredRule, Error> {
+        let spec: Map<String, Value> =
+            serde_json::from_str(&row.source).map_err(|source| Error::StoredRuleNotJson {
+                id: row.id.clone(),
+                source,
+            })?;
         let entry = RuleEntry {
             id: row.id.clone(),
             label: row.label.clone(),
@@ -46,7 +50,7 @@ impl StoredRule {
         };
         let rule = entry
             .compile(&format!("rules/{}", row.id), home)
-            .map_err(|d| Diagnostics(d).to_string())?;
+            .map_err(|d| Error::StoredRuleInvalid(Diagnostics(d)))?;
         Ok(StoredRule {
             entry,
             rule,

@@ -24,7 +24,7 @@ async fn open(
         .await
         .map_err(|e| format!("database {}: {e}", aileron_server::redact_url(&url)))?;
     let (tx, rx) = tokio::sync::watch::channel(false);
-    let app = App::new(cfg, db, rx).await?;
+    let app = App::new(cfg, db, rx).await.map_err(|e| e.to_string())?;
     Ok((app, tx))
 }
 
