@@ -1,3 +1,6 @@
-//! Parts shared by the `aileron` and `aileron-sh` binaries.
+//! Parts shared by the `aileron`, `aileron-sh` and `aileron-server` binaries.
 
+mod error;
 pub mod lean;
+
+pub use error::Error;

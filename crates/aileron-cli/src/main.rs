@@ -292,8 +292,8 @@ fn run() -> u8 {
     };
     match result {
         Ok(code) => code,
-        Err(msg) => {
-            eprintln!("aileron: {msg}");
+        Err(e) => {
+            eprintln!("aileron: {e}");
             2
         }
     }

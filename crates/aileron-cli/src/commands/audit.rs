@@ -2,6 +2,7 @@
 
 use super::{EXIT_POLICY, current_dir};
 use aileron_audit::{Filter, FollowOptions, format_line};
+use aileron_cli::Error;
 use aileron_config::LoadOptions;
 use std::path::PathBuf;
 
@@ -12,7 +13,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args) -> Result<u8, String> {
+pub fn run(args: Args) -> Result<u8, Error> {
     let path = match args.file {
         Some(f) => f,
         None => {
@@ -36,14 +37,12 @@ pub fn run(args: Args) -> Result<u8, String> {
         }
     };
     let now = std::time::SystemTime::now();
-    args.filter.validate(now).map_err(|e| e.to_string())?;
+    args.filter.validate(now)?;
     let result = match aileron_audit::read(&path, &args.filter, now) {
         Ok(r) => r,
         Err(e) if e.is_not_found() && args.follow => Default::default(),
-        Err(e) if e.is_not_found() => {
-            return Err(format!("no audit log at {} yet", path.display()));
-        }
-        Err(e) => return Err(e.to_string()),
+        Err(e) if e.is_not_found() => return Err(Error::NoAuditLog { path }),
+        Err(e) => return Err(e.into()),
     };
     result.records.iter().for_each(print);
     if result.malformed > 0 {
@@ -59,8 +58,7 @@ pub fn run(args: Args) -> Result<u8, String> {
         aileron_audit::follow(&path, &args.filter, &opts, |rec| {
             print(rec);
             true
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
     }
     Ok(0)
 }

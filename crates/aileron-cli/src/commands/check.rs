@@ -1,6 +1,7 @@
 //! `aileron check` and `aileron test`.
 
 use super::{EXIT_POLICY, current_dir, load};
+use aileron_cli::Error;
 use aileron_engine::{Diagnostic, Diagnostics, Layer, Policy, Source};
 use serde_json::json;
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ pub fn run(
     as_json: bool,
     full: bool,
     deny_warnings: bool,
-) -> Result<u8, String> {
+) -> Result<u8, Error> {
     let cwd = current_dir()?;
     if let Some(p) = &path
         && !p.is_file()
@@ -110,7 +111,7 @@ fn warnings(policy: &Policy) -> Vec<Diagnostic> {
     warnings
 }
 
-fn finish(as_json: bool, report: serde_json::Value, text: &str) -> Result<u8, String> {
+fn finish(as_json: bool, report: serde_json::Value, text: &str) -> Result<u8, Error> {
     if as_json {
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON"));
     } else {

@@ -1,6 +1,7 @@
 //! `aileron explain`: how one command or Action is decided.
 
 use super::{EXIT_POLICY, current_dir, load};
+use aileron_cli::Error;
 use aileron_engine::{Action, Explanation, LineContext, LineVerdict, Session, State, Verdict};
 use serde_json::json;
 use std::io::Read;
@@ -16,9 +17,13 @@ pub struct Args {
 
 const NOW: &str = "1970-01-01T00:00:00Z";
 
-pub fn run(args: Args) -> Result<u8, String> {
+pub fn run(args: Args) -> Result<u8, Error> {
     let cwd = match args.cwd {
-        Some(c) => std::fs::canonicalize(&c).map_err(|e| format!("--cwd {}: {e}", c.display()))?,
+        Some(c) => std::fs::canonicalize(&c).map_err(|source| Error::BadPath {
+            option: "--cwd",
+            path: c,
+            source,
+        })?,
         None => current_dir()?,
     };
     let loaded = match load(args.policy, cwd.clone()) {
@@ -43,13 +48,19 @@ pub fn run(args: Args) -> Result<u8, String> {
             let mut s = String::new();
             std::io::stdin()
                 .read_to_string(&mut s)
-                .map_err(|e| format!("stdin: {e}"))?;
+                .map_err(Error::ReadStdin)?;
             s
         } else {
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?
+            std::fs::read_to_string(&path).map_err(|source| Error::ReadAction {
+                path: path.clone(),
+                source,
+            })?
         };
-        let mut action: Action = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: invalid action: {e}", path.display()))?;
+        let mut action: Action =
+            serde_json::from_str(&text).map_err(|source| Error::InvalidAction {
+                path: path.clone(),
+                source,
+            })?;
         if action.timestamp.is_empty() {
             action.timestamp = now;
         }

@@ -13,11 +13,10 @@ static ALARM_REPLY: AtomicPtr<Reply> = AtomicPtr::new(std::ptr::null_mut());
 
 pub fn run(agent_name: &str) -> u8 {
     let Some(agent) = Agent::parse(agent_name) else {
-        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-        eprintln!(
-            "aileron: unknown agent `{agent_name}` (expected one of: {})",
-            names.join(", ")
-        );
+        let unknown = aileron_cli::Error::UnknownAgent {
+            name: agent_name.to_owned(),
+        };
+        eprintln!("aileron: {unknown}");
         // Unknown to us, so we cannot speak its format: exit 2 blocks in most.
         return 2;
     };

@@ -16,6 +16,7 @@
 //! cannot be read or written).
 
 use super::current_dir;
+use aileron_cli::Error;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -29,19 +30,18 @@ pub struct Args {
 /// Agents `aileron import` reads, by the names it accepts.
 const AGENTS: &[&str] = &["claude"];
 
-pub fn run(args: Args) -> Result<u8, String> {
+pub fn run(args: Args) -> Result<u8, Error> {
     if !matches!(args.agent.as_str(), "claude" | "claude-code") {
-        return Err(format!(
-            "cannot import from `{}`; supported agents: {}",
-            args.agent,
-            AGENTS.join(", ")
-        ));
+        return Err(Error::CannotImportFrom {
+            agent: args.agent,
+            supported: AGENTS,
+        });
     }
     let cwd = current_dir()?;
     let home = std::env::var("HOME")
         .ok()
         .filter(|h| h.starts_with('/'))
-        .ok_or("HOME is not set to an absolute path")?;
+        .ok_or(Error::NoHome)?;
     // (shown name, path to read), lowest precedence first.
     let sources: Vec<(String, PathBuf)> = if args.from.is_empty() {
         let candidates = [
@@ -66,14 +66,9 @@ pub fn run(args: Args) -> Result<u8, String> {
             }
         }
         if found.is_empty() {
-            let looked: Vec<String> = candidates
-                .iter()
-                .map(|(_, p)| p.display().to_string())
-                .collect();
-            return Err(format!(
-                "no Claude Code settings found; looked for {} (name one with --from FILE)",
-                looked.join(", ")
-            ));
+            return Err(Error::NoClaudeSettings {
+                looked: candidates.into_iter().map(|(_, p)| p).collect(),
+            });
         }
         found
     } else {
@@ -84,32 +79,26 @@ pub fn run(args: Args) -> Result<u8, String> {
     };
     let mut files = Vec::new();
     for (shown, path) in sources {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
         files.push((shown, text));
     }
     let cwd_text = cwd
         .to_str()
-        .ok_or_else(|| format!("the current directory {} is not UTF-8", cwd.display()))?;
-    let imported =
-        aileron_hooks::import::claude(&files, cwd_text, &home).map_err(|e| e.to_string())?;
+        .ok_or_else(|| Error::CurrentDirNotUtf8 { path: cwd.clone() })?;
+    let imported = aileron_hooks::import::claude(&files, cwd_text, &home)?;
 
     match args.output.as_ref().filter(|o| o.as_os_str() != "-") {
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(imported.yaml.as_bytes())
                 .and_then(|()| out.flush())
-                .map_err(|e| format!("cannot write the policy: {e}"))?;
+                .map_err(Error::WritePolicy)?;
         }
         Some(path) => {
             if path.exists() && !args.force {
-                return Err(format!(
-                    "{} already exists; use --force to overwrite it",
-                    path.display()
-                ));
+                return Err(Error::Exists { path: path.clone() });
             }
-            std::fs::write(path, &imported.yaml)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(path, &imported.yaml).map_err(Error::io("write", path))?;
             eprintln!("wrote {}", path.display());
         }
     }

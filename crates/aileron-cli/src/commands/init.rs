@@ -1,16 +1,14 @@
 //! `aileron init`: a starter policy for the languages found here.
 
 use super::current_dir;
+use aileron_cli::Error;
 use aileron_engine::profiles::LANGUAGE_MARKERS;
 
-pub fn run(force: bool) -> Result<u8, String> {
+pub fn run(force: bool) -> Result<u8, Error> {
     let cwd = current_dir()?;
     let path = cwd.join(aileron_config::POLICY_FILE);
     if path.exists() && !force {
-        return Err(format!(
-            "{} already exists; use --force to overwrite it",
-            path.display()
-        ));
+        return Err(Error::Exists { path });
     }
     let mut langs: Vec<&str> = Vec::new();
     for (marker, profile) in LANGUAGE_MARKERS {
@@ -19,7 +17,7 @@ pub fn run(force: bool) -> Result<u8, String> {
         }
     }
     let text = starter_policy(&langs);
-    std::fs::write(&path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    std::fs::write(&path, &text).map_err(Error::io("write", &path))?;
     let found = if langs.is_empty() {
         "no language detected".to_owned()
     } else {

@@ -1,21 +1,20 @@
 //! `aileron install AGENT` / `aileron uninstall AGENT`.
 
+use aileron_cli::Error;
 use aileron_hooks::Agent;
 use aileron_hooks::install::{self, Target};
 
-pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, String> {
+pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, Error> {
     let Some(agent) = Agent::parse(agent) else {
-        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-        return Err(format!(
-            "unknown agent `{agent}` (expected one of: {})",
-            names.join(", ")
-        ));
+        return Err(Error::UnknownAgent {
+            name: agent.to_owned(),
+        });
     };
     let cwd = super::current_dir()?;
     let load = aileron_config::LoadOptions::from_env(cwd.clone());
     let aileron = std::env::current_exe()
         .and_then(std::fs::canonicalize)
-        .map_err(|e| format!("cannot find the aileron binary's own path: {e}"))?;
+        .map_err(Error::OwnPath)?;
     let target = Target {
         agent,
         user,
@@ -28,8 +27,7 @@ pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, String> {
         install::uninstall(&target)
     } else {
         install::install(&target)
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     let verb = if remove { "removed from" } else { "written to" };
     if report.changed.is_empty() {
         let state = if remove {

@@ -2,6 +2,7 @@
 //! at `aileron-sh`, a fresh session, and a scrubbed environment.
 
 use super::{EXIT_POLICY, current_dir, launch_agents, load};
+use aileron_cli::Error;
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
 use aileron_session::{Config, Decider, TtyPrompter};
@@ -20,7 +21,7 @@ pub struct Args {
     pub program: Vec<String>,
 }
 
-pub fn run(args: Args) -> Result<u8, String> {
+pub fn run(args: Args) -> Result<u8, Error> {
     let cwd = current_dir()?;
     // Refuse to start under a policy that does not load: fail closed, say why.
     let loaded = match load(args.policy.clone(), cwd.clone()) {
@@ -31,7 +32,7 @@ pub fn run(args: Args) -> Result<u8, String> {
             return Ok(EXIT_POLICY);
         }
     };
-    let (program, program_args) = args.program.split_first().ok_or("nothing to launch")?;
+    let (program, program_args) = args.program.split_first().ok_or(Error::NothingToLaunch)?;
     let asked_enforce = args.enforce.is_some();
     let enforce = match enforcement(args.enforce.as_deref()) {
         Ok(e) => e,
@@ -44,7 +45,7 @@ pub fn run(args: Args) -> Result<u8, String> {
     let session_id = random_id()?;
     let runtime = runtime_dir(&session_id)?;
     let bin = runtime.join("bin");
-    std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    std::fs::create_dir_all(&bin).map_err(Error::io("create", &bin))?;
     let real_shell = real_shell(&runtime);
     let shell_name = Path::new(&real_shell)
         .file_name()
@@ -53,7 +54,7 @@ pub fn run(args: Args) -> Result<u8, String> {
         .to_owned();
     // Agents check the shell's name (Claude Code wants bash or zsh), so the shim wears it.
     let shim_link = bin.join(&shell_name);
-    symlink(&shim, &shim_link).map_err(|e| format!("cannot link {}: {e}", shim_link.display()))?;
+    symlink(&shim, &shim_link).map_err(Error::io("link", &shim_link))?;
     if shell_name != "bash" {
         let _ = symlink(&shim, bin.join("bash"));
     }
@@ -81,14 +82,13 @@ pub fn run(args: Args) -> Result<u8, String> {
         },
         Box::new(TtyPrompter::default()),
     ));
-    let listener = std::os::unix::net::UnixListener::bind(&socket)
-        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    let listener =
+        std::os::unix::net::UnixListener::bind(&socket).map_err(Error::io("listen on", &socket))?;
     aileron_session::server::serve(listener, Arc::clone(&decider));
 
     let shim_shell = shim_link.to_string_lossy().into_owned();
     let mut args: Vec<String> = program_args.to_vec();
-    let aileron =
-        std::env::current_exe().map_err(|e| format!("cannot find the aileron executable: {e}"))?;
+    let aileron = std::env::current_exe().map_err(Error::Executable)?;
     let setup = match agent.as_deref() {
         Some(name) => launch_agents::setup(
             name,
@@ -109,8 +109,9 @@ pub fn run(args: Args) -> Result<u8, String> {
     let resolved = if enforce.is_none() {
         PathBuf::from(program)
     } else {
-        find_program(program, &env)
-            .ok_or_else(|| format!("cannot run {program}: not found in PATH"))?
+        find_program(program, &env).ok_or_else(|| Error::NotInPath {
+            program: program.clone(),
+        })?
     };
     let mut cmd = std::process::Command::new(&resolved);
     std::os::unix::process::CommandExt::arg0(&mut cmd, program);
@@ -138,7 +139,7 @@ pub fn run(args: Args) -> Result<u8, String> {
         ));
     }
     let status = if enforce.is_none() {
-        cmd.status()
+        cmd.status().map_err(Error::Process)
     } else {
         let audit_dir = aileron_config::audit_log_path(
             &loaded.policy,
@@ -173,12 +174,13 @@ pub fn run(args: Args) -> Result<u8, String> {
             audit_dir,
             &setup,
         )
-        .map_err(|e| e.to_string())
-        .and_then(|mut child| child.wait().map_err(|e| e.to_string()))
-        .map_err(std::io::Error::other)
+        .and_then(|mut child| child.wait().map_err(Error::Process))
     };
     let _ = std::fs::remove_dir_all(&runtime);
-    let status = status.map_err(|e| format!("cannot run {program}: {e}"))?;
+    let status = status.map_err(|e| Error::Run {
+        program: program.clone(),
+        source: Box::new(e),
+    })?;
     Ok(match (status.code(), status.signal()) {
         (Some(code), _) => code as u8,
         (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
@@ -188,21 +190,21 @@ pub fn run(args: Args) -> Result<u8, String> {
 
 /// What to enforce: `--enforce` as asked (refused where the kernel cannot),
 /// or by default all that the kernel supports, said on the terminal.
-fn enforcement(asked: Option<&str>) -> Result<Enforce, String> {
+fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
     let exec_support = files::seccomp_notify_available();
     let files_support = files::mount_namespace_available();
     match asked {
         Some(text) => {
-            let e = Enforce::parse(text).map_err(|e| e.to_string())?;
+            let e = Enforce::parse(text)?;
             if e.exec
-                && let Err(why) = &exec_support
+                && let Err(why) = exec_support
             {
-                return Err(format!("--enforce exec: {why} on this kernel"));
+                return Err(Error::CannotEnforceExec(why));
             }
             if e.files
-                && let Err(why) = &files_support
+                && let Err(why) = files_support
             {
-                return Err(format!("--enforce files: {why} on this system"));
+                return Err(Error::CannotEnforceFiles(why));
             }
             if e.is_none() {
                 eprintln!(
@@ -244,7 +246,7 @@ fn run_enforced(
     writable: Option<Vec<PathBuf>>,
     audit_dir: Option<PathBuf>,
     agent: &launch_agents::AgentSetup,
-) -> Result<std::process::Child, String> {
+) -> Result<std::process::Child, Error> {
     let writable = writable.map(|mut w| {
         w.extend(agent.writable.iter().cloned());
         w
@@ -259,8 +261,7 @@ fn run_enforced(
         // The audit log's directory exists before it is locked: the agent
         // cannot put a link to /dev/null in its place.
         if let Some(dir) = audit_dir {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
             protect.push(dir);
         }
         let _ = std::fs::create_dir_all(data_dir);
@@ -272,10 +273,7 @@ fn run_enforced(
                 .cloned()
                 .collect(),
         );
-        Some(
-            Lockdown::prepare(&protect, &secrets, writable.as_deref())
-                .map_err(|e| format!("--enforce files: {e}"))?,
-        )
+        Some(Lockdown::prepare(&protect, &secrets, writable.as_deref()).map_err(Error::Lockdown)?)
     } else {
         None
     };
@@ -297,8 +295,7 @@ fn run_enforced(
         let supervisor = Supervisor::new(fd, for_supervisor, launch_argv, &env);
         supervisor.start();
         let _ = slot.set(supervisor);
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     if let Some(supervisor) = started.get() {
         supervisor.set_root(child.id());
     }
@@ -401,14 +398,13 @@ fn find_program(program: &str, env: &[(String, String)]) -> Option<PathBuf> {
 }
 
 /// `aileron-sh` beside this executable.
-fn shim_path() -> Result<PathBuf, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find the aileron executable: {e}"))?;
+fn shim_path() -> Result<PathBuf, Error> {
+    let exe = std::env::current_exe().map_err(Error::Executable)?;
     let shim = exe.with_file_name("aileron-sh");
     if shim.is_file() {
         Ok(shim)
     } else {
-        Err(format!("{} is missing; reinstall aileron", shim.display()))
+        Err(Error::ShimMissing { path: shim })
     }
 }
 
@@ -458,26 +454,27 @@ pub fn scrubbed_env(
     (env, secrets)
 }
 
-fn random_id() -> Result<String, String> {
+fn random_id() -> Result<String, Error> {
     let mut bytes = [0u8; 12];
-    std::fs::File::open("/dev/urandom")
+    let urandom = Path::new("/dev/urandom");
+    std::fs::File::open(urandom)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
-        .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+        .map_err(Error::io("read", urandom))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// A private directory for the session's socket and shim links.
-fn runtime_dir(id: &str) -> Result<PathBuf, String> {
+fn runtime_dir(id: &str) -> Result<PathBuf, Error> {
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
     let base = std::env::var_os("XDG_RUNTIME_DIR")
         .filter(|d| Path::new(d).is_dir())
         .map(|d| PathBuf::from(d).join("aileron"))
         .unwrap_or_else(|| PathBuf::from(format!("/tmp/aileron-{uid}")));
-    std::fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+    std::fs::create_dir_all(&base).map_err(Error::io("create", &base))?;
     std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("cannot secure {}: {e}", base.display()))?;
+        .map_err(Error::io("secure", &base))?;
     let dir = base.join(id);
-    std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir(&dir).map_err(Error::io("create", &dir))?;
     Ok(dir)
 }

@@ -4,6 +4,7 @@
 //! One function per agent; an agent with no per-session configuration gets
 //! a note saying which of its actions the session cannot see.
 
+use aileron_cli::Error;
 use aileron_engine::Policy;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ pub struct SetupContext<'a> {
 }
 
 /// The setup for `agent` (the program's file name), if it is a known agent.
-pub fn setup(agent: &str, cx: &SetupContext) -> Result<AgentSetup, String> {
+pub fn setup(agent: &str, cx: &SetupContext) -> Result<AgentSetup, Error> {
     match agent {
         "claude" => claude_code(cx),
         "gemini" => gemini_cli(cx),
@@ -51,11 +52,10 @@ pub fn setup(agent: &str, cx: &SetupContext) -> Result<AgentSetup, String> {
 /// Claude Code takes hooks and disallowed tools for one session on its
 /// command line, so every tool call (not only shell commands) is decided
 /// here without touching the user's settings files.
-fn claude_code(cx: &SetupContext) -> Result<AgentSetup, String> {
+fn claude_code(cx: &SetupContext) -> Result<AgentSetup, Error> {
     let settings = cx.runtime.join("claude-settings.json");
     let json = aileron_hooks::install::claude_code_session_settings(&cx.aileron.to_string_lossy());
-    std::fs::write(&settings, json.to_string())
-        .map_err(|e| format!("cannot write {}: {e}", settings.display()))?;
+    std::fs::write(&settings, json.to_string()).map_err(Error::io("write", &settings))?;
     let mut args = vec![
         "--settings".to_owned(),
         settings.to_string_lossy().into_owned(),
@@ -83,7 +83,7 @@ fn claude_code(cx: &SetupContext) -> Result<AgentSetup, String> {
 /// `~/.gemini` but `settings.json`, which is the user's settings with the
 /// hook added. History, credentials, trust and extensions stay the user's;
 /// the user's files are not changed.
-fn gemini_cli(cx: &SetupContext) -> Result<AgentSetup, String> {
+fn gemini_cli(cx: &SetupContext) -> Result<AgentSetup, Error> {
     let var = |name: &str| {
         cx.env
             .iter()
@@ -147,13 +147,12 @@ fn gemini_session_home(
     cx: &SetupContext,
     home: &Path,
     path: &str,
-) -> Result<std::path::PathBuf, String> {
+) -> Result<std::path::PathBuf, Error> {
     use std::os::unix::fs::symlink;
-    let err = |what: &Path, e: std::io::Error| format!("cannot set up {}: {e}", what.display());
     let real = home.join(".gemini");
     let session_home = cx.runtime.join("gemini-home");
     let dir = session_home.join(".gemini");
-    std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
+    std::fs::create_dir_all(&dir).map_err(Error::io("set up", &dir))?;
     // Gemini's own state directories, made where Gemini makes them on its
     // first run, so that what it writes there outlives the session.
     for d in ["tmp", "history"] {
@@ -167,7 +166,7 @@ fn gemini_session_home(
     for name in names(home) {
         if name != ".gemini" {
             symlink(home.join(&name), session_home.join(&name))
-                .map_err(|e| err(&session_home.join(&name), e))?;
+                .map_err(Error::io("set up", &session_home.join(&name)))?;
         }
     }
     let mut inner = names(&real);
@@ -176,14 +175,15 @@ fn gemini_session_home(
     inner.dedup();
     for name in inner {
         if name != "settings.json" {
-            symlink(real.join(&name), dir.join(&name)).map_err(|e| err(&dir.join(&name), e))?;
+            symlink(real.join(&name), dir.join(&name))
+                .map_err(Error::io("set up", &dir.join(&name)))?;
         }
     }
     let user = real.join("settings.json");
     let text = match std::fs::read_to_string(&user) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => "{}".to_owned(),
-        Err(e) => return Err(format!("cannot read {}: {e}", user.display())),
+        Err(e) => return Err(Error::io("read", &user)(e)),
     };
     let hook = aileron_hooks::install::gemini_session_settings(&cx.aileron.to_string_lossy());
     let mut group = hook["hooks"]["BeforeTool"][0].clone();
@@ -191,21 +191,23 @@ fn gemini_session_home(
     // PATH: the agent's own, without the shim, so that the hook is not a
     // shell command of the session to decide (and refuse) first.
     group["hooks"][0]["env"] = serde_json::json!({"PATH": path});
-    let merged = gemini_add_hook(&text, &group)
-        .map_err(|e| format!("cannot add Aileron's hook to {}: {e}", user.display()))?;
+    let merged = gemini_add_hook(&text, &group).map_err(|e| Error::AddGeminiHook {
+        path: user.clone(),
+        source: Box::new(e),
+    })?;
     let settings = dir.join("settings.json");
-    std::fs::write(&settings, merged).map_err(|e| err(&settings, e))?;
+    std::fs::write(&settings, merged).map_err(Error::io("set up", &settings))?;
     Ok(session_home)
 }
 
 /// `text` (Gemini settings, JSON with comments) with `group` added to
 /// `hooks.BeforeTool`; every other byte as it was.
-fn gemini_add_hook(text: &str, group: &serde_json::Value) -> Result<String, String> {
+fn gemini_add_hook(text: &str, group: &serde_json::Value) -> Result<String, Error> {
     use aileron_hooks::jsonedit::{self, Node};
     let text = if text.trim().is_empty() { "{}" } else { text };
-    let root = jsonedit::parse(text).map_err(|e| e.to_string())?;
+    let root = jsonedit::parse(text)?;
     if !matches!(root, Node::Object { .. }) {
-        return Err("the settings are not a JSON object".to_owned());
+        return Err(Error::SettingsNotAnObject);
     }
     let edit = match root.get("hooks") {
         None => jsonedit::add_member(
@@ -217,9 +219,9 @@ fn gemini_add_hook(text: &str, group: &serde_json::Value) -> Result<String, Stri
         Some(hooks @ Node::Object { .. }) => match hooks.get("BeforeTool") {
             None => jsonedit::add_member(text, hooks, "BeforeTool", &serde_json::json!([group])),
             Some(list @ Node::Array { .. }) => jsonedit::push_item(text, list, group),
-            Some(_) => return Err("`hooks.BeforeTool` is not a list".to_owned()),
+            Some(_) => return Err(Error::KeyNotAList("hooks.BeforeTool")),
         },
-        Some(_) => return Err("`hooks` is not an object".to_owned()),
+        Some(_) => return Err(Error::KeyNotAnObject("hooks")),
     };
     Ok(jsonedit::apply(text, &edit))
 }
@@ -229,7 +231,7 @@ fn gemini_add_hook(text: &str, group: &serde_json::Value) -> Result<String, Stri
 /// by its hash, decides every `exec_command`, `apply_patch`, `view_image`
 /// and MCP call. Codex runs commands with the passwd entry's shell, never
 /// `$SHELL` or `PATH`, so the shim does not see them.
-fn codex(cx: &SetupContext) -> Result<AgentSetup, String> {
+fn codex(cx: &SetupContext) -> Result<AgentSetup, Error> {
     Ok(AgentSetup {
         args: aileron_hooks::install::codex_session_hooks(&cx.aileron.to_string_lossy()),
         notes: vec![
@@ -262,15 +264,15 @@ const CLAUDE_CODE_TOOLS: &[&str] = &[
 /// the runtime directory) decides every tool call, the user's
 /// `OPENCODE_CONFIG_CONTENT` is kept with the plugin added to its list.
 /// opencode runs its bash tool with `$SHELL -c`, the shim, as well.
-fn opencode(cx: &SetupContext) -> Result<AgentSetup, String> {
+fn opencode(cx: &SetupContext) -> Result<AgentSetup, Error> {
     let dir = cx.runtime.join("opencode");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
     let plugin = dir.join("aileron.js");
     std::fs::write(
         &plugin,
         aileron_hooks::install::opencode_plugin(&cx.aileron.to_string_lossy()),
     )
-    .map_err(|e| format!("cannot write {}: {e}", plugin.display()))?;
+    .map_err(Error::io("write", &plugin))?;
     let user = cx
         .env
         .iter()
@@ -278,7 +280,7 @@ fn opencode(cx: &SetupContext) -> Result<AgentSetup, String> {
         .map(|(_, v)| v.as_str())
         .unwrap_or_default();
     let content = opencode_add_plugin(user, &file_url(&plugin))
-        .map_err(|e| format!("cannot add the gate plugin to OPENCODE_CONFIG_CONTENT: {e}"))?;
+        .map_err(|e| Error::AddGatePlugin(Box::new(e)))?;
     let mut notes = Vec::new();
     if cx
         .env
@@ -298,18 +300,18 @@ fn opencode(cx: &SetupContext) -> Result<AgentSetup, String> {
 
 /// `text` (an opencode config, JSON with comments, maybe empty) with `url`
 /// added to its `plugin` list; every other byte as it was.
-fn opencode_add_plugin(text: &str, url: &str) -> Result<String, String> {
+fn opencode_add_plugin(text: &str, url: &str) -> Result<String, Error> {
     use aileron_hooks::jsonedit::{self, Node};
     let text = if text.trim().is_empty() { "{}" } else { text };
-    let root = jsonedit::parse(text).map_err(|e| e.to_string())?;
+    let root = jsonedit::parse(text)?;
     if !matches!(root, Node::Object { .. }) {
-        return Err("the config is not a JSON object".to_owned());
+        return Err(Error::ConfigNotAnObject);
     }
     let item = serde_json::json!(url);
     let edit = match root.get("plugin") {
         None => jsonedit::add_member(text, &root, "plugin", &serde_json::json!([item])),
         Some(list @ Node::Array { .. }) => jsonedit::push_item(text, list, &item),
-        Some(_) => return Err("`plugin` is not a list".to_owned()),
+        Some(_) => return Err(Error::KeyNotAList("plugin")),
     };
     Ok(jsonedit::apply(text, &edit))
 }

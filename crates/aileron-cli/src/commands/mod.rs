@@ -8,6 +8,7 @@ pub mod install;
 pub mod launch;
 pub mod launch_agents;
 
+use aileron_cli::Error;
 use aileron_config::{LoadOptions, Loaded};
 use aileron_engine::Diagnostics;
 use std::path::PathBuf;
@@ -15,8 +16,8 @@ use std::path::PathBuf;
 /// Exit status when the policy is invalid or its tests fail.
 pub const EXIT_POLICY: u8 = 1;
 
-pub fn current_dir() -> Result<PathBuf, String> {
-    std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+pub fn current_dir() -> Result<PathBuf, Error> {
+    std::env::current_dir().map_err(Error::CurrentDir)
 }
 
 /// Loads the policy for the CLI: explicit path or the nearest aileron.yaml,

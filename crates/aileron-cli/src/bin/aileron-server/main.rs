@@ -95,6 +95,25 @@ enum RulesCommand {
     },
 }
 
+/// Creates the data directory and opens (creating and migrating) the
+/// database, for `token` and `rules`: what `serve` does first.
+async fn open_database(
+    cfg: &aileron_server::Config,
+) -> Result<aileron_server::db::Db, aileron_server::Error> {
+    use aileron_server::Error;
+    aileron_server::create_private_dir(&cfg.data_dir).map_err(|source| Error::CreateDataDir {
+        path: cfg.data_dir.clone(),
+        source,
+    })?;
+    let url = cfg.database_url();
+    aileron_server::db::Db::open(&url)
+        .await
+        .map_err(|source| Error::OpenDatabase {
+            url: aileron_server::redact_url(&url),
+            source,
+        })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -133,8 +152,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(msg) => {
-            eprintln!("aileron: {msg}");
+        Err(e) => {
+            eprintln!("aileron: {e}");
             ExitCode::from(2)
         }
     }

@@ -2,10 +2,10 @@
 //! to and from files, without loss.
 
 use crate::serve::runtime;
+use aileron_cli::Error;
 use aileron_config::server_rules::{self, RuleEntry};
 use aileron_server::Config;
 use aileron_server::app::App;
-use aileron_server::db::Db;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,17 +14,12 @@ use std::sync::Arc;
 /// Opens the database with the server's validation and export logic.
 async fn open(
     database: Option<String>,
-) -> Result<(Arc<App>, tokio::sync::watch::Sender<bool>), String> {
+) -> Result<(Arc<App>, tokio::sync::watch::Sender<bool>), aileron_server::Error> {
     let mut cfg = Config::from_env();
     cfg.database_url = database;
-    aileron_server::create_private_dir(&cfg.data_dir)
-        .map_err(|e| format!("{}: {e}", cfg.data_dir.display()))?;
-    let url = cfg.database_url();
-    let db = Db::open(&url)
-        .await
-        .map_err(|e| format!("database {}: {e}", aileron_server::redact_url(&url)))?;
+    let db = crate::open_database(&cfg).await?;
     let (tx, rx) = tokio::sync::watch::channel(false);
-    let app = App::new(cfg, db, rx).await.map_err(|e| e.to_string())?;
+    let app = App::new(cfg, db, rx).await?;
     Ok((app, tx))
 }
 
@@ -37,7 +32,7 @@ fn entries(app: &App) -> Vec<RuleEntry> {
         .collect()
 }
 
-pub fn list(database: Option<String>, json_out: bool) -> Result<ExitCode, String> {
+pub fn list(database: Option<String>, json_out: bool) -> Result<ExitCode, Error> {
     runtime()?.block_on(async {
         let (app, _stop) = open(database).await?;
         let set = app.rules.load_full();
@@ -75,12 +70,12 @@ pub fn export(
     database: Option<String>,
     format: &str,
     output: Option<PathBuf>,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, Error> {
     let text = runtime()?.block_on(async {
         let (app, _stop) = open(database).await?;
         let e = entries(&app);
         app.db.close().await;
-        Ok::<_, String>(match format {
+        Ok::<_, Error>(match format {
             "yaml" => server_rules::render(&e),
             "json" => {
                 let rules: Vec<Value> = e.iter().map(|e| Value::Object(e.to_mapping())).collect();
@@ -88,18 +83,23 @@ pub fn export(
                 s.push('\n');
                 s
             }
-            other => return Err(format!("--format {other}: expected yaml or json")),
+            other => return Err(Error::UnknownFormat(other.to_owned())),
         })
     })?;
     match output {
         None => print!("{text}"),
-        Some(p) => std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?,
+        Some(path) => {
+            std::fs::write(&path, text).map_err(|source| Error::WriteRules { path, source })?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn import(database: Option<String>, file: PathBuf) -> Result<ExitCode, String> {
-    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+pub fn import(database: Option<String>, file: PathBuf) -> Result<ExitCode, Error> {
+    let text = std::fs::read_to_string(&file).map_err(|source| Error::ReadRules {
+        path: file.clone(),
+        source,
+    })?;
     let cfg = Config::from_env();
     let home = cfg.home.to_string_lossy().into_owned();
     let name = file.to_string_lossy().into_owned();

@@ -1,5 +1,6 @@
 //! `aileron serve`: the HTTP API, the dashboard and the approval queue.
 
+use aileron_cli::Error;
 use aileron_server::Config;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,31 +12,33 @@ pub struct Args {
     pub allow_host: Vec<String>,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut cfg = Config::from_env();
-    if let Some(l) = args.listen {
-        cfg.listen = l
+    if let Some(text) = args.listen {
+        cfg.listen = text
             .parse()
-            .map_err(|e| format!("--listen {l}: {e} (expected IP:PORT, e.g. 127.0.0.1:7878)"))?;
+            .map_err(|source| Error::BadListen { text, source })?;
     }
     cfg.database_url = args.database;
     cfg.policy = match args.policy {
-        Some(p) => {
-            Some(std::fs::canonicalize(&p).map_err(|e| format!("--policy {}: {e}", p.display()))?)
-        }
+        Some(path) => Some(
+            std::fs::canonicalize(&path).map_err(|source| Error::BadPath {
+                option: "--policy",
+                path,
+                source,
+            })?,
+        ),
         None => None,
     };
     cfg.allowed_hosts = args.allow_host;
-    runtime()?
-        .block_on(aileron_server::serve(cfg))
-        .map_err(|e| e.to_string())?;
+    runtime()?.block_on(aileron_server::serve(cfg))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// A runtime for the commands that talk to the database or serve.
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
+        .map_err(Error::Runtime)
 }

@@ -2,9 +2,9 @@
 //! only its SHA-256.
 
 use crate::serve::runtime;
+use aileron_cli::Error;
 use aileron_server::Config;
 use aileron_server::auth::Role;
-use aileron_server::db::Db;
 use std::process::ExitCode;
 
 pub struct Args {
@@ -13,24 +13,17 @@ pub struct Args {
     pub database: Option<String>,
 }
 
-pub fn create(args: Args) -> Result<ExitCode, String> {
+pub fn create(args: Args) -> Result<ExitCode, Error> {
     let role = match args.role.as_str() {
         "agent" => Role::Agent,
         "approver" => Role::Approver,
-        other => return Err(format!("--role {other}: expected agent or approver")),
+        _ => return Err(Error::UnknownRole(args.role)),
     };
     let mut cfg = Config::from_env();
     cfg.database_url = args.database;
-    aileron_server::create_private_dir(&cfg.data_dir)
-        .map_err(|e| format!("{}: {e}", cfg.data_dir.display()))?;
-    let url = cfg.database_url();
     let token = runtime()?.block_on(async {
-        let db = Db::open(&url)
-            .await
-            .map_err(|e| format!("database {}: {e}", aileron_server::redact_url(&url)))?;
-        let t = aileron_server::create_token(&db, role, args.name.as_deref())
-            .await
-            .map_err(|e| e.to_string());
+        let db = crate::open_database(&cfg).await?;
+        let t = aileron_server::create_token(&db, role, args.name.as_deref()).await;
         db.close().await;
         t
     })?;
