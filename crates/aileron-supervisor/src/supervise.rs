@@ -305,8 +305,8 @@ impl Supervisor {
             return Err(Refusal::Errno(libc::ESRCH));
         }
         let named = resolve_target(pid, dirfd, &path, flags, &cwd)?;
-        let file = match std::fs::canonicalize(&named) {
-            Ok(f) => f,
+        let (file, meta, head) = match opened(&named) {
+            Ok(found) => found,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let target = std::fs::read_link(&named).unwrap_or_else(|_| named.clone());
                 let target = target.to_string_lossy();
@@ -325,10 +325,17 @@ impl Supervisor {
                 )));
             }
         };
-        let meta = std::fs::metadata(&file).map_err(|e| {
-            Refusal::Why(format!("cannot read the program {}: {e}", file.display()))
-        })?;
-        let script = Script::read(&file)?;
+        let resolved = file.to_string_lossy();
+        if !resolved.starts_with('/')
+            || resolved.starts_with("/memfd:")
+            || resolved.ends_with(" (deleted)")
+        {
+            // A descriptor of a memory file (or of a file unlinked since).
+            return Err(Refusal::Why(
+                "the program is a memory file with no path: it cannot be decided".into(),
+            ));
+        }
+        let script = Script::parse(&head)?;
         // The name the kernel hands a script's interpreter.
         let passed = if path.is_empty() {
             format!("/dev/fd/{dirfd}").into_bytes()
@@ -393,6 +400,36 @@ impl Supervisor {
             file_id: (meta.dev(), meta.ino()),
             code_env_raw,
         })
+    }
+}
+
+/// The program an exec names: its file with links resolved, its metadata,
+/// and its first bytes (a `#!` line). One open instead of resolving the
+/// path component by component and opening it again; a program the
+/// supervisor cannot open (execute-only) is resolved by its path.
+fn opened(
+    named: &std::path::Path,
+) -> std::io::Result<(std::path::PathBuf, std::fs::Metadata, Vec<u8>)> {
+    use std::io::Read;
+    match std::fs::File::open(named) {
+        Ok(mut f) => {
+            let meta = f.metadata()?;
+            let mut head = vec![0u8; 256];
+            let n = if meta.is_file() {
+                f.read(&mut head).unwrap_or(0)
+            } else {
+                0
+            };
+            head.truncate(n);
+            let file = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
+            Ok((file, meta, head))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(e),
+        Err(_) => {
+            let file = std::fs::canonicalize(named)?;
+            let meta = std::fs::metadata(&file)?;
+            Ok((file, meta, Vec::new()))
+        }
     }
 }
 
@@ -502,13 +539,9 @@ struct Script {
 }
 
 impl Script {
-    fn read(file: &std::path::Path) -> Result<Option<Script>, Refusal> {
-        use std::io::Read;
-        let mut head = [0u8; 256];
-        let n = std::fs::File::open(file)
-            .and_then(|mut f| f.read(&mut head))
-            .unwrap_or(0);
-        let Some(line) = head[..n].strip_prefix(b"#!") else {
+    /// The `#!` line at the start of a file, resolved.
+    fn parse(head: &[u8]) -> Result<Option<Script>, Refusal> {
+        let Some(line) = head.strip_prefix(b"#!") else {
             return Ok(None);
         };
         let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
