@@ -61,7 +61,7 @@ impl AuditAction {
     pub fn from_action(action: &Action) -> AuditAction {
         AuditAction {
             id: action.id.clone(),
-            kind: action.kind.clone(),
+            kind: action.kind.to_string(),
             summary: action.summary.clone(),
             facets: action
                 .facets

@@ -3,8 +3,10 @@
 //! from. Corrupt or stale entries are ignored, never trusted.
 //!
 //! An entry is the hash of its payload (8 bytes, little-endian) followed by
-//! the payload in postcard, a compact binary encoding: the shim reads one on
-//! every command, and JSON took several times longer to decode.
+//! the payload: its header ([`Entry`]) in postcard, a compact binary
+//! encoding (the shim reads one on every command, and JSON took several
+//! times longer to decode), then the policy as
+//! [`Policy::to_cache_bytes`] wrote it.
 
 use crate::{LoadOptions, path_str};
 use aileron_engine::{Policy, Source};
@@ -20,12 +22,12 @@ pub enum CacheOutcome {
     Disabled,
 }
 
+/// What an entry says about itself, before the policy's bytes.
 #[derive(Serialize, Deserialize)]
 struct Entry {
     version: String,
     /// Every file source and the hash of the content it was compiled from.
     files: Vec<(String, u64)>,
-    policy: Policy,
 }
 
 /// A 64-bit digest of file contents and cache payloads: it tells an edited
@@ -232,11 +234,11 @@ pub(crate) fn read(dir: &Path, probe: &Probe) -> Option<(Policy, Vec<(String, u6
     if u64::from_le_bytes(*sum) != hash_bytes(payload) {
         return None;
     }
-    let entry: Entry = postcard::from_bytes(payload).ok()?;
+    let (entry, policy) = postcard::take_from_bytes::<Entry>(payload).ok()?;
     if entry.version != env!("CARGO_PKG_VERSION") || !files_unchanged(probe, &entry.files) {
         return None;
     }
-    Some((entry.policy, entry.files))
+    Some((Policy::from_cache_bytes(policy).ok()?, entry.files))
 }
 
 /// Whether every file still has the content hash given (files the probe
@@ -270,11 +272,12 @@ pub(crate) fn write(dir: &Path, key: &str, sources: &[Source], policy: &Policy) 
     let entry = Entry {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         files,
-        policy: policy.clone(),
     };
-    let Ok(payload) = postcard::to_stdvec(&entry) else {
+    let (Ok(mut payload), Ok(policy)) = (postcard::to_stdvec(&entry), policy.to_cache_bytes())
+    else {
         return;
     };
+    payload.extend_from_slice(&policy);
     let mut bytes = hash_bytes(&payload).to_le_bytes().to_vec();
     bytes.extend_from_slice(&payload);
     if std::fs::create_dir_all(dir).is_err() {

@@ -45,7 +45,7 @@ fn decide(policy: &aileron_engine::Policy, cwd: &Path, line: &str) -> (Decision,
     let cx = LineContext {
         cwd: &cwd,
         session: &session,
-        timestamp: "2026-01-05T12:00:00Z",
+        timestamp: "2026-01-05T12:00:00Z".parse().ok(),
         id: "t",
         exe: None,
     };

@@ -89,26 +89,6 @@ impl fmt::Display for Channel {
     }
 }
 
-/// Where the policy sends its asks (`settings.ask_mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum AskMode {
-    /// The terminal; an agent that asks its human itself is told `ask`.
-    #[default]
-    Terminal,
-    /// The dashboard, even when the agent could ask.
-    Ui,
-}
-
-impl AskMode {
-    /// The mode a policy's `settings.ask_mode` names (checked at load).
-    pub fn of(setting: Option<&str>) -> AskMode {
-        match setting {
-            Some("ui") => AskMode::Ui,
-            _ => AskMode::Terminal,
-        }
-    }
-}
-
 /// What happened to a request that was not simply decided by the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

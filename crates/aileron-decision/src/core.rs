@@ -11,13 +11,11 @@
 //! answer to another ask): that is the cascade. No I/O happens here: the
 //! adapter loads the policy, reads the clock and writes the records.
 
-use crate::answer::{
-    AlwaysScope, Answer, AskMode, Channel, Outcome, Question, escape_glob, suggest_prefix,
-};
+use crate::answer::{AlwaysScope, Answer, Channel, Outcome, Question, escape_glob, suggest_prefix};
 use crate::session::{SavedApproval, SavedSession, SessionState, approval_fields};
 use aileron_engine::{
-    Action, CommandVerdict, Decision, Layer, LineContext, LineVerdict, Policy, Session, State,
-    Verdict, VerdictSource,
+    Action, ActionType, AskMode, CommandVerdict, Decision, Layer, LineContext, LineVerdict, Policy,
+    Session, State, Verdict, VerdictSource,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -284,7 +282,7 @@ impl Core {
                         priority,
                     },
                     _ => SavedApproval::Action {
-                        kind: action.kind.clone(),
+                        kind: action.kind.to_string(),
                         fields: approval_fields(&action),
                         priority,
                     },
@@ -452,7 +450,7 @@ impl Core {
             }
             Decision::Ask | Decision::Judge => {}
         }
-        let ask_mode = AskMode::of(policy.settings.ask_mode.as_deref());
+        let ask_mode = policy.settings.ask_mode.unwrap_or_default();
         if req.agent_asks && ask_mode != AskMode::Ui {
             // The agent's own prompt asks its human (SPEC 10).
             let message = Some(denied_message("approval needed", &verdict));
@@ -537,7 +535,7 @@ impl Core {
                 let tool = actions
                     .first()
                     .and_then(|a| a.facets.get("tool")?.get("name")?.as_str())
-                    .map_or_else(|| actions[0].kind.clone(), str::to_owned);
+                    .map_or_else(|| actions[0].kind.to_string(), str::to_owned);
                 let repeated = serde_json::to_string(
                     &actions
                         .iter()
@@ -566,8 +564,8 @@ impl Core {
         }
         let mut action = Action {
             id: format!("{}.doom", req.cx.id),
-            timestamp: req.cx.timestamp.to_owned(),
-            kind: "agent.doom_loop".into(),
+            timestamp: req.cx.timestamp,
+            kind: ActionType::AgentDoomLoop,
             summary: format!("the same {tool} call {DOOM_LOOP_THRESHOLD} times in a row: {input}"),
             session: req.cx.session.clone(),
             ..Action::default()
@@ -685,7 +683,7 @@ fn actions_verdict(policy: &Policy, actions: &[Action], state: &State<'_>) -> Li
             let cx = LineContext {
                 cwd,
                 session: &a.session,
-                timestamp: &a.timestamp,
+                timestamp: a.timestamp,
                 id: &a.id,
                 exe: None,
             };
@@ -763,13 +761,17 @@ fn most_restrictive(
 }
 
 /// The action to record when no single part of the request decided.
-pub fn subject_action(subject: Subject<'_>, session: &Session, now: &str) -> Action {
+pub fn subject_action(
+    subject: Subject<'_>,
+    session: &Session,
+    now: Option<jiff::Timestamp>,
+) -> Action {
     match subject {
         Subject::Actions(_, actions) if !actions.is_empty() => actions[0].clone(),
         Subject::Actions(line, _) | Subject::Line(line) => {
             let mut a = Action {
-                kind: "shell.exec".into(),
-                timestamp: now.to_owned(),
+                kind: ActionType::ShellExec,
+                timestamp: now,
                 summary: line.to_owned(),
                 session: session.clone(),
                 ..Action::default()

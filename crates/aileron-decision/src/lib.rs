@@ -25,7 +25,7 @@
 //! let req = Request {
 //!     session: Some("s1"),
 //!     subject: Subject::Line("git status"),
-//!     cx: LineContext { cwd: "/repo", session: &session, timestamp: "2026-01-01T00:00:00Z", id: "a1", exe: None },
+//!     cx: LineContext { cwd: "/repo", session: &session, timestamp: "2026-01-01T00:00:00Z".parse().ok(), id: "a1", exe: None },
 //!     now: "2026-01-01T00:00:00Z".parse().unwrap(),
 //!     agent_asks: false,
 //!     repeat: false,
@@ -45,9 +45,10 @@ mod answer;
 mod core;
 mod session;
 
-pub use answer::{
-    AlwaysScope, Answer, AskMode, Channel, Outcome, Question, escape_glob, suggest_prefix,
-};
+/// Where the policy sends its asks: the engine's, since `settings.ask_mode`
+/// is compiled into the policy.
+pub use aileron_engine::AskMode;
+pub use answer::{AlwaysScope, Answer, Channel, Outcome, Question, escape_glob, suggest_prefix};
 pub use core::{
     Adjust, Amendment, Core, DOOM_LOOP_THRESHOLD, Decided, Pending, REJECTED_EARLIER, Request,
     Step, Subject, denied_message, subject_action,

@@ -57,7 +57,7 @@ impl Fixture {
             cx: LineContext {
                 cwd: DIR,
                 session: &self.session,
-                timestamp: &self.time,
+                timestamp: self.time.parse().ok(),
                 id: &self.id,
                 exe: None,
             },

@@ -20,6 +20,10 @@
 //!   `analyse/shell_actions/typical` adds the lowering into Actions.
 //! - `evaluate_line/typical/1000`: analysis, lowering and evaluation of the
 //!   typical command line against the 1,000-rule policy, end to end.
+//! - `time_rate/*`: one action against a rule with a `time` window
+//!   (`time_rate/time`), and against a `rate` rule counting a session
+//!   history of 64 or 1,024 earlier actions (`time_rate/rate/N`): what the
+//!   action's timestamp costs where the dialect reads it.
 //!
 //! Targets: ≤ 2 µs per action at 1,000 rules, ≤ 3× growth from 100 to 10,000
 //! rules, Aileron ≥ 20× faster than Cedar, ≤ 20 µs for a typical agent
@@ -602,7 +606,7 @@ fn corpus() -> Vec<Action> {
     let cx = LineContext {
         cwd: CWD,
         session: &s,
-        timestamp: "2026-01-05T12:00:00Z",
+        timestamp: "2026-01-05T12:00:00Z".parse().ok(),
         id: "a",
         exe: None,
     };
@@ -859,7 +863,7 @@ fn cedar_request(a: &Action) -> cedar_policy::Request {
     let uid = |s: &str| EntityUid::from_str(s).expect("uid");
     Request::new(
         uid("Agent::\"claude-code\""),
-        uid(&format!("Action::{}", cedar_str(&a.kind))),
+        uid(&format!("Action::{}", cedar_str(a.kind.as_str()))),
         uid("Resource::\"workspace\""),
         context,
         None,
@@ -989,7 +993,7 @@ fn bench_evaluate(c: &mut Criterion) {
         for kind in ["shell.exec", "http.request", "fs", "mcp.call"] {
             let part: Vec<&Action> = corpus
                 .iter()
-                .filter(|a| a.kind == kind || (kind == "fs" && a.kind.starts_with("fs.")))
+                .filter(|a| a.kind == kind || (kind == "fs" && a.kind.as_str().starts_with("fs.")))
                 .collect();
             g.throughput(Throughput::Elements(part.len() as u64));
             g.bench_with_input(BenchmarkId::new(kind, n), &part, |b, part| {
@@ -1123,7 +1127,7 @@ fn bench_analyse(c: &mut Criterion) {
     let lcx = LineContext {
         cwd: CWD,
         session: &s,
-        timestamp: "2026-01-05T12:00:00Z",
+        timestamp: "2026-01-05T12:00:00Z".parse().ok(),
         id: "a",
         exe: None,
     };
@@ -1150,5 +1154,70 @@ fn bench_analyse(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_evaluate, bench_analyse);
+/// A policy of one rule of the project, written as `when`.
+fn one_rule_policy(rule: &str) -> Policy {
+    let src = Source {
+        name: format!("{CWD}/aileron.yaml"),
+        text: format!("version: 1\ndefault: allow\nask:\n  - {rule}\n"),
+        layer: Layer::Project,
+        base_dir: CWD.into(),
+    };
+    Policy::from_sources(&[src], &Environment::new(HOME)).expect("time/rate policy")
+}
+
+fn bench_time_rate(c: &mut Criterion) {
+    let post = |n: usize, ts: &str| -> Action {
+        let mut a: Action = serde_json::from_value(json!({
+            "id": format!("h{n}"),
+            "timestamp": ts,
+            "type": "http.request",
+            "facets": {"http": {"method": "POST", "url": "https://api.example.com/v1/items"}},
+        }))
+        .expect("time/rate action");
+        a.session = session();
+        a.normalize();
+        a
+    };
+    // A Saturday noon in Paris: inside the window, so the whole check runs.
+    let action = post(0, "2026-01-10T11:00:00Z");
+    let mut g = c.benchmark_group("time_rate");
+    configure(&mut g);
+    let time = one_rule_policy(
+        "{id: weekend, when: {type: http.request, timestamp: {time: {days: [sat, sun], from: \"09:00\", to: \"18:00\", tz: Europe/Paris}}}}",
+    );
+    assert_eq!(
+        time.evaluate(&action, &State::default()).rule.as_deref(),
+        Some("weekend")
+    );
+    g.bench_function("time", |b| {
+        b.iter(|| time.evaluate(black_box(&action), &State::default()))
+    });
+    let rate = one_rule_policy(
+        "{id: burst, when: {type: http.request, http.method: POST, rate: {more_than: 5000, seconds: 3600}}}",
+    );
+    for n in [64usize, 1_024] {
+        // One earlier POST a second, all inside the window.
+        let history: Vec<Action> = (0..n)
+            .map(|i| {
+                let t = 1_768_042_800 - 1 - i as i64; // before 2026-01-10T11:00:00Z
+                let ts = jiff::Timestamp::from_second(t)
+                    .expect("in range")
+                    .to_string();
+                post(i + 1, &ts)
+            })
+            .collect();
+        let state = State {
+            history: &history,
+            ..State::default()
+        };
+        assert_eq!(rate.evaluate(&action, &state).rule, None, "under the limit");
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("rate", n), &state, |b, state| {
+            b.iter(|| rate.evaluate(black_box(&action), state))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_evaluate, bench_analyse, bench_time_rate);
 criterion_main!(benches);

@@ -1,55 +1,303 @@
 //! The Action record of SPEC 3: the one shape every adapter lowers an agent's
 //! action into, and the field paths the pattern dialect reads from it.
 
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use aileron_shell::Sensitivity;
 
-/// One thing an agent wants to do.
+/// One thing an agent wants to do: what every adapter lowers an agent's
+/// action into, so that one policy decides them all alike.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
+    /// The request's id: audit lines and the approval queue name it.
     #[serde(default)]
     pub id: String,
-    /// RFC 3339; the `time` operator and `rate` windows read it.
-    #[serde(default)]
-    pub timestamp: String,
+    /// When the agent acted; the `time` operator and `rate` windows read it.
+    /// Parsed once, when the action is read or built; `None` until an
+    /// adapter fills it in (written as `""`, as before it was typed).
+    #[serde(default, with = "timestamp_serde")]
+    pub timestamp: Option<jiff::Timestamp>,
+    /// What kind of thing is done: the index finds rules by it first.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ActionType,
+    /// One line for humans (prompts, the audit log).
     #[serde(default)]
     pub summary: String,
+    /// A longer account, when the adapter has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The operation within the type (a program, an HTTP method, a tool).
     #[serde(default)]
     pub verb: String,
     /// Filled in by [`Action::normalize`] when an adapter leaves it out.
     #[serde(default, with = "sensitivity_serde")]
     pub sensitivity: Option<Sensitivity>,
+    /// The type's namespace (`shell`, `fs`): rules may match on it alone.
     #[serde(default)]
     pub primary: String,
+    /// Labels the analysis attaches (`opaque`, `unparsable`, `network`).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The type's details, by facet (`shell.command`, `http.url`).
     #[serde(default)]
     pub facets: Map<String, Value>,
+    /// Who is acting, and where: rule scopes read it.
     #[serde(default)]
     pub session: Session,
 }
 
-/// Who is acting, and where.
+/// The `type` of an [`Action`]: the ones Aileron's adapters emit, named,
+/// and any other (a plugin's) as written. Written as its dotted name
+/// (`shell.exec`), exactly as when it was a string.
+///
+/// It compares with strings (`action.kind == "shell.exec"`) and converts
+/// from them, so adapters can keep writing names. It does not deref to
+/// `str`: `Deref` is for smart pointers, and a type that silently borrows
+/// every `str` method hides which are meant (`kind.len()`); call
+/// [`ActionType::as_str`] for text. A known name always converts to its
+/// variant, and comparison goes by name, so `Other("shell.exec")` built by
+/// hand still equals `ShellExec`.
+#[derive(Clone, Debug)]
+pub enum ActionType {
+    /// `shell.exec`: one simple command of a shell line.
+    ShellExec,
+    /// `fs.read`: a file tool's read (or search, `fs.op: search`).
+    FsRead,
+    /// `fs.write`: a file tool's write or edit.
+    FsWrite,
+    /// `fs.list`: a directory listing.
+    FsList,
+    /// `http.request`: a fetch, or a request through the egress proxy.
+    HttpRequest,
+    /// `mcp.call`: a tool of an MCP server.
+    McpCall,
+    /// `tool.call`: an agent's tool Aileron does not lower further.
+    ToolCall,
+    /// `sql.query`: a database query.
+    SqlQuery,
+    /// `agent.doom_loop`: the same action repeated until it is stopped.
+    AgentDoomLoop,
+    /// `session.start`: the audit note `aileron launch` writes about itself.
+    SessionStart,
+    /// Any other type, as written (a plugin's; empty for an action not
+    /// given one). Never the name of a variant above.
+    Other(String),
+}
+
+impl ActionType {
+    /// Every named type, for catalogs and the linter.
+    pub const KNOWN: &[ActionType] = &[
+        ActionType::ShellExec,
+        ActionType::FsRead,
+        ActionType::FsWrite,
+        ActionType::FsList,
+        ActionType::HttpRequest,
+        ActionType::McpCall,
+        ActionType::ToolCall,
+        ActionType::SqlQuery,
+        ActionType::AgentDoomLoop,
+        ActionType::SessionStart,
+    ];
+
+    /// The dotted name, as rules and the audit log write it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ActionType::ShellExec => "shell.exec",
+            ActionType::FsRead => "fs.read",
+            ActionType::FsWrite => "fs.write",
+            ActionType::FsList => "fs.list",
+            ActionType::HttpRequest => "http.request",
+            ActionType::McpCall => "mcp.call",
+            ActionType::ToolCall => "tool.call",
+            ActionType::SqlQuery => "sql.query",
+            ActionType::AgentDoomLoop => "agent.doom_loop",
+            ActionType::SessionStart => "session.start",
+            ActionType::Other(s) => s,
+        }
+    }
+
+    /// An `fs.*` type: a file tool's, or a plugin's (`fs.delete`).
+    pub fn is_fs(&self) -> bool {
+        match self {
+            ActionType::FsRead | ActionType::FsWrite | ActionType::FsList => true,
+            ActionType::Other(s) => s.starts_with("fs."),
+            _ => false,
+        }
+    }
+
+    /// The named type called `name`, if there is one.
+    fn known(name: &str) -> Option<ActionType> {
+        ActionType::KNOWN
+            .iter()
+            .find(|t| t.as_str() == name)
+            .cloned()
+    }
+
+    /// The facets actions of this type can carry: its own, and `tool`
+    /// (the agent hooks keep the agent's tool on every action they lower).
+    /// `None`: any (adapters add facets of their own to `http.request`: the
+    /// egress proxy lowers git, Kubernetes and LLM requests to it), as for
+    /// a plugin's type.
+    pub fn facets(&self) -> Option<&'static [&'static str]> {
+        match self {
+            ActionType::ShellExec => Some(&["shell", "tool"]),
+            ActionType::FsRead | ActionType::FsWrite | ActionType::FsList => Some(&["fs", "tool"]),
+            ActionType::McpCall => Some(&["mcp", "tool"]),
+            ActionType::ToolCall => Some(&["tool"]),
+            ActionType::SqlQuery => Some(&["sql", "tool"]),
+            ActionType::AgentDoomLoop => Some(&["agent", "tool"]),
+            ActionType::SessionStart => Some(&[]),
+            ActionType::HttpRequest | ActionType::Other(_) => None,
+        }
+    }
+}
+
+/// No type: what an action read without one held before it was typed.
+impl Default for ActionType {
+    fn default() -> Self {
+        ActionType::Other(String::new())
+    }
+}
+
+impl From<&str> for ActionType {
+    fn from(name: &str) -> Self {
+        ActionType::known(name).unwrap_or_else(|| ActionType::Other(name.to_owned()))
+    }
+}
+
+impl From<String> for ActionType {
+    fn from(name: String) -> Self {
+        ActionType::known(&name).unwrap_or(ActionType::Other(name))
+    }
+}
+
+impl From<ActionType> for String {
+    fn from(t: ActionType) -> Self {
+        match t {
+            ActionType::Other(s) => s,
+            t => t.as_str().to_owned(),
+        }
+    }
+}
+
+impl AsRef<str> for ActionType {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for ActionType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq for ActionType {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ActionType::Other(_), _) | (_, ActionType::Other(_)) => {
+                self.as_str() == other.as_str()
+            }
+            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
+        }
+    }
+}
+
+impl Eq for ActionType {}
+
+/// By name, consistent with `Eq`.
+impl std::hash::Hash for ActionType {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl PartialEq<str> for ActionType {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ActionType {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for ActionType {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<ActionType> for str {
+    fn eq(&self, other: &ActionType) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<ActionType> for &str {
+    fn eq(&self, other: &ActionType) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<ActionType> for String {
+    fn eq(&self, other: &ActionType) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl Serialize for ActionType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A known name allocates nothing.
+impl<'de> Deserialize<'de> for ActionType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = ActionType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an action type such as `shell.exec`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ActionType, E> {
+                Ok(ActionType::from(v))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<ActionType, E> {
+                Ok(ActionType::from(v))
+            }
+        }
+        d.deserialize_str(Name)
+    }
+}
+
+/// Who is acting, and where: rule scopes and `session.*` conditions read
+/// it, and the session's approvals and history are kept under its id.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Session {
+    /// Groups an agent's actions: approvals, `rate` history, the doom loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The agent (`claude-code`, `codex`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The plugin that raised the action (`scope.plugin`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,
+    /// The profile in force (`scope.profile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// The integration that sent it (`scope.integration`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integration: Option<String>,
+    /// The agent's working directory: relative paths are relative to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
 }
@@ -57,27 +305,44 @@ pub struct Session {
 /// Where a field path points. Resolved once, when a rule is compiled.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FieldPath {
+    /// `id`.
     Id,
+    /// `timestamp`.
     Timestamp,
+    /// `type`.
     Type,
+    /// `summary`.
     Summary,
+    /// `description`.
     Description,
+    /// `verb`.
     Verb,
+    /// `sensitivity`.
     Sensitivity,
+    /// `primary`.
     Primary,
+    /// `tags`.
     Tags,
+    /// `session.*`.
     Session(SessionField),
     /// `http.method` → `["http", "method"]` under `facets`.
     Facet(Vec<String>),
 }
 
+/// A field of [`Session`] a path names (`session.agent`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SessionField {
+    /// `session.id`.
     Id,
+    /// `session.agent`.
     Agent,
+    /// `session.plugin`.
     Plugin,
+    /// `session.profile`.
     Profile,
+    /// `session.integration`.
     Integration,
+    /// `session.cwd`.
     Cwd,
 }
 
@@ -126,41 +391,21 @@ pub const KNOWN_FACETS: &[(&str, &[&str])] = &[
     ("agent", &["tool", "input", "count"]),
 ];
 
-/// The action types Aileron's own adapters emit, each with the facets its
-/// actions can carry: its own, and `tool` (the agent hooks keep the
-/// agent's tool on every action they lower). `None`: adapters may add
-/// facets of their own (the egress proxy lowers git, Kubernetes and LLM
-/// requests to `http.request` with their own facets). Other types
-/// (a plugin's) may carry anything.
-pub const ACTION_TYPES: &[(&str, Option<&[&str]>)] = &[
-    ("shell.exec", Some(&["shell", "tool"])),
-    ("fs.read", Some(&["fs", "tool"])),
-    ("fs.write", Some(&["fs", "tool"])),
-    ("fs.list", Some(&["fs", "tool"])),
-    ("http.request", None),
-    ("mcp.call", Some(&["mcp", "tool"])),
-    ("tool.call", Some(&["tool"])),
-    ("sql.query", Some(&["sql", "tool"])),
-    ("agent.doom_loop", Some(&["agent", "tool"])),
-];
-
 /// Facet fields that hold objects, so deeper paths (`mcp.arguments.repo`) are fine.
 const OBJECT_FIELDS: &[&str] = &["arguments", "input", "headers"];
 
 impl FieldPath {
     /// Resolves a path as written in a rule. The error says what was expected.
-    pub fn parse(path: &str) -> Result<FieldPath, String> {
+    pub fn parse(path: &str) -> Result<FieldPath, Error> {
         let (path, facet_only) = match path.strip_prefix("facets.") {
             Some(rest) => (rest, true),
             None => (path, false),
         };
         if path.is_empty() || path.split('.').any(str::is_empty) {
-            return Err(format!("`{path}` is not a field path"));
+            return Err(Error::NotAFieldPath(path.to_owned()));
         }
         if facet_only && !path.contains('.') {
-            return Err(format!(
-                "`facets.{path}` names a whole facet; name one of its fields, e.g. `facets.{path}.name`"
-            ));
+            return Err(Error::WholeFacet(path.to_owned()));
         }
         Ok(match if facet_only { "" } else { path } {
             "id" => FieldPath::Id,
@@ -182,31 +427,28 @@ impl FieldPath {
                         Some("profile") if segments.len() == 2 => SessionField::Profile,
                         Some("integration") if segments.len() == 2 => SessionField::Integration,
                         Some("cwd") if segments.len() == 2 => SessionField::Cwd,
-                        _ => {
-                            return Err(format!(
-                                "unknown session field `{path}`; expected one of: session.id, session.agent, session.plugin, session.profile, session.integration, session.cwd"
-                            ));
-                        }
+                        _ => return Err(Error::UnknownSessionField(path.to_owned())),
                     };
                     return Ok(FieldPath::Session(field));
                 }
                 if segments.len() == 1 {
-                    return Err(format!(
-                        "unknown field `{path}`; expected a top-level field ({}) or a facet path such as `http.method`",
-                        TOP_LEVEL_FIELDS.join(", ")
-                    ));
+                    return Err(Error::UnknownField(path.to_owned()));
                 }
                 if let Some((facet, fields)) = KNOWN_FACETS.iter().find(|(f, _)| *f == segments[0])
                 {
                     let field = segments[1].as_str();
                     if !fields.contains(&field) {
-                        return Err(format!(
-                            "unknown field `{field}` of facet `{facet}`; expected one of: {}",
-                            fields.join(", ")
-                        ));
+                        return Err(Error::UnknownFacetField {
+                            facet,
+                            field: field.to_owned(),
+                            expected: fields,
+                        });
                     }
                     if segments.len() > 2 && !OBJECT_FIELDS.contains(&field) {
-                        return Err(format!("`{facet}.{field}` has no fields below it"));
+                        return Err(Error::NoFieldsBelow {
+                            facet,
+                            field: field.to_owned(),
+                        });
                     }
                 }
                 FieldPath::Facet(segments)
@@ -215,12 +457,18 @@ impl FieldPath {
     }
 }
 
-/// A value read from an action.
+/// A value read from an action, borrowed: matching a rule copies nothing.
 #[derive(Clone, Copy, Debug)]
 pub enum Lookup<'a> {
+    /// A top-level or session string.
     Str(&'a str),
+    /// `tags`.
     Strs(&'a [String]),
+    /// A facet's value.
     Json(&'a Value),
+    /// `timestamp`, already parsed: the `time` operator reads it as is,
+    /// others as its RFC 3339 text.
+    Time(jiff::Timestamp),
 }
 
 impl Action {
@@ -230,8 +478,8 @@ impl Action {
         let s = |v: &'a str| (!v.is_empty()).then_some(Lookup::Str(v));
         match path {
             FieldPath::Id => s(&self.id),
-            FieldPath::Timestamp => s(&self.timestamp),
-            FieldPath::Type => s(&self.kind),
+            FieldPath::Timestamp => self.timestamp.map(Lookup::Time),
+            FieldPath::Type => s(self.kind.as_str()),
             FieldPath::Summary => s(&self.summary),
             FieldPath::Description => self.description.as_deref().map(Lookup::Str),
             FieldPath::Verb => s(&self.verb),
@@ -269,7 +517,8 @@ impl Action {
     /// and a sensitivity guessed from the type.
     pub fn normalize(&mut self) {
         if self.primary.is_empty() {
-            self.primary = self.kind.split('.').next().unwrap_or_default().to_owned();
+            let kind = self.kind.as_str();
+            self.primary = kind.split('.').next().unwrap_or_default().to_owned();
         }
         if let Some(Value::Object(http)) = self.facets.get_mut("http") {
             if let Some(url) = http.get("url").and_then(Value::as_str).map(str::to_owned) {
@@ -418,6 +667,7 @@ mod sensitivity_serde {
     }
 }
 
+/// The sensitivity a rule or an adapter names, by its word (`read`).
 pub fn parse_sensitivity(s: &str) -> Option<Sensitivity> {
     Some(match s {
         "read" => Sensitivity::Read,
@@ -428,11 +678,50 @@ pub fn parse_sensitivity(s: &str) -> Option<Sensitivity> {
     })
 }
 
-/// Formats seconds since the Unix epoch as an RFC 3339 timestamp (UTC).
+/// Formats seconds since the Unix epoch as an RFC 3339 timestamp (UTC),
+/// as an [`Action`]'s `timestamp` is written: `2026-01-05T12:00:00Z`.
 pub fn timestamp_from_unix(secs: i64) -> Option<String> {
     jiff::Timestamp::from_second(secs)
         .ok()
         .map(|t| t.to_string())
+}
+
+/// `timestamp`: RFC 3339 text on the wire, `""` for none, as when it was a
+/// string; text that is not a time is refused when the action is read,
+/// rather than never matching a `time` or `rate` rule.
+mod timestamp_serde {
+    use serde::{Deserializer, Serializer, de};
+    use std::fmt;
+
+    pub fn serialize<S: Serializer>(v: &Option<jiff::Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(t) => s.collect_str(t),
+            None => s.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<jiff::Timestamp>, D::Error> {
+        struct Text;
+        impl de::Visitor<'_> for Text {
+            type Value = Option<jiff::Timestamp>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an RFC 3339 timestamp such as 2026-01-05T12:00:00Z")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                if v.is_empty() {
+                    return Ok(None);
+                }
+                v.parse().map(Some).map_err(|e| {
+                    E::custom(format!(
+                        "invalid timestamp `{v}`: expected RFC 3339, such as 2026-01-05T12:00:00Z ({e})"
+                    ))
+                })
+            }
+        }
+        d.deserialize_str(Text)
+    }
 }
 
 #[cfg(test)]
@@ -466,11 +755,100 @@ mod tests {
         assert!(
             FieldPath::parse("http.methd")
                 .unwrap_err()
+                .to_string()
                 .contains("method")
         );
         assert!(FieldPath::parse("slack.channel").is_ok());
         assert!(FieldPath::parse("mcp.arguments.repo").is_ok());
         assert!(FieldPath::parse("bogus").is_err());
+    }
+
+    #[test]
+    fn action_types_are_written_as_their_names_and_compare_with_strings() {
+        for t in ActionType::KNOWN {
+            let json = serde_json::to_string(t).unwrap();
+            assert_eq!(json, format!("\"{t}\""));
+            let back: ActionType = serde_json::from_str(&json).unwrap();
+            assert!(!matches!(back, ActionType::Other(_)), "{t} is named");
+            assert_eq!(ActionType::from(t.as_str()), *t);
+        }
+        let plugin = ActionType::from("slack.post");
+        assert_eq!(plugin, ActionType::Other("slack.post".into()));
+        assert_eq!(plugin, "slack.post");
+        assert_eq!("slack.post", plugin);
+        assert_eq!(String::from(plugin), "slack.post");
+        // Built by hand, a known name still equals its variant, and hashes alike.
+        let by_hand = ActionType::Other("shell.exec".into());
+        assert_eq!(by_hand, ActionType::ShellExec);
+        let set: std::collections::HashSet<ActionType> = [by_hand].into_iter().collect();
+        assert!(set.contains(&ActionType::ShellExec));
+        assert_eq!(ActionType::default(), "");
+    }
+
+    #[test]
+    fn timestamps_are_parsed_once_and_written_as_before() {
+        let text = r#"{"id":"a1","timestamp":"2026-01-05T12:00:00Z","type":"shell.exec","summary":"","verb":"","sensitivity":null,"primary":"","tags":[],"facets":{},"session":{}}"#;
+        let a: Action = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            a.timestamp,
+            Some(jiff::Timestamp::from_second(1_767_614_400).unwrap())
+        );
+        assert_eq!(serde_json::to_string(&a).unwrap(), text, "byte for byte");
+        assert_eq!(
+            timestamp_from_unix(1_767_614_400).as_deref(),
+            Some("2026-01-05T12:00:00Z"),
+            "the adapters' form is the written form"
+        );
+        // Not given, or empty: none, written as the empty string it was.
+        let none: Action = serde_json::from_str(r#"{"type":"x","timestamp":""}"#).unwrap();
+        assert_eq!(none.timestamp, None);
+        assert!(
+            serde_json::to_string(&none)
+                .unwrap()
+                .contains(r#""timestamp":"""#)
+        );
+        // An offset is the same instant.
+        let paris: Action =
+            serde_json::from_str(r#"{"type":"x","timestamp":"2026-01-05T13:00:00+01:00"}"#)
+                .unwrap();
+        assert_eq!(paris.timestamp, a.timestamp);
+        // Text that is not a time is refused, saying what was expected.
+        let bad = serde_json::from_str::<Action>(r#"{"type":"x","timestamp":"yesterday"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            bad.starts_with(
+                "invalid timestamp `yesterday`: expected RFC 3339, such as 2026-01-05T12:00:00Z"
+            ),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn field_path_errors_say_what_was_expected() {
+        let msg = |p: &str| FieldPath::parse(p).unwrap_err().to_string();
+        assert_eq!(msg("http..method"), "`http..method` is not a field path");
+        assert_eq!(
+            msg("facets.http"),
+            "`facets.http` names a whole facet; name one of its fields, e.g. `facets.http.name`"
+        );
+        assert_eq!(
+            msg("session.user"),
+            "unknown session field `session.user`; expected one of: session.id, session.agent, session.plugin, session.profile, session.integration, session.cwd"
+        );
+        assert_eq!(
+            msg("bogus"),
+            "unknown field `bogus`; expected a top-level field (id, timestamp, type, summary, description, verb, sensitivity, primary, tags) or a facet path such as `http.method`"
+        );
+        assert_eq!(
+            msg("fs.paht"),
+            "unknown field `paht` of facet `fs`; expected one of: path, op"
+        );
+        assert_eq!(msg("http.method.x"), "`http.method` has no fields below it");
+        assert!(matches!(
+            FieldPath::parse("fs.paht"),
+            Err(Error::UnknownFacetField { facet: "fs", .. })
+        ));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! ask about commands a static policy cannot judge (`| sh`, `eval`, inline
 //! interpreters, ...); a policy may cancel them by id with `override:`.
 
-use crate::action::{Action, FieldPath, Lookup};
+use crate::action::{Action, ActionType, FieldPath, Lookup};
 use crate::overlap::{self, fold, has_glob_chars, overlaps_any};
 use crate::pattern::{Cond, Matcher, PathSet};
 use crate::rule::{Decision, Layer, Origin, Rule};
@@ -42,6 +42,7 @@ pub struct Environment {
 }
 
 impl Environment {
+    /// The environment of a machine whose only known fact is its home directory (tests, examples); loaders fill in the rest.
     pub fn new(home: &str) -> Environment {
         Environment {
             home: home.to_owned(),
@@ -72,13 +73,13 @@ pub enum Check {
 }
 
 /// What "protected" means for writes. Every path is compared
-/// [`fold`]ed, as a case-insensitive file system compares it.
+/// `fold`ed, as a case-insensitive file system compares it.
 ///
 /// A write is protected when its path is a protected path or lies below a
 /// protected directory, or when it is a directory that holds one (a
 /// *holder*: `.claude` for `.claude/settings.json`, the project directory
 /// for its `aileron.yaml`) and the command may rename, delete or replace
-/// that directory or copy a tree over it (see [`holder_effect`]).
+/// that directory or copy a tree over it (see `holder_effect`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Protected {
     /// The protected globs, then the holders derived from them.
@@ -146,6 +147,7 @@ const HARMLESS_DIR_READERS: &[&str] = &[
 ];
 
 impl Check {
+    /// Whether the built-in check holds for `action`.
     pub fn is_match(&self, action: &Action) -> bool {
         match self {
             Check::ProtectedWrite(p) => p.is_written(action),
@@ -444,7 +446,7 @@ fn find_runs_commands(action: &Action) -> bool {
 /// Archivers and recursive copies or searches read everything below a directory.
 fn reads_directories_whole(action: &Action, binary: &str) -> bool {
     // An agent's search tool (Grep, grep_search, ...) reads everything below its path.
-    if action.kind == "fs.read" && action.facet_str("fs", "op") == Some("search") {
+    if action.kind == ActionType::FsRead && action.facet_str("fs", "op") == Some("search") {
         return true;
     }
     crate::command_line::reads_directories_whole(binary, shell_list(action, "argv").skip(1))
@@ -475,9 +477,10 @@ fn shell_list<'a>(action: &'a Action, field: &str) -> impl Iterator<Item = &'a s
 }
 
 fn written_paths(action: &Action) -> impl Iterator<Item = &str> {
-    let fs_write = match action.kind.as_str() {
-        "fs.read" | "fs.list" => None,
-        k if k.starts_with("fs.") => action.facet_str("fs", "path"),
+    let fs_write = match &action.kind {
+        ActionType::FsRead | ActionType::FsList => None,
+        ActionType::FsWrite => action.facet_str("fs", "path"),
+        ActionType::Other(k) if k.starts_with("fs.") => action.facet_str("fs", "path"),
         _ => None,
     };
     shell_list(action, "writes").chain(fs_write)
@@ -486,7 +489,7 @@ fn written_paths(action: &Action) -> impl Iterator<Item = &str> {
 fn touched_paths(action: &Action) -> impl Iterator<Item = &str> {
     let fs_path = action
         .kind
-        .starts_with("fs.")
+        .is_fs()
         .then(|| action.facet_str("fs", "path"))
         .flatten();
     shell_list(action, "writes")

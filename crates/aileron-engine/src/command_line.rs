@@ -1,19 +1,22 @@
 //! A shell command line lowered into Actions: one `shell.exec` per simple
 //! command the analysis (crate `aileron-shell`) finds.
 
-use crate::action::{Action, Session};
+use crate::action::{Action, ActionType, Session};
 use crate::builtin::UNPARSABLE;
 use aileron_shell::{Context, Limits, Sensitivity};
 use serde_json::{Map, Value, json};
 
-/// Where and for whom a command line runs.
+/// Where and for whom a command line runs: what the line's text does not
+/// say but its actions carry.
 #[derive(Clone, Debug)]
 pub struct LineContext<'a> {
-    /// Absolute working directory.
+    /// Absolute working directory: relative paths resolve against it.
     pub cwd: &'a str,
+    /// Who runs the line; every command's action carries it.
     pub session: &'a Session,
-    /// RFC 3339 time of the request (adapters read the clock; the engine does not).
-    pub timestamp: &'a str,
+    /// When the line was requested (adapters read the clock; the engine
+    /// does not); `None` leaves `time` and `rate` rules unmatched.
+    pub timestamp: Option<jiff::Timestamp>,
     /// Id of the request; commands get `ID` (the first) and `ID.N`.
     pub id: &'a str,
     /// The file the kernel loads, when an exec supervisor saw it
@@ -24,13 +27,16 @@ pub struct LineContext<'a> {
 /// The actions of one line, and why the whole line is opaque, if it is.
 #[derive(Clone, Debug)]
 pub struct LineActions {
+    /// One `shell.exec` per simple command, in the order they were found.
     pub actions: Vec<Action>,
     /// Index of the action each one was found inside.
     pub parents: Vec<Option<usize>>,
+    /// Per action: what the analysis noticed (for explanations).
     pub notes: Vec<Vec<String>>,
     /// Per action: the files it reads and writes, as `fs.read` / `fs.write`
     /// actions (see [`file_accesses`]).
     pub files: Vec<Vec<Action>>,
+    /// Why the line could not be analysed; it is then one `unparsable` action.
     pub opaque: Option<String>,
 }
 
@@ -55,8 +61,8 @@ pub fn shell_actions(line: &str, cx: &LineContext<'_>, home: &str) -> LineAction
         } else {
             format!("{}.{n}", cx.id)
         },
-        timestamp: cx.timestamp.to_owned(),
-        kind: "shell.exec".into(),
+        timestamp: cx.timestamp,
+        kind: ActionType::ShellExec,
         primary: "shell".into(),
         session: cx.session.clone(),
         ..Action::default()
@@ -136,8 +142,8 @@ pub fn file_accesses(
     let access = |n: usize, kind: &str, op: &str, path: String| {
         let mut a = Action {
             id: format!("{}.f{n}", command.id),
-            timestamp: command.timestamp.clone(),
-            kind: kind.to_owned(),
+            timestamp: command.timestamp,
+            kind: kind.into(),
             summary: format!("{op} {path}"),
             verb: op.to_owned(),
             primary: "fs".into(),

@@ -44,7 +44,9 @@ use std::fmt;
 /// A 1-based line and column in a source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pos {
+    /// From 1.
     pub line: u32,
+    /// From 1, in characters.
     pub col: u32,
 }
 
@@ -52,11 +54,14 @@ pub struct Pos {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The policy does not load.
     Error,
+    /// The policy loads; `aileron check --deny-warnings` refuses it.
     Warning,
 }
 
 impl Severity {
+    /// The word diagnostics print (`error`, `warning`).
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -69,18 +74,28 @@ impl Severity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Code {
+    /// The text is not YAML (or JSON).
     Syntax,
+    /// The document breaks the schema (an unknown key or operator, a wrong type, an invalid regex).
     Invalid,
+    /// A whole source cannot be read, or is not where it was named.
     Source,
+    /// Sources disagree: a duplicate rule id, an `override:` that cannot be.
     Conflict,
+    /// An example of `tests:` that decides otherwise than it expects.
     TestFailed,
+    /// A rule another one always decides before (a warning).
     ShadowedRule,
+    /// An allow rule a stricter rule always decides before (a warning).
     AllowOverridden,
+    /// A `when:` condition on a facet no action has (a warning).
     UnknownField,
+    /// An "always" answer whose rule would not take effect (a warning).
     IneffectiveAmendment,
 }
 
 impl Code {
+    /// The stable name printed in brackets and given to tools.
     pub fn as_str(self) -> &'static str {
         match self {
             Code::Syntax => "syntax",
@@ -120,10 +135,15 @@ impl fmt::Display for Code {
 pub struct Diagnostic {
     /// The source's display name (a path, or `<builtin>/lang/go`).
     pub file: String,
+    /// From 1; 0 when the problem has no place in the text.
     pub line: u32,
+    /// From 1, in characters.
     pub col: u32,
+    /// Whether the policy still loads.
     pub severity: Severity,
+    /// A stable name, for tools and `--deny-warnings`.
     pub code: Code,
+    /// What is wrong and, where it can say, what was expected.
     pub message: String,
     /// The offending source line, when the source text is known.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,6 +191,7 @@ impl Diagnostic {
         self
     }
 
+    /// Whether the policy loads despite it.
     pub fn is_warning(&self) -> bool {
         self.severity == Severity::Warning
     }

@@ -41,7 +41,9 @@ pub const ASK_MODES: &[&str] = &["terminal", "ui"];
 pub struct Source {
     /// Display name: a path, or `<builtin>/lang/go`.
     pub name: String,
+    /// The YAML (or JSON) text.
     pub text: String,
+    /// Where its rules rank: a higher layer wins ties but never outranks a lower deny.
     pub layer: Layer,
     /// Directory relative `path` patterns, profiles and tests are relative to.
     pub base_dir: String,
@@ -51,14 +53,18 @@ pub struct Source {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DefaultPolicy {
+    /// Allow everything no rule decides.
     Allow,
+    /// Deny everything no rule decides.
     Deny,
+    /// Ask a human about everything no rule decides (the default).
     Ask,
     /// Allow read actions, deny the rest.
     DenyWrites,
 }
 
 impl DefaultPolicy {
+    /// The word `default:` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             DefaultPolicy::Allow => "allow",
@@ -72,52 +78,115 @@ impl DefaultPolicy {
 /// `settings:`; every field optional so layers can be merged last-writer-wins.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
-    pub ask_mode: Option<String>,
+    /// Where asks go when a rule names no approver.
+    pub ask_mode: Option<AskMode>,
+    /// The audit log's path, when not the default.
     pub audit_log: Option<String>,
+    /// Seconds an ask waits for an answer.
     pub timeout: Option<u64>,
+    /// What an unanswered ask becomes (allow or deny).
     pub on_timeout: Option<Decision>,
     /// `enforce.writable`: under `aileron launch`, the agent's tree writes
     /// only here, in the project and in the temporary directories (Landlock).
     pub writable: Option<Vec<String>>,
 }
 
+/// Where a policy sends its asks (`settings.ask_mode`): every adapter asks
+/// there, and a verdict names who answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AskMode {
+    /// The terminal; an agent that asks its human itself is told `ask`.
+    #[default]
+    Terminal,
+    /// The dashboard of `aileron serve`, even when the agent could ask.
+    Ui,
+}
+
+impl AskMode {
+    /// The word `settings.ask_mode` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AskMode::Terminal => "terminal",
+            AskMode::Ui => "ui",
+        }
+    }
+
+    /// The mode named `s`, as `settings.ask_mode` writes it.
+    pub fn parse(s: &str) -> Option<AskMode> {
+        match s {
+            "terminal" => Some(AskMode::Terminal),
+            "ui" => Some(AskMode::Ui),
+            _ => None,
+        }
+    }
+
+    /// Who answers an ask whose rule names nobody: a verdict's `approver`.
+    pub fn default_approver(self) -> &'static str {
+        match self {
+            AskMode::Terminal => "terminal",
+            AskMode::Ui => "dashboard",
+        }
+    }
+}
+
 /// `env:` patterns for the launched agent's environment.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvPolicy {
+    /// Variables (globs) taken out of the agent's environment.
     pub scrub: Vec<String>,
+    /// Variables kept even when a scrub pattern names them.
     pub passthrough: Vec<String>,
 }
 
 /// An example of `tests:`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TestCase {
+    /// The source that holds the example.
     pub file: String,
+    /// Where, for the report.
     pub pos: Pos,
+    /// Shown instead of the input when given.
     pub name: Option<String>,
+    /// What is decided.
     pub input: TestInput,
     /// Working directory for `command:` examples (default: the file's directory).
     pub cwd: String,
+    /// The decision the example expects.
     pub expect: Decision,
+    /// The rule that should decide it, when the example names one.
     pub rule: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+/// What an example of `tests:` decides.
 pub enum TestInput {
+    /// A shell line, decided as the shim would.
     Command(String),
+    /// An Action, decided as an adapter's would be.
     Action(Box<Action>),
 }
 
 /// A parsed and validated source.
 #[derive(Clone, Debug)]
 pub struct Document {
+    /// The source's display name.
     pub name: String,
+    /// The layer its rules take.
     pub layer: Layer,
+    /// Directory relative paths are relative to.
     pub base_dir: String,
+    /// `profiles:` to load below it, with where each is named.
     pub profiles: Vec<(String, Pos)>,
+    /// `default:`, when the source says.
     pub default: Option<DefaultPolicy>,
+    /// `settings:`.
     pub settings: Settings,
+    /// `env:`.
     pub env: EnvPolicy,
+    /// The rules, in the order written.
     pub rules: Vec<Rule>,
+    /// `tests:`.
     pub tests: Vec<TestCase>,
 }
 
@@ -358,7 +427,11 @@ impl Parser<'_> {
             .unwrap_or_default()
         {
             match k.name.as_str() {
-                "ask_mode" => s.ask_mode = self.one_of(v, "ask_mode", ASK_MODES).map(str::to_owned),
+                "ask_mode" => {
+                    s.ask_mode = self
+                        .one_of(v, "ask_mode", ASK_MODES)
+                        .and_then(AskMode::parse)
+                }
                 "audit_log" => s.audit_log = self.string(v, "audit_log"),
                 "timeout" => s.timeout = self.int(v, "timeout", 1).map(|t| t as u64),
                 "on_timeout" => {

@@ -3,11 +3,11 @@
 //! no rule can outrank a matching deny of a lower layer; a shell line is
 //! decided by its most restrictive command.
 
-use crate::action::{Action, FieldPath, Lookup};
+use crate::action::{Action, ActionType, FieldPath, Lookup};
 use crate::command_line::{LineContext, shell_actions};
 use crate::document::DefaultPolicy;
 use crate::pattern::{Cond, History, Matcher};
-use crate::policy::{Policy, rank_order};
+use crate::policy::{KeyedIndex, Policy, rank_order};
 use crate::rule::{Decision, Layer, Origin, Rule};
 use aileron_shell::Sensitivity;
 use serde::Serialize;
@@ -26,11 +26,17 @@ pub struct State<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictSource {
+    /// A rule of the policy's files or the database.
     Static,
+    /// No rule matched: `default:` decided.
     Default,
+    /// A built-in rule.
     Builtin,
+    /// A human answered an ask.
     Human,
+    /// A judge model answered.
     Llm,
+    /// An "always" answer of this session.
     Session,
 }
 
@@ -51,10 +57,13 @@ impl VerdictSource {
 /// The outcome for one action.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Verdict {
+    /// What happens to the action.
     pub decision: Decision,
+    /// Who or what decided, for the audit log.
     pub source: VerdictSource,
     /// The deciding rule's id; `None` for the default.
     pub rule: Option<String>,
+    /// The sentence shown to the agent and the human.
     pub reason: String,
     /// Who answers an `ask` (`terminal`, `dashboard`, a webhook id) or the judge's model.
     pub approver: Option<String>,
@@ -63,19 +72,28 @@ pub struct Verdict {
 /// One rule that matched, for explanations.
 #[derive(Clone, Debug, Serialize)]
 pub struct RuleMatch {
+    /// The rule's id.
     pub id: String,
+    /// What it decides.
     pub decision: Decision,
+    /// Its priority (ranks first).
     pub priority: i64,
+    /// How specific its scope is (ranks second).
     pub specificity: u8,
+    /// Its layer (ranks third).
     pub layer: Layer,
+    /// Where it was written.
     pub origin: Origin,
+    /// Its match fields as written.
     pub pattern: String,
+    /// Its description, if any.
     pub description: Option<String>,
 }
 
 /// A verdict with the reasoning behind it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Explanation {
+    /// The verdict explained.
     pub verdict: Verdict,
     /// How many rules applied to this action's type and scope.
     pub considered: usize,
@@ -88,12 +106,18 @@ pub struct Explanation {
 /// The outcome for one simple command of a line.
 #[derive(Clone, Debug, Serialize)]
 pub struct CommandVerdict {
+    /// The command as the analysis reads it.
     pub command: String,
+    /// The `shell.exec` action it was decided as.
     pub action: Action,
+    /// The command it was found inside (`$(...)`, `bash -c`), by index.
     pub parent: Option<usize>,
+    /// What the analysis noticed about it.
     pub notes: Vec<String>,
+    /// Its own verdict, its files' included.
     pub verdict: Verdict,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why, when the line was explained.
     pub explanation: Option<Explanation>,
     /// The files the command reads or writes that a rule decides (with
     /// an explanation only).
@@ -107,15 +131,18 @@ pub struct CommandVerdict {
 pub struct FileVerdict {
     /// `read PATH` or `write PATH`.
     pub access: String,
+    /// How the policy decides that file.
     pub verdict: Verdict,
 }
 
 /// The outcome for a whole shell line.
 #[derive(Clone, Debug, Serialize)]
 pub struct LineVerdict {
+    /// The most restrictive command's verdict.
     pub verdict: Verdict,
     /// Index of the command whose verdict is the line's.
     pub decisive: Option<usize>,
+    /// Every simple command, in the order found.
     pub commands: Vec<CommandVerdict>,
     /// Why the line could not be analysed, if so.
     pub opaque: Option<String>,
@@ -183,7 +210,7 @@ impl Policy {
     /// `search`) reads every file below its path, so it is also decided as
     /// the pattern `DIR/**`, as a recursive `grep` in the shell is.
     fn by_files_searched(&self, action: &Action, state: &State<'_>, verdict: Verdict) -> Verdict {
-        if action.kind != "fs.read" || action.facet_str("fs", "op") != Some("search") {
+        if action.kind != ActionType::FsRead || action.facet_str("fs", "op") != Some("search") {
             return verdict;
         }
         let Some(dir) = action.facet_str("fs", "path") else {
@@ -331,7 +358,7 @@ impl Policy {
             actions: state.history,
         };
         let mut lists: Vec<&[u32]> = vec![&self.index.any_type];
-        if let Some(t) = self.index.by_type.get(&access.kind) {
+        if let Some(t) = self.index.by_type.get(access.kind.as_str()) {
             lists.push(&t.other);
             lists.extend(t.by_word.values().map(Vec::as_slice));
             lists.extend(
@@ -468,7 +495,7 @@ impl Policy {
     /// (See [`named_by_file`] for a program given by its path.)
     fn candidates<'p>(&'p self, action: &Action) -> impl Iterator<Item = u32> + 'p {
         let mut lists: Vec<&'p [u32]> = vec![&self.index.any_type];
-        if let Some(t) = self.index.by_type.get(&action.kind) {
+        if let Some(t) = self.index.by_type.get(action.kind.as_str()) {
             lists.push(&t.other);
             if let Some(command) = action.facet_str("shell", "command") {
                 let word = command.split(' ').next().unwrap_or(command);
@@ -485,6 +512,7 @@ impl Policy {
                         .iter()
                         .filter_map(Value::as_str)
                         .for_each(|v| k.keys_of(v, &mut add)),
+                    Some(Lookup::Time(t)) => time_keys(k, t, &mut add),
                     _ => {}
                 }
             }
@@ -550,10 +578,10 @@ impl Policy {
     }
 
     fn default_approver(&self) -> &str {
-        match self.settings.ask_mode.as_deref() {
-            Some("ui") => "dashboard",
-            _ => "terminal",
-        }
+        self.settings
+            .ask_mode
+            .unwrap_or_default()
+            .default_approver()
     }
 
     fn why(&self, winner: &Winner<'_>, matched: &[&Rule]) -> String {
@@ -606,6 +634,13 @@ fn rule_match(r: &Rule) -> RuleMatch {
         pattern: r.pattern.clone(),
         description: r.description.clone(),
     }
+}
+
+/// [`KeyedIndex::keys_of`] a timestamp, as written: out of line, since
+/// rules are rarely indexed by one.
+#[inline(never)]
+fn time_keys(k: &KeyedIndex, t: jiff::Timestamp, add: &mut dyn FnMut(&str)) {
+    k.keys_of(&t.to_string(), add)
 }
 
 /// Merges ascending lists of rule positions (a rule may be in several).

@@ -61,6 +61,7 @@ impl Glob {
         }
     }
 
+    /// The glob as written.
     pub fn as_str(&self) -> &str {
         &self.source
     }
@@ -77,6 +78,7 @@ impl Glob {
         })
     }
 
+    /// Whether `text` matches the whole glob.
     pub fn is_match(&self, text: &str) -> bool {
         let t = self.tokens();
         matches(&t.all, text) || t.bare.as_ref().is_some_and(|b| matches(b, text))

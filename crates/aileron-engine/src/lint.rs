@@ -37,7 +37,7 @@
 //! not written yet: the decision core asks it before it appends an
 //! "always" answer to a policy file.
 
-use crate::action::{ACTION_TYPES, FieldPath, KNOWN_FACETS, Lookup};
+use crate::action::{ActionType, FieldPath, KNOWN_FACETS, Lookup};
 use crate::diagnostic::{Code, Diagnostic, Pos};
 use crate::pattern::{Comparison, Cond, Matcher, json_eq};
 use crate::policy::{Policy, rank_order};
@@ -140,9 +140,13 @@ pub enum AllowEffect {
 /// The rule that keeps an allow rule from taking effect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Overrider {
+    /// Its id.
     pub rule: String,
+    /// What it decides instead.
     pub decision: Decision,
+    /// Its priority.
     pub priority: i64,
+    /// Where it was written.
     pub origin: Origin,
     /// A priority at which the allow rule would take effect wherever it
     /// is written in its file: one above the rules that decide first, or
@@ -523,8 +527,8 @@ fn unknown_fields(r: &Rule, out: &mut Vec<Finding>) {
             let types = types?;
             let mut carried = false;
             for t in types {
-                match ACTION_TYPES.iter().find(|(name, _)| name == t) {
-                    Some((_, Some(facets))) => carried |= facets.contains(&facet),
+                match ActionType::from(t.as_str()).facets() {
+                    Some(facets) => carried |= facets.contains(&facet),
                     // A type whose facets are open, or a plugin's.
                     _ => return None,
                 }

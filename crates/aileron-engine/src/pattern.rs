@@ -10,6 +10,7 @@
 
 use crate::action::{Action, FieldPath, Lookup};
 use crate::diagnostic::{Diagnostic, Pos};
+use crate::error::Error;
 use crate::glob::Glob;
 use crate::overlap;
 use crate::yaml::{Node, Value as Y};
@@ -40,15 +41,22 @@ pub const COMBINATORS: &[&str] = &["all", "any", "not", "rate"];
 /// A compiled matcher.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Matcher {
+    /// Every matcher holds.
     All(Vec<Matcher>),
+    /// At least one matcher holds.
     Any(Vec<Matcher>),
+    /// The matcher does not hold.
     Not(Box<Matcher>),
+    /// A condition on one field of the action.
     Field(FieldPath, Cond),
     /// More than `more_than` actions matching `of` (this one included) in
     /// the `seconds` before this action, in this session.
     Rate {
+        /// How many actions the window may hold.
         more_than: u64,
+        /// The window's length.
         seconds: u64,
+        /// Which actions count.
         of: Box<Matcher>,
     },
     /// A built-in check the YAML dialect cannot express (see `builtin`).
@@ -110,36 +118,54 @@ pub(crate) fn regex_literal_prefix(src: &str) -> Option<String> {
 /// A compiled condition on one field.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cond {
+    /// A scalar condition: the field equals it (numbers by value).
     Equals(#[serde(with = "crate::json_text::value")] Value),
     /// A bare list: element-for-element against a list, "one of" against a scalar.
     List(#[serde(with = "crate::json_text::values")] Vec<Value>),
+    /// `in`: the field is one of these (any element, for a list).
     In(#[serde(with = "crate::json_text::values")] Vec<Value>),
+    /// `pattern`: a regular expression found in the field.
     Pattern(Re),
     /// Lower-cased needle for strings; the original for list membership.
     Contains {
+        /// The needle, lower-cased for case-insensitive search.
         lower: String,
         #[serde(with = "crate::json_text::value")]
+        /// The needle as written, for list membership.
         value: Value,
     },
+    /// `notContains`: the negation of `contains` (holds on a missing field).
     NotContains {
+        /// The needle, lower-cased for case-insensitive search.
         lower: String,
         #[serde(with = "crate::json_text::value")]
+        /// The needle as written, for list membership.
         value: Value,
     },
+    /// `glob`: the field matches a glob (`*`, `?`).
     Glob(Glob),
+    /// `exists`: whether the field is present and not null.
     Exists(bool),
+    /// `gt`, `gte`, `lt`, `lte` on a number.
     Compare(Comparison, f64),
+    /// `path`: a path glob, already absolute.
     Path(PathGlob),
+    /// `time`: the timestamp falls in a weekly window.
     Time(TimeWindow),
     /// Several operators in one mapping: all must hold.
     All(Vec<Cond>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// How `gt`, `gte`, `lt` and `lte` compare.
 pub enum Comparison {
+    /// Greater than.
     Gt,
+    /// Greater than or equal.
     Gte,
+    /// Less than.
     Lt,
+    /// Less than or equal.
     Lte,
 }
 
@@ -163,6 +189,7 @@ impl Matcher {
         }
     }
 
+    /// Whether the matcher holds for `action`, `history` being the session's earlier actions.
     pub fn is_match(&self, action: &Action, history: History<'_>) -> bool {
         match self {
             Matcher::All(ms) => ms.iter().all(|m| m.is_match(action, history)),
@@ -174,7 +201,7 @@ impl Matcher {
                 seconds,
                 of,
             } => {
-                let Some(now) = parse_time(&action.timestamp) else {
+                let Some(now) = action.timestamp else {
                     return false;
                 };
                 let since = now.as_second() - *seconds as i64;
@@ -182,7 +209,8 @@ impl Matcher {
                     .actions
                     .iter()
                     .filter(|a| {
-                        parse_time(&a.timestamp).is_some_and(|t| t.as_second() >= since && t <= now)
+                        a.timestamp
+                            .is_some_and(|t| t.as_second() >= since && t <= now)
                             && of.is_match(a, History::default())
                     })
                     .count() as u64;
@@ -322,6 +350,7 @@ impl Matcher {
 }
 
 impl Cond {
+    /// Whether the condition holds for a field's value (`None`: absent or null).
     pub fn holds(&self, value: Option<Lookup<'_>>) -> bool {
         match self {
             Cond::Exists(want) => value.is_some() == *want,
@@ -330,6 +359,7 @@ impl Cond {
                 value: needle,
             } => match value {
                 None => true,
+                Some(Lookup::Time(t)) => self.holds_on_time(t),
                 Some(v) => match (as_str(v), is_list(v)) {
                     (Some(s), _) => !contains_ci(s, lower),
                     (None, true) => !list_contains(v, needle),
@@ -342,6 +372,9 @@ impl Cond {
     }
 
     fn holds_on(&self, v: Lookup<'_>) -> bool {
+        if let Lookup::Time(t) = v {
+            return self.holds_on_time(t);
+        }
         match self {
             Cond::Equals(want) => equals(v, want),
             Cond::List(items) => {
@@ -379,8 +412,21 @@ impl Cond {
                     .iter()
                     .any(|i| i.as_str().is_some_and(|s| p.is_match(s))),
             },
-            Cond::Time(w) => as_str(v).is_some_and(|s| w.contains(s)),
+            Cond::Time(w) => as_str(v)
+                .and_then(|s| s.parse().ok())
+                .is_some_and(|t| w.contains(t)),
             Cond::Exists(_) | Cond::NotContains { .. } | Cond::All(_) => self.holds(Some(v)),
+        }
+    }
+
+    /// [`Cond::holds_on`] a timestamp: `time` reads it as it is, other
+    /// operators as it is written (RFC 3339, UTC). Out of line, so that
+    /// formatting stays out of the path every other field takes.
+    #[inline(never)]
+    fn holds_on_time(&self, t: jiff::Timestamp) -> bool {
+        match self {
+            Cond::Time(w) => w.contains(t),
+            _ => self.holds(Some(Lookup::Str(&t.to_string()))),
         }
     }
 }
@@ -429,6 +475,8 @@ fn equals(v: Lookup<'_>, want: &Value) -> bool {
             w.len() == items.len() && w.iter().zip(items).all(|(a, b)| a.as_str() == Some(b))
         }),
         Lookup::Json(j) => json_eq(j, want),
+        // `Cond::holds_on` reads a timestamp as its text first.
+        Lookup::Time(_) => false,
     }
 }
 
@@ -471,10 +519,12 @@ impl Re {
         })
     }
 
+    /// The regular expression as written.
     pub fn as_str(&self) -> &str {
         &self.src
     }
 
+    /// Whether the regex matches anywhere in `text`.
     pub fn is_match(&self, text: &str) -> bool {
         self.compiled
             .get_or_init(|| build_regex(&self.src).unwrap_or_else(|e| invalid_cached(&self.src, e)))
@@ -528,8 +578,11 @@ fn build_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
 
 impl PathGlob {
     /// Compiles an absolute pattern: `**` crosses directories, `*` does not.
-    pub fn new(absolute_pattern: &str) -> Result<PathGlob, String> {
-        let glob = build_glob(absolute_pattern).map_err(|e| e.kind().to_string())?;
+    pub fn new(absolute_pattern: &str) -> Result<PathGlob, Error> {
+        let glob = build_glob(absolute_pattern).map_err(|e| Error::PathGlob {
+            pattern: absolute_pattern.to_owned(),
+            reason: e.kind().to_string(),
+        })?;
         Ok(PathGlob {
             pattern: absolute_pattern.to_owned(),
             matcher: OnceLock::from(glob.compile_matcher()),
@@ -559,6 +612,7 @@ impl PathGlob {
         crate::paths::normalize(&p)
     }
 
+    /// Whether `path` (absolute, normalized) matches.
     pub fn is_match(&self, path: &str) -> bool {
         self.matcher
             .get_or_init(|| match build_glob(&self.pattern) {
@@ -598,7 +652,7 @@ impl<'de> Deserialize<'de> for PathGlob {
 
 /// Many absolute path globs matched at once. Most patterns are one of a
 /// few literal shapes (`/a/b`, `/a/**`, `/a/*`, `/**/a/b`, `/**/a/b/**`),
-/// matched by comparing strings ([`Index`]); the others share one
+/// matched by comparing strings (an index); the others share one
 /// automaton, built on first use and only run on a path that may match one
 /// of them (one below the literal directory such a pattern starts with, or
 /// holding the name that follows its leading `/**/`).
@@ -611,9 +665,12 @@ pub struct PathSet {
 
 impl PathSet {
     /// Checks every pattern now; the rest is built when first needed.
-    pub fn new(patterns: Vec<String>) -> Result<PathSet, String> {
+    pub fn new(patterns: Vec<String>) -> Result<PathSet, Error> {
         for p in &patterns {
-            build_glob(p).map_err(|e| format!("{p}: {}", e.kind()))?;
+            build_glob(p).map_err(|e| Error::PathSet {
+                pattern: p.clone(),
+                reason: e.kind().to_string(),
+            })?;
         }
         Ok(PathSet::unchecked(patterns))
     }
@@ -626,6 +683,7 @@ impl PathSet {
         }
     }
 
+    /// Whether some pattern matches `path`.
     pub fn is_match(&self, path: &str) -> bool {
         self.first_match(path).is_some()
     }
@@ -931,7 +989,7 @@ impl<'de> Deserialize<'de> for PathSet {
 }
 
 /// Weekdays and a time-of-day window in a named time zone.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TimeWindow {
     /// Monday = 1 … Sunday = 7; empty means every day.
     days: Vec<i8>,
@@ -939,19 +997,29 @@ pub struct TimeWindow {
     from: u16,
     to: u16,
     tz: String,
+    /// `tz` looked up on first use (checked when the policy was compiled).
+    #[serde(skip)]
+    zone: OnceLock<Option<jiff::tz::TimeZone>>,
+}
+
+/// The window as written; the looked-up zone follows from it.
+impl PartialEq for TimeWindow {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.days, self.from, self.to, &self.tz) == (&other.days, other.from, other.to, &other.tz)
+    }
 }
 
 const WEEKDAYS: &[&str] = &["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
 impl TimeWindow {
-    fn contains(&self, timestamp: &str) -> bool {
-        let Some(ts) = parse_time(timestamp) else {
+    fn contains(&self, ts: jiff::Timestamp) -> bool {
+        let zone = self
+            .zone
+            .get_or_init(|| jiff::tz::TimeZone::get(&self.tz).ok());
+        let Some(tz) = zone else {
             return false;
         };
-        let Ok(tz) = jiff::tz::TimeZone::get(&self.tz) else {
-            return false;
-        };
-        let local = ts.to_zoned(tz);
+        let local = tz.to_datetime(ts);
         let minute = local.hour() as u16 * 60 + local.minute() as u16;
         let day_ok =
             self.days.is_empty() || self.days.contains(&local.weekday().to_monday_one_offset());
@@ -964,12 +1032,8 @@ impl TimeWindow {
     }
 }
 
-fn parse_time(s: &str) -> Option<jiff::Timestamp> {
-    s.parse().ok()
-}
-
 /// Where parsing reports errors, and what relative paths are relative to.
-pub struct Cx<'a> {
+pub(crate) struct Cx<'a> {
     pub file: &'a str,
     pub text: &'a str,
     /// Directory of the policy file, for relative `path` patterns.
@@ -979,14 +1043,14 @@ pub struct Cx<'a> {
 }
 
 impl Cx<'_> {
-    pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
+    pub(crate) fn error(&mut self, pos: Pos, message: impl Into<String>) {
         self.errors
             .push(Diagnostic::at(self.file, self.text, pos, message));
     }
 }
 
 /// Compiles a `when:` tree. Errors go to `cx`; `None` when there were any.
-pub fn parse_matcher(node: &Node, cx: &mut Cx<'_>) -> Option<Matcher> {
+pub(crate) fn parse_matcher(node: &Node, cx: &mut Cx<'_>) -> Option<Matcher> {
     let Y::Map(entries) = &node.value else {
         cx.error(
             node.pos,
@@ -1047,7 +1111,7 @@ pub fn parse_matcher(node: &Node, cx: &mut Cx<'_>) -> Option<Matcher> {
                         parts.push(Matcher::Field(fp, c));
                     }
                 }
-                Err(msg) => cx.error(key.pos, msg),
+                Err(e) => cx.error(key.pos, e.to_string()),
             },
         }
     }
@@ -1132,7 +1196,7 @@ fn scalar_json(node: &Node) -> Option<Value> {
 }
 
 /// Compiles the condition on one field.
-pub fn parse_cond(node: &Node, cx: &mut Cx<'_>) -> Option<Cond> {
+pub(crate) fn parse_cond(node: &Node, cx: &mut Cx<'_>) -> Option<Cond> {
     match &node.value {
         Y::Null => {
             cx.error(
@@ -1329,6 +1393,7 @@ fn parse_time_window(node: &Node, cx: &mut Cx<'_>) -> Option<TimeWindow> {
         from: 0,
         to: 24 * 60,
         tz: "UTC".into(),
+        zone: OnceLock::new(),
     };
     for (k, v) in entries {
         match k.name.as_str() {

@@ -9,14 +9,18 @@ use crate::diagnostic::{Code, Diagnostic, quote};
 use crate::document::{
     DefaultPolicy, Document, EnvPolicy, Settings, Source, TestCase, parse_document,
 };
+use crate::error::Error;
 use crate::pattern::IndexKey;
 use crate::rule::{Decision, Layer, Rule};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// Everything the evaluator needs, ready to use. Serializable, so adapters
-/// can cache it on disk keyed by the content of its sources.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Every layer's rules merged, checked, sorted and indexed: built once
+/// from the sources ([`Policy::from_sources`]), then asked for any number
+/// of decisions ([`Policy::evaluate`], [`Policy::evaluate_line`]). Adapters
+/// that start once per action keep it on disk between runs
+/// ([`Policy::to_cache_bytes`]); its layout is this build's alone.
+#[derive(Clone, Debug)]
 pub struct Policy {
     /// Enabled rules in evaluation order (priority, specificity, later first).
     pub(crate) rules: Vec<Deferred<Rule>>,
@@ -28,14 +32,81 @@ pub struct Policy {
     /// The longest `rate` window of any rule (kept here so that asking
     /// does not decode every rule).
     rate_window: Option<u64>,
+    /// What decides when no rule matches.
     pub default: DefaultPolicy,
+    /// `settings:` of every layer, the highest winning per key.
     pub settings: Settings,
+    /// `env:` of every layer, for the launched agent's environment.
     pub env: EnvPolicy,
     /// The policy sources in force, lowest layer first.
     pub sources: Vec<(String, Layer)>,
-    #[serde(with = "crate::json_text")]
+    /// The `tests:` examples of the sources (the built-in profiles' left out).
     pub tests: Vec<TestCase>,
+    /// The facts about the machine the built-in rules were derived from.
     pub environment: Environment,
+}
+
+/// The cache encoding of a [`Policy`]: the same fields, through serde's
+/// remote derive, so that `Policy` itself has no serde impls another crate
+/// could come to rely on. Rules stay encoded until first read (`Deferred`).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Policy")]
+struct CacheForm {
+    rules: Vec<Deferred<Rule>>,
+    inactive: Deferred<Vec<(Rule, String)>>,
+    index: Index,
+    lower_deny_after: Vec<bool>,
+    rate_window: Option<u64>,
+    default: DefaultPolicy,
+    settings: Settings,
+    env: EnvPolicy,
+    sources: Vec<(String, Layer)>,
+    #[serde(with = "crate::json_text")]
+    tests: Vec<TestCase>,
+    environment: Environment,
+}
+
+/// [`CacheForm`] as a value to serialize.
+struct Cached<'a>(&'a Policy);
+
+impl Serialize for Cached<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        CacheForm::serialize(self.0, s)
+    }
+}
+
+impl Policy {
+    /// The policy as bytes for an on-disk cache, read back by
+    /// [`Policy::from_cache_bytes`] in the same build only: the encoding
+    /// names no fields, so a cache must be keyed by the binary that wrote
+    /// it. Rules read back are decoded when first reached.
+    ///
+    /// ```
+    /// use aileron_engine::{Environment, Layer, Policy, Source};
+    /// let src = Source {
+    ///     name: "/p/aileron.yaml".into(),
+    ///     text: "version: 1\ndeny: [\"rm *\"]\n".into(),
+    ///     layer: Layer::Project,
+    ///     base_dir: "/p".into(),
+    /// };
+    /// let policy = Policy::from_sources(&[src], &Environment::new("/home/u")).unwrap();
+    /// let bytes = policy.to_cache_bytes().unwrap();
+    /// let back = Policy::from_cache_bytes(&bytes).unwrap();
+    /// assert_eq!(back.rules().count(), policy.rules().count());
+    /// assert!(Policy::from_cache_bytes(b"not a policy").is_err());
+    /// ```
+    pub fn to_cache_bytes(&self) -> Result<Vec<u8>, Error> {
+        postcard::to_stdvec(&Cached(self)).map_err(|e| Error::Cache(e.to_string()))
+    }
+
+    /// A policy from [`Policy::to_cache_bytes`]. Bytes from another build
+    /// or damaged may fail here or, in a rule, when it is first reached
+    /// (it then denies; see `Deferred`): check a cache entry's integrity
+    /// before this.
+    pub fn from_cache_bytes(bytes: &[u8]) -> Result<Policy, Error> {
+        let mut de = postcard::Deserializer::from_bytes(bytes);
+        CacheForm::deserialize(&mut de).map_err(|e| Error::Cache(e.to_string()))
+    }
 }
 
 /// Rule positions (into `Policy::rules`) by action type and command word.
@@ -284,6 +355,7 @@ impl Policy {
         self.inactive.get()
     }
 
+    /// The enabled rule called `id`.
     pub fn rule(&self, id: &str) -> Option<&Rule> {
         self.rules().find(|r| r.id == id)
     }

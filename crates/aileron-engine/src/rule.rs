@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
+    /// Let it run.
     Allow,
+    /// Refuse it.
     Deny,
     /// A human decides.
     Ask,
@@ -17,6 +19,7 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// The word rules, verdicts and the audit log use.
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Allow => "allow",
@@ -26,6 +29,7 @@ impl Decision {
         }
     }
 
+    /// The decision a word names.
     pub fn parse(s: &str) -> Option<Decision> {
         Some(match s {
             "allow" => Decision::Allow,
@@ -61,17 +65,26 @@ impl Decision {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
+    /// Rules compiled into Aileron.
     Builtin = 1,
+    /// The operating system's profile.
     Os = 2,
+    /// Profiles of the languages the project uses.
     Lang = 3,
+    /// Profiles the project names.
     Profile = 4,
+    /// The project's `aileron.yaml`.
     Project = 5,
+    /// `~/.aileron/settings.yaml`.
     User = 6,
+    /// Rules saved on the server.
     Database = 7,
+    /// This session's "always" answers.
     Session = 8,
 }
 
 impl Layer {
+    /// The layer as explanations name it.
     pub fn as_str(self) -> &'static str {
         match self {
             Layer::Builtin => "builtin",
@@ -89,8 +102,11 @@ impl Layer {
 /// `scope: {plugin, profile, integration}`; an unset field is a wildcard.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scope {
+    /// Only actions of this plugin.
     pub plugin: Option<String>,
+    /// Only actions under this profile.
     pub profile: Option<String>,
+    /// Only actions from this integration.
     pub integration: Option<String>,
 }
 
@@ -102,6 +118,7 @@ impl Scope {
             + u8::from(self.plugin.is_some())
     }
 
+    /// Whether the rule applies to actions of `session`.
     pub fn admits(&self, session: &crate::action::Session) -> bool {
         let ok = |want: &Option<String>, have: &Option<String>| want.is_none() || want == have;
         ok(&self.plugin, &session.plugin)
@@ -115,16 +132,22 @@ impl Scope {
 pub struct Approver {
     /// `terminal`, `dashboard`, or a webhook approver's id.
     pub approver: Option<String>,
+    /// Seconds to wait for an answer.
     pub timeout: Option<u64>,
+    /// What no answer becomes.
     pub on_timeout: Option<Decision>,
 }
 
 /// How a `judge` rule asks an LLM.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JudgeSpec {
+    /// The model to ask.
     pub model: Option<String>,
+    /// What to ask it, besides the action.
     pub prompt: Option<String>,
+    /// How long its answer for the same action is kept, in seconds.
     pub cache_ttl: Option<u64>,
+    /// Deny when the model cannot answer (the default).
     pub fail_closed: bool,
 }
 
@@ -142,8 +165,11 @@ impl Default for JudgeSpec {
 /// Where a rule was written.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
+    /// The source's display name.
     pub file: String,
+    /// From 1; 0 for a rule not written in a file.
     pub line: u32,
+    /// From 1.
     pub col: u32,
 }
 
@@ -170,15 +196,23 @@ impl std::fmt::Display for Origin {
 /// A rule ready to evaluate.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Rule {
+    /// Unique in the policy: overrides, explanations and the audit log name it.
     pub id: String,
     /// False when the id was generated from the rule's place in its file.
     pub explicit_id: bool,
+    /// The reason given when it decides.
     pub description: Option<String>,
+    /// What it decides.
     pub decision: Decision,
+    /// Ranks first in evaluation order.
     pub priority: i64,
+    /// Which sessions it applies to; a more specific scope ranks higher.
     pub scope: Scope,
+    /// `enabled: false` keeps a rule written but out of evaluation.
     pub enabled: bool,
+    /// Its source's layer.
     pub layer: Layer,
+    /// Where it was written.
     pub origin: Origin,
     /// `override: ID` and where it was written.
     pub override_of: Option<(String, Pos)>,
@@ -186,14 +220,18 @@ pub struct Rule {
     pub structural: bool,
     /// The match fields as written, for explanations.
     pub pattern: String,
+    /// The compiled match fields.
     pub matcher: Matcher,
+    /// Who answers an ask rule.
     pub approver: Option<Approver>,
+    /// How a judge rule asks.
     pub judge: Option<JudgeSpec>,
     /// Position in the merged source order, lowest layer first; breaks ties.
     pub(crate) seq: u32,
 }
 
 impl Rule {
+    /// An enabled rule with its decision's default priority that matches nothing yet.
     pub fn new(id: String, decision: Decision, layer: Layer, origin: Origin) -> Rule {
         Rule {
             id,

@@ -12,16 +12,21 @@ use serde::Serialize;
 pub struct TestOutcome {
     /// `FILE:LINE:COL` of the example.
     pub location: String,
+    /// The example's name, or its input.
     pub name: String,
+    /// Whether it decided as expected.
     pub passed: bool,
+    /// The decision it expected.
     pub expected: String,
+    /// What the policy decided.
     pub got: Verdict,
     /// Why it failed, in one line.
     pub failure: Option<String>,
 }
 
-/// Fixed inputs so examples decide the same way every run.
-const TEST_TIME: &str = "2026-01-05T12:00:00Z";
+/// Fixed inputs so examples decide the same way every run:
+/// 2026-01-05T12:00:00Z, a Monday noon.
+const TEST_TIME: jiff::Timestamp = jiff::Timestamp::constant(1_767_614_400, 0);
 
 impl Policy {
     /// Runs every example of the policy's sources.
@@ -29,6 +34,7 @@ impl Policy {
         self.tests.iter().map(|t| self.run_test(t)).collect()
     }
 
+    /// Runs one example.
     pub fn run_test(&self, t: &TestCase) -> TestOutcome {
         let state = State::default();
         let (name, got) = match &t.input {
@@ -40,7 +46,7 @@ impl Policy {
                 let cx = LineContext {
                     cwd: &t.cwd,
                     session: &session,
-                    timestamp: TEST_TIME,
+                    timestamp: Some(TEST_TIME),
                     id: "test",
                     exe: None,
                 };
@@ -48,9 +54,7 @@ impl Policy {
             }
             TestInput::Action(a) => {
                 let mut a: Action = (**a).clone();
-                if a.timestamp.is_empty() {
-                    a.timestamp = TEST_TIME.to_owned();
-                }
+                a.timestamp.get_or_insert(TEST_TIME);
                 if a.session.cwd.is_none() {
                     a.session.cwd = Some(t.cwd.clone());
                 }

@@ -9,26 +9,37 @@ use std::fmt;
 /// A value of the document.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// `null` or `~`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// Any other number.
     Float(f64),
+    /// A string.
     Str(String),
+    /// A list.
     Seq(Vec<Node>),
+    /// A mapping, in the order written.
     Map(Vec<(Key, Node)>),
 }
 
 /// A mapping key with its position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Key {
+    /// The key's text.
     pub name: String,
+    /// Where it was written.
     pub pos: Pos,
 }
 
 /// A value with its position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
+    /// The value.
     pub value: Value,
+    /// Where it was written.
     pub pos: Pos,
 }
 
@@ -46,6 +57,7 @@ impl Node {
         }
     }
 
+    /// The string, if this is one.
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Str(s) => Some(s),

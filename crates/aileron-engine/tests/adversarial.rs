@@ -35,7 +35,7 @@ fn decide(policy: &Policy, line: &str) -> (Decision, Option<String>, String) {
     let cx = LineContext {
         cwd: "/work/proj",
         session: &session,
-        timestamp: "2026-01-05T12:00:00Z",
+        timestamp: "2026-01-05T12:00:00Z".parse().ok(),
         id: "t",
         exe: None,
     };

@@ -276,8 +276,12 @@ ask:
   - {id: push, command: "git push *", approver: dashboard}
 "#,
     );
-    let json = serde_json::to_string(&p).unwrap();
-    let back: Policy = serde_json::from_str(&json).unwrap();
+    let bytes = p.to_cache_bytes().unwrap();
+    let back = Policy::from_cache_bytes(&bytes).unwrap();
+    assert!(
+        Policy::from_cache_bytes(&bytes[..bytes.len() / 2]).is_err(),
+        "a truncated entry is refused"
+    );
     let actions = vec![
         shell("git push origin x"),
         shell("go test ./..."),

@@ -6,7 +6,7 @@
 
 mod common;
 
-use aileron_engine::{Decision, DefaultPolicy, Layer, VerdictSource};
+use aileron_engine::{AskMode, Decision, DefaultPolicy, Layer, VerdictSource};
 use common::*;
 
 const MINIMAL_GO: &str = r#"version: 1
@@ -215,7 +215,7 @@ fn top_level_structure_example_loads_with_both_profiles() {
     );
     let p = compile(&sources);
     assert_eq!(p.default, DefaultPolicy::Ask);
-    assert_eq!(p.settings.ask_mode.as_deref(), Some("terminal"));
+    assert_eq!(p.settings.ask_mode, Some(AskMode::Terminal));
     assert_eq!(
         p.settings.audit_log.as_deref(),
         Some(".aileron/audit.jsonl")
@@ -602,8 +602,8 @@ fn default_and_settings_are_last_writer_wins() {
     ));
     assert_eq!(p.settings.timeout, Some(30), "the later layer wins");
     assert_eq!(
-        p.settings.ask_mode.as_deref(),
-        Some("ui"),
+        p.settings.ask_mode,
+        Some(AskMode::Ui),
         "unset keys keep the lower value"
     );
     // No layer sets `default`: ask.

@@ -553,7 +553,7 @@ fn path_is_a_gitignore_style_glob_relative_to_the_policy_file() {
 
 fn at(ts: &str) -> Action {
     let mut a = http("POST", "https://api.example/x");
-    a.timestamp = ts.into();
+    a.timestamp = ts.parse().ok();
     a
 }
 
@@ -587,12 +587,45 @@ fn time_windows_use_the_actions_timestamp_in_a_named_zone() {
         // 12:00 UTC in January is 07:00 in New York
         (new_york, "2026-01-05T12:00:00Z", false),
         (new_york, "2026-01-05T15:00:00Z", true),
-        // no usable timestamp: no match
+        // no timestamp (one that does not parse is refused when read): no match
         (office, "yesterday", false),
     ];
     for (when, ts, want) in cases {
         assert_eq!(when_matches(when, &at(ts)), *want, "{when} at {ts}");
     }
+}
+
+/// Other operators read the timestamp as RFC 3339 text in UTC, the form
+/// adapters write; an equality is found through the index too.
+#[test]
+fn other_operators_read_the_timestamp_as_its_text() {
+    let a = at("2026-01-05T13:00:00+01:00");
+    table(
+        &a,
+        &[
+            (
+                "{type: http.request, timestamp: \"2026-01-05T12:00:00Z\"}",
+                true,
+            ),
+            (
+                "{type: http.request, timestamp: \"2026-01-05T13:00:00Z\"}",
+                false,
+            ),
+            ("{timestamp: {in: [\"2026-01-05T12:00:00Z\"]}}", true),
+            ("{timestamp: {pattern: \"^2026-01-05T12:\"}}", true),
+            ("{timestamp: {glob: \"2026-01-05T*\"}}", true),
+            ("{timestamp: {contains: \"01-05\"}}", true),
+            ("{timestamp: {notContains: \"01-05\"}}", false),
+            ("{timestamp: {exists: true}}", true),
+        ],
+    );
+    table(
+        &at(""),
+        &[
+            ("{timestamp: {exists: false}}", true),
+            ("{timestamp: {notContains: \"01-05\"}}", true),
+        ],
+    );
 }
 
 fn post_at(ts: &str) -> Action {
@@ -643,7 +676,7 @@ fn rate_counts_matching_actions_of_the_session_history() {
     // Only actions matching the rule's other conditions count.
     let mut history = recent(&[10, 20]);
     history.push(http("GET", "https://api.example/x"));
-    history[2].timestamp = "2026-01-05T12:00:50Z".into();
+    history[2].timestamp = "2026-01-05T12:00:50Z".parse().ok();
     let state = State {
         approvals: &[],
         history: &history,

@@ -344,7 +344,7 @@ fn the_agents_own_file_tools_are_judged_alike() {
     let fs = |path: &str, op: &str| {
         let mut a = Action {
             id: "a1".into(),
-            timestamp: TS.into(),
+            timestamp: TS.parse().ok(),
             kind: "fs.write".into(),
             primary: "fs".into(),
             session: Session {
@@ -382,8 +382,8 @@ fn the_agents_own_file_tools_are_judged_alike() {
 #[test]
 fn a_cached_policy_decides_alike() {
     let p = policy();
-    let bytes = postcard::to_stdvec(&p).expect("encodes");
-    let back: Policy = postcard::from_bytes(&bytes).expect("decodes");
+    let bytes = p.to_cache_bytes().expect("encodes");
+    let back = Policy::from_cache_bytes(&bytes).expect("decodes");
     for line in [
         "mv .claude x",
         "echo x > AILERON.YAML",

@@ -525,8 +525,9 @@ impl App {
         if action.id.is_empty() {
             action.id = auth::new_uuid();
         }
-        if action.timestamp.is_empty() {
-            action.timestamp = aileron_audit::now_rfc3339();
+        if action.timestamp.is_none() {
+            // To the millisecond, as the audit log writes its times.
+            action.timestamp = aileron_audit::now_rfc3339().parse().ok();
         }
         action.normalize();
     }
@@ -534,7 +535,14 @@ impl App {
     /// Decides an action; an ask waits for a human (or the timeout).
     pub async fn evaluate(&self, mut action: Action, caller: &Caller) -> EvalOutcome {
         let started = Instant::now();
+        let given = action.timestamp.is_some();
         self.prepare(&mut action);
+        // The time the client gave, else the server's (to the millisecond).
+        let time = match action.timestamp {
+            Some(t) if given => t.to_string(),
+            Some(t) => format!("{t:.3}"),
+            None => aileron_audit::now_rfc3339(),
+        };
         let resolved = self.policy_for(action.session.cwd.as_deref()).await;
         if let Some(id) = &action.session.id {
             self.restore_session(id).await;
@@ -558,7 +566,7 @@ impl App {
         // The API's log keeps the action as it was submitted.
         decided.action = action.clone();
         let record = decided.record(&Origin {
-            time: &action.timestamp,
+            time: &time,
             adapter: "server",
             session: action.session.id.as_deref(),
             agent: action.session.agent.as_deref(),
@@ -600,7 +608,7 @@ impl App {
             cx: LineContext {
                 cwd: &cwd,
                 session: &action.session,
-                timestamp: &action.timestamp,
+                timestamp: action.timestamp,
                 id: &action.id,
                 exe: None,
             },
@@ -871,7 +879,7 @@ pub fn matchable_actions(action: Action, home: &str) -> Vec<Action> {
             let cx = LineContext {
                 cwd: &cwd,
                 session: &action.session,
-                timestamp: &action.timestamp,
+                timestamp: action.timestamp,
                 id: &action.id,
                 exe: None,
             };
@@ -889,8 +897,8 @@ pub fn matchable_actions(action: Action, home: &str) -> Vec<Action> {
 pub fn action_from_record(rec: &AuditRecord) -> Value {
     let mut a = Action {
         id: rec.action.id.clone(),
-        timestamp: rec.time.clone(),
-        kind: rec.action.kind.clone(),
+        timestamp: rec.time.parse().ok(),
+        kind: rec.action.kind.as_str().into(),
         summary: rec.action.summary.clone(),
         facets: rec.action.facets.clone(),
         ..Action::default()

@@ -490,6 +490,33 @@ async fn evaluate_uses_the_file_policy_plus_database_rules_of_layer_7() {
     api.server.shutdown().await;
 }
 
+/// An action's timestamp is read once, with the request: text that is not
+/// RFC 3339 is refused, saying so, rather than never matching a `time` or
+/// `rate` rule; a given time is the one the log keeps, as written.
+#[tokio::test(flavor = "multi_thread")]
+async fn evaluate_refuses_a_timestamp_that_is_not_rfc_3339() {
+    let env = Env::new();
+    env.write("proj/aileron.yaml", "version: 1\ndefault: allow\n");
+    let api = env.start().await;
+    let mut a = shell("t1", "ls", &env.proj, "st");
+    a["timestamp"] = json!("yesterday");
+    let (s, v) = api.post("/api/evaluate", api.agent(), &a).await;
+    assert_eq!(s, 400, "{v}");
+    let msg = v["error"].as_str().unwrap_or_default();
+    assert!(
+        msg.starts_with("invalid JSON body: invalid timestamp `yesterday`: expected RFC 3339"),
+        "{msg}"
+    );
+    a["timestamp"] = json!("2026-01-05T12:00:00Z");
+    let v = api.evaluate(&a).await;
+    assert_eq!(v["decision"], "allow", "{v}");
+    let (_, log) = api.get("/api/actions?session=st").await;
+    let actions = log["actions"].as_array().unwrap();
+    assert_eq!(actions.len(), 1, "the refused request is not logged: {log}");
+    assert_eq!(actions[0]["time"], "2026-01-05T12:00:00Z", "{log}");
+    api.server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_policy_that_does_not_load_denies() {
     let env = Env::new();

@@ -119,6 +119,8 @@ impl Decider {
         let now = jiff::Timestamp::now();
         let time = aileron_engine::action::timestamp_from_unix(now.as_second())
             .unwrap_or_else(|| "1970-01-01T00:00:00Z".into());
+        // Whole seconds, as the audit line's time.
+        let timestamp = jiff::Timestamp::from_second(now.as_second()).ok();
         let session = Session {
             id: req.session.clone().or_else(|| self.cfg.session_id.clone()),
             agent: req.agent.clone().or_else(|| self.cfg.agent.clone()),
@@ -139,8 +141,8 @@ impl Decider {
                         format!("{id}.{i}")
                     };
                 }
-                if a.timestamp.is_empty() {
-                    a.timestamp = time.clone();
+                if a.timestamp.is_none() {
+                    a.timestamp = timestamp;
                 }
                 a.session = session.clone();
                 a.normalize();
@@ -177,7 +179,7 @@ impl Decider {
                     approver: None,
                 };
                 let message = Some(format!("aileron: denied: {}", verdict.reason));
-                let action = aileron_decision::subject_action(subject, &session, &time);
+                let action = aileron_decision::subject_action(subject, &session, timestamp);
                 let decided = Decided::refused(message, verdict, action, None);
                 (decided, self.cfg.load.data_dir.join("audit.jsonl"))
             }
@@ -199,7 +201,7 @@ impl Decider {
                     cx: LineContext {
                         cwd,
                         session: &session,
-                        timestamp: &time,
+                        timestamp,
                         id: &id,
                         exe: req.exe.as_deref(),
                     },
@@ -394,9 +396,10 @@ impl Decider {
             Ok(l) => aileron_config::audit_log_path(&l.policy, l.project_file.as_deref(), &opts),
             Err(_) => self.cfg.load.data_dir.join("audit.jsonl"),
         };
+        let time = now_rfc3339();
         let mut action = Action {
             id: action_id(),
-            timestamp: now_rfc3339(),
+            timestamp: time.parse().ok(),
             kind: kind.into(),
             summary: summary.into(),
             ..Action::default()
@@ -404,7 +407,7 @@ impl Decider {
         action.session.id = self.cfg.session_id.clone();
         action.session.agent = self.cfg.agent.clone();
         let record = AuditRecord {
-            time: action.timestamp.clone(),
+            time,
             session: self.cfg.session_id.clone(),
             agent: self.cfg.agent.clone(),
             adapter: "supervisor".into(),

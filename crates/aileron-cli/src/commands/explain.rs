@@ -61,8 +61,8 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 path: path.clone(),
                 source,
             })?;
-        if action.timestamp.is_empty() {
-            action.timestamp = now;
+        if action.timestamp.is_none() {
+            action.timestamp = now.parse().ok();
         }
         if action.session.cwd.is_none() {
             action.session.cwd = Some(cwd_str);
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
     let cx = LineContext {
         cwd: &cwd_str,
         session: &session,
-        timestamp: &now,
+        timestamp: now.parse().ok(),
         id: "explain",
         exe: None,
     };

@@ -213,7 +213,7 @@ pub fn shell_with(cmd: &str, cwd: &str, sensitivity: Sensitivity, tags: &[&str])
     });
     Action {
         id: "a1".into(),
-        timestamp: TS.into(),
+        timestamp: TS.parse().ok(),
         kind: "shell.exec".into(),
         summary: cmd.into(),
         verb: binary.into(),
@@ -232,8 +232,8 @@ pub fn shell_with(cmd: &str, cwd: &str, sensitivity: Sensitivity, tags: &[&str])
 /// An action from its JSON form, with a timestamp (unless given) and normalized.
 pub fn action(v: Value) -> Action {
     let mut a: Action = serde_json::from_value(v).expect("a valid action");
-    if a.timestamp.is_empty() {
-        a.timestamp = TS.into();
+    if a.timestamp.is_none() {
+        a.timestamp = TS.parse().ok();
     }
     if a.session.cwd.is_none() {
         a.session.cwd = Some(DIR.into());
@@ -277,7 +277,7 @@ fn in_project(f: impl FnOnce(&LineContext<'_>) -> LineVerdict) -> LineVerdict {
     f(&LineContext {
         cwd: DIR,
         session: &session,
-        timestamp: TS,
+        timestamp: TS.parse().ok(),
         id: "l1",
         exe: None,
     })
