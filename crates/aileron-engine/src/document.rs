@@ -8,13 +8,14 @@ use crate::action::{Action, FieldPath};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::glob::Glob;
 use crate::pattern::{self, Cond, Cx, Matcher};
-use crate::rule::{Approver, Decision, JudgeSpec, Layer, Origin, Rule, Scope};
+use crate::rule::{Approver, Decision, JudgeDef, JudgeSpec, Layer, Origin, Rule, Scope};
 use crate::suggest::did_you_mean;
 use crate::yaml::{self, Key, Node, Value as Y};
 use serde::{Deserialize, Serialize};
 
 pub const TOP_KEYS: &[&str] = &[
-    "version", "profiles", "default", "settings", "env", "allow", "ask", "judge", "deny", "tests",
+    "version", "profiles", "default", "settings", "env", "judges", "allow", "ask", "judge", "deny",
+    "tests",
 ];
 pub const MATCH_KEYS: &[&str] = &["command", "binary", "args_contain", "working_dir", "when"];
 pub const META_KEYS: &[&str] = &[
@@ -26,7 +27,21 @@ pub const META_KEYS: &[&str] = &[
     "scope",
 ];
 pub const ASK_KEYS: &[&str] = &["approver", "timeout", "on_timeout"];
-pub const JUDGE_KEYS: &[&str] = &["model", "prompt", "cache_ttl", "fail_closed"];
+pub const JUDGE_KEYS: &[&str] = &["judge", "model", "prompt", "cache_ttl", "fail_closed"];
+/// Keys of a judge's definition in `judges:`.
+pub const JUDGE_DEF_KEYS: &[&str] = &[
+    "provider",
+    "base_url",
+    "model",
+    "api_key_env",
+    "timeout",
+    "max_tokens",
+    "temperature",
+];
+/// The providers a judge can use.
+pub const JUDGE_PROVIDERS: &[&str] = &["openai", "anthropic"];
+/// The longest a judge may take, seconds.
+pub const JUDGE_MAX_TIMEOUT: u64 = 30;
 pub const SETTINGS_KEYS: &[&str] = &["ask_mode", "audit_log", "timeout", "on_timeout", "enforce"];
 /// Keys of `settings.enforce`.
 pub const ENFORCE_KEYS: &[&str] = &["writable"];
@@ -188,6 +203,8 @@ pub struct Document {
     pub rules: Vec<Rule>,
     /// `tests:`.
     pub tests: Vec<TestCase>,
+    /// `judges:`, in the order written.
+    pub judges: Vec<JudgeDef>,
 }
 
 /// Parses and validates one source. All problems are reported, not just the first.
@@ -214,6 +231,7 @@ pub fn parse_document(source: &Source, home: &str) -> Result<Document, Vec<Diagn
         env: EnvPolicy::default(),
         rules: Vec::new(),
         tests: Vec::new(),
+        judges: Vec::new(),
     };
     if let Some(entries) = p.map(&root, "the policy file", TOP_KEYS) {
         for (key, value) in entries {
@@ -236,6 +254,7 @@ pub fn parse_document(source: &Source, home: &str) -> Result<Document, Vec<Diagn
                 }
                 "settings" => doc.settings = p.settings(value),
                 "env" => doc.env = p.env(value),
+                "judges" => doc.judges = p.judges(value),
                 "allow" => p.bucket(value, Decision::Allow, &mut doc.rules),
                 "ask" => p.bucket(value, Decision::Ask, &mut doc.rules),
                 "judge" => p.bucket(value, Decision::Judge, &mut doc.rules),
@@ -460,6 +479,112 @@ impl Parser<'_> {
         s
     }
 
+    fn judges(&mut self, node: &Node) -> Vec<JudgeDef> {
+        let mut out = Vec::new();
+        let Y::Map(entries) = &node.value else {
+            self.err(
+                node.pos,
+                format!("`judges` must be a mapping, found {}", node.kind()),
+            );
+            return out;
+        };
+        for (name, def) in entries {
+            if let Some(j) = self.judge_def(&name.name, name.pos, def) {
+                out.push(j);
+            }
+        }
+        out
+    }
+
+    fn judge_def(&mut self, name: &str, at: Pos, node: &Node) -> Option<JudgeDef> {
+        let what = format!("judge `{name}`");
+        let entries = self.map(node, &what, JUDGE_DEF_KEYS)?;
+        let mut j = JudgeDef {
+            name: name.to_owned(),
+            provider: String::new(),
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: None,
+            timeout: None,
+            max_tokens: None,
+            temperature: None,
+            origin: Origin {
+                file: self.cx.file.to_owned(),
+                line: at.line,
+                col: at.col,
+            },
+        };
+        for (k, v) in entries {
+            match k.name.as_str() {
+                "provider" => {
+                    j.provider = self
+                        .one_of(v, "provider", JUDGE_PROVIDERS)
+                        .unwrap_or_default()
+                        .to_owned()
+                }
+                "base_url" => {
+                    let url = self.string(v, "base_url").unwrap_or_default();
+                    if !(url.starts_with("http://") || url.starts_with("https://")) {
+                        self.err(v.pos, "`base_url` must be an http:// or https:// URL");
+                    }
+                    j.base_url = url;
+                }
+                "model" => j.model = self.string(v, "model").unwrap_or_default(),
+                "api_key_env" => {
+                    let var = self.string(v, "api_key_env").unwrap_or_default();
+                    let is_name = var
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                        && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if !is_name {
+                        self.err(
+                            v.pos,
+                            "`api_key_env` names the environment variable that holds the key (OPENAI_API_KEY), never the key itself",
+                        );
+                    }
+                    j.api_key_env = Some(var);
+                }
+                "timeout" => {
+                    let t = self.int(v, "timeout", 1).map(|t| t as u64);
+                    if t.is_some_and(|t| t > JUDGE_MAX_TIMEOUT) {
+                        self.err(
+                            v.pos,
+                            format!("a judge's `timeout` is at most {JUDGE_MAX_TIMEOUT} seconds"),
+                        );
+                    }
+                    j.timeout = t;
+                }
+                "max_tokens" => j.max_tokens = self.int(v, "max_tokens", 1).map(|t| t as u64),
+                "temperature" => match v.value {
+                    Y::Int(i) if (0..=2).contains(&i) => j.temperature = Some(i as f64),
+                    Y::Float(f) if (0.0..=2.0).contains(&f) => j.temperature = Some(f),
+                    _ => self.err(v.pos, "`temperature` must be a number from 0 to 2"),
+                },
+                _ => {}
+            }
+        }
+        if !entries.iter().any(|(k, _)| k.name == "provider") {
+            self.err(
+                node.pos,
+                format!(
+                    "{what} needs `provider`: one of {}",
+                    JUDGE_PROVIDERS.join(", ")
+                ),
+            );
+        }
+        if !entries.iter().any(|(k, _)| k.name == "model") {
+            self.err(node.pos, format!("{what} needs `model`"));
+        }
+        if j.base_url.is_empty() {
+            j.base_url = match j.provider.as_str() {
+                "anthropic" => "https://api.anthropic.com".into(),
+                _ => "https://api.openai.com/v1".into(),
+            };
+        }
+        Some(j)
+    }
+
     fn env(&mut self, node: &Node) -> EnvPolicy {
         let mut e = EnvPolicy::default();
         for (k, v) in self.map(node, "`env`", ENV_KEYS).unwrap_or_default() {
@@ -620,6 +745,10 @@ impl Parser<'_> {
                     rule.approver
                         .get_or_insert_with(Approver::default)
                         .on_timeout = d;
+                }
+                "judge" => {
+                    rule.judge.get_or_insert_with(JudgeSpec::default).judge =
+                        self.string(v, "judge")
                 }
                 "model" => {
                     rule.judge.get_or_insert_with(JudgeSpec::default).model =

@@ -124,5 +124,5 @@ pub use evaluate::{
     CommandVerdict, Explanation, FileVerdict, LineVerdict, RuleMatch, State, Verdict, VerdictSource,
 };
 pub use policy::Policy;
-pub use rule::{Approver, Decision, JudgeSpec, Layer, Origin, Rule, Scope};
+pub use rule::{Approver, Decision, JudgeDef, JudgeSpec, Layer, Origin, Rule, Scope};
 pub use testing::TestOutcome;

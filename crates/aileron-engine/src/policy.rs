@@ -44,6 +44,8 @@ pub struct Policy {
     pub tests: Vec<TestCase>,
     /// The facts about the machine the built-in rules were derived from.
     pub environment: Environment,
+    /// `judges:` of every layer by name, a higher layer's replacing a lower's.
+    pub judges: std::collections::BTreeMap<String, crate::rule::JudgeDef>,
 }
 
 /// The cache encoding of a [`Policy`]: the same fields, through serde's
@@ -64,6 +66,8 @@ struct CacheForm {
     #[serde(with = "crate::json_text")]
     tests: Vec<TestCase>,
     environment: Environment,
+    #[serde(with = "crate::json_text")]
+    judges: std::collections::BTreeMap<String, crate::rule::JudgeDef>,
 }
 
 /// [`CacheForm`] as a value to serialize.
@@ -277,6 +281,7 @@ impl Policy {
         let mut env_policy = EnvPolicy::default();
         let mut tests = Vec::new();
         let mut sources = Vec::new();
+        let mut judges = std::collections::BTreeMap::new();
         for doc in docs {
             default = doc.default.or(default);
             let s = doc.settings;
@@ -300,6 +305,9 @@ impl Policy {
             }
             sources.push((doc.name, doc.layer));
             all.extend(doc.rules);
+            for j in doc.judges {
+                judges.insert(j.name.clone(), j);
+            }
         }
         let (active, inactive) = merge_rules(all)?;
         let mut policy = Policy {
@@ -314,9 +322,69 @@ impl Policy {
             sources,
             tests,
             environment: env.clone(),
+            judges,
         };
         policy.sort_and_index();
+        policy.check_judges()?;
         Ok(policy)
+    }
+
+    /// The judge a `judge` rule asks: the one it names, else `default`,
+    /// else the only one. `None` when the policy defines none (a human
+    /// decides) or the rule names none of several.
+    pub fn judge_for(&self, rule: &Rule) -> Option<&crate::rule::JudgeDef> {
+        match rule.judge.as_ref().and_then(|j| j.judge.as_deref()) {
+            Some(name) => self.judges.get(name),
+            None => self
+                .judges
+                .get("default")
+                .or_else(|| (self.judges.len() == 1).then(|| self.judges.values().next())?),
+        }
+    }
+
+    /// Every `judge` rule's judge exists, when the policy defines judges.
+    fn check_judges(&self) -> Result<(), Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        let known = || self.judges.keys().cloned().collect::<Vec<_>>().join(", ");
+        for rule in self.rules().chain(self.inactive().iter().map(|(r, _)| r)) {
+            let named = rule.judge.as_ref().and_then(|j| j.judge.as_deref());
+            let at = |msg: String| Diagnostic {
+                file: rule.origin.file.clone(),
+                line: rule.origin.line,
+                col: rule.origin.col,
+                message: msg,
+                source_line: None,
+                severity: crate::diagnostic::Severity::Error,
+                code: crate::diagnostic::Code::Invalid,
+            };
+            match named {
+                Some(name) if !self.judges.contains_key(name) => errors.push(at(format!(
+                    "rule `{}` names judge `{name}`, which no `judges:` defines{}",
+                    rule.id,
+                    if self.judges.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; defined: {}", known())
+                    }
+                ))),
+                None if rule.decision == Decision::Judge
+                    && self.judges.len() > 1
+                    && self.judge_for(rule).is_none() =>
+                {
+                    errors.push(at(format!(
+                        "rule `{}` must name its judge (`judge: NAME`): there are several and none is called `default`; defined: {}",
+                        rule.id,
+                        known()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 
     /// Adds rules of a higher layer (the database, layer 7) to a compiled
@@ -336,6 +404,7 @@ impl Policy {
             ..self.clone()
         };
         policy.sort_and_index();
+        policy.check_judges()?;
         Ok(policy)
     }
 

@@ -141,7 +141,10 @@ pub struct Approver {
 /// How a `judge` rule asks an LLM.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JudgeSpec {
-    /// The model to ask.
+    /// The judge it asks (`judges:`); `None`: `default`, or the only one.
+    #[serde(default)]
+    pub judge: Option<String>,
+    /// The model to ask, in place of the judge's own.
     pub model: Option<String>,
     /// What to ask it, besides the action.
     pub prompt: Option<String>,
@@ -154,12 +157,37 @@ pub struct JudgeSpec {
 impl Default for JudgeSpec {
     fn default() -> Self {
         JudgeSpec {
+            judge: None,
             model: None,
             prompt: None,
             cache_ttl: None,
             fail_closed: true,
         }
     }
+}
+
+/// A judge a policy defines (`judges: {NAME: {...}}`): a model that
+/// decides the actions of `judge` rules.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JudgeDef {
+    /// Its name in `judges:`.
+    pub name: String,
+    /// `openai` (any OpenAI-compatible server) or `anthropic`.
+    pub provider: String,
+    /// Where its API is.
+    pub base_url: String,
+    /// The model's name at the provider.
+    pub model: String,
+    /// The variable holding the API key; the key itself is never written.
+    pub api_key_env: Option<String>,
+    /// Seconds for a whole decision (at most 30).
+    pub timeout: Option<u64>,
+    /// Passed to the model.
+    pub max_tokens: Option<u64>,
+    /// Passed to the model.
+    pub temperature: Option<f64>,
+    /// Where it was defined.
+    pub origin: Origin,
 }
 
 /// Where a rule was written.

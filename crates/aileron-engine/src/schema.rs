@@ -85,7 +85,7 @@ pub fn json_schema() -> Value {
     };
     let on_timeout = json!({"enum": ["allow", "deny"]});
     debug_assert_eq!(ASK_KEYS.len(), 3);
-    debug_assert_eq!(JUDGE_KEYS.len(), 4);
+    debug_assert_eq!(JUDGE_KEYS.len(), 5);
     let ask_rule = rule_with(&[
         (
             "approver",
@@ -95,6 +95,10 @@ pub fn json_schema() -> Value {
         ("on_timeout", on_timeout.clone()),
     ]);
     let judge_rule = rule_with(&[
+        (
+            "judge",
+            json!({"type": "string", "description": "the judge to ask (a name in `judges:`); default: `default`, or the only one"}),
+        ),
         ("model", str_.clone()),
         ("prompt", str_.clone()),
         ("cache_ttl", json!({"type": "integer", "minimum": 0})),
@@ -125,6 +129,19 @@ pub fn json_schema() -> Value {
             }},
             "env": {"type": "object", "additionalProperties": false,
                      "properties": {"scrub": str_list, "passthrough": str_list}},
+            "judges": {"type": "object", "description": "LLM judges by name, for `judge` rules",
+                "additionalProperties": {"type": "object", "additionalProperties": false,
+                    "required": ["provider", "model"],
+                    "properties": {
+                        "provider": {"enum": crate::document::JUDGE_PROVIDERS},
+                        "base_url": {"type": "string", "pattern": "^https?://"},
+                        "model": str_,
+                        "api_key_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+                                        "description": "the environment variable that holds the API key (never the key)"},
+                        "timeout": {"type": "integer", "minimum": 1, "maximum": crate::document::JUDGE_MAX_TIMEOUT},
+                        "max_tokens": {"type": "integer", "minimum": 1},
+                        "temperature": {"type": "number", "minimum": 0, "maximum": 2}
+                    }}},
             "allow": {"type": "array", "items": plain_rule},
             "deny": {"type": "array", "items": plain_rule},
             "ask": {"type": "array", "items": ask_rule},
