@@ -35,6 +35,7 @@
 //!     reason: "reads are fine".into(),
 //!     approver: None,
 //!     latency_us: 120,
+//!     judge: None,
 //! };
 //! log.append(&rec.masked(&Masker::new(vec![]))).unwrap();
 //! let got = aileron_audit::read_now(log.path(), &Filter::default()).unwrap();
@@ -57,5 +58,5 @@ pub use mask::{MASK, MIN_SECRET_LEN, Masker, sensitive_name};
 pub use query::{
     Filter, FollowOptions, POLL_INTERVAL, ReadResult, follow, format_line, read, read_now,
 };
-pub use record::{AuditAction, AuditRecord};
+pub use record::{AuditAction, AuditRecord, JudgeUse};
 pub use time::{format_rfc3339, now_rfc3339};

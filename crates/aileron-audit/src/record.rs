@@ -42,6 +42,28 @@ pub struct AuditRecord {
     /// Time from receiving the action to the final answer, in microseconds.
     #[serde(default)]
     pub latency_us: u64,
+    /// The LLM judge's call, when a judge decided (or was asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeUse>,
+}
+
+/// What one judge call cost and said (`aileron audit --judge` sums these).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeUse {
+    /// The judge's name in `judges:`.
+    pub name: String,
+    pub model: String,
+    /// `allow`, `deny`, `ask`, or `error` (the rule's `fail_closed` decided).
+    pub verdict: String,
+    /// Reused from the cache: no request was made.
+    #[serde(default)]
+    pub cached: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    #[serde(default)]
+    pub latency_ms: u64,
 }
 
 /// The part of the [`Action`] the audit log keeps.
@@ -126,6 +148,7 @@ impl AuditRecord {
             reason: verdict.reason.clone(),
             approver: verdict.approver.clone(),
             latency_us,
+            judge: None,
         }
     }
 

@@ -404,6 +404,7 @@ fn records_are_masked_in_summary_reason_and_facets() {
         reason: "allowed with hunter2-pw".into(),
         approver: None,
         latency_us: 1,
+        judge: None,
     };
     let got = rec.masked(&masker);
     assert_eq!(got.action.summary, "curl -u me:*** https://x");

@@ -112,6 +112,14 @@ pub enum Outcome {
     TooManyPrompts,
     /// An action with the same id was already waiting.
     DuplicateDenied,
+    /// The LLM judge allowed it.
+    JudgeAllowed,
+    /// The LLM judge denied it.
+    JudgeDenied,
+    /// The judge gave no verdict: the rule's `fail_closed` decided.
+    JudgeFailed {
+        allowed: bool,
+    },
 }
 
 impl Outcome {
@@ -131,6 +139,10 @@ impl Outcome {
             Outcome::AskedAgent => "asked-agent",
             Outcome::TooManyPrompts => "too-many-prompts",
             Outcome::DuplicateDenied => "duplicate-denied",
+            Outcome::JudgeAllowed => "judge-allowed",
+            Outcome::JudgeDenied => "judge-denied",
+            Outcome::JudgeFailed { allowed: true } => "judge-failed-allow",
+            Outcome::JudgeFailed { allowed: false } => "judge-failed-deny",
         }
     }
 

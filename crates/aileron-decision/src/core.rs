@@ -13,6 +13,8 @@
 
 use crate::answer::{AlwaysScope, Answer, Channel, Outcome, Question, escape_glob, suggest_prefix};
 use crate::session::{SavedApproval, SavedSession, SessionState, approval_fields};
+use aileron_audit::JudgeUse;
+use aileron_engine::JudgeDef;
 use aileron_engine::{
     Action, ActionType, AskMode, CommandVerdict, Decision, Layer, LineContext, LineVerdict, Policy,
     Session, State, Verdict, VerdictSource,
@@ -98,6 +100,43 @@ pub struct Pending {
     several: bool,
     doom: Option<(Verdict, Action)>,
     amendments: Vec<Amendment>,
+    /// For a `judge` rule with a judge: what to ask it, before any human.
+    pub judge: Option<JudgeAsk>,
+    /// A judge's call that sent this ask on to a human.
+    judged: Option<JudgeUse>,
+}
+
+/// What a `judge` rule asks its judge.
+#[derive(Clone, Debug)]
+pub struct JudgeAsk {
+    pub def: JudgeDef,
+    /// The rule that asked.
+    pub rule: Option<String>,
+    /// The rule's `model`, in place of the judge's.
+    pub model: Option<String>,
+    pub prompt: Option<String>,
+    pub cache_ttl: Option<Duration>,
+    pub fail_closed: bool,
+    /// The action as the judge sees it: no id, time or session.
+    pub action: serde_json::Value,
+}
+
+impl JudgeAsk {
+    /// The judge's configuration for the call.
+    pub fn config(&self) -> aileron_judge::JudgeConfig {
+        let d = &self.def;
+        aileron_judge::JudgeConfig {
+            name: d.name.clone(),
+            provider: aileron_judge::Provider::parse(&d.provider)
+                .unwrap_or(aileron_judge::Provider::OpenAi),
+            base_url: d.base_url.clone(),
+            model: self.model.clone().unwrap_or_else(|| d.model.clone()),
+            api_key_env: d.api_key_env.clone(),
+            timeout: Duration::from_secs(d.timeout.unwrap_or(10)),
+            max_tokens: d.max_tokens.unwrap_or(300).min(u32::MAX as u64) as u32,
+            temperature: d.temperature.unwrap_or(0.0) as f32,
+        }
+    }
 }
 
 /// How a request was decided, and what the adapter must do about it.
@@ -118,6 +157,8 @@ pub struct Decided {
     pub feedback: Option<String>,
     /// "Always" answers for a project or the user: rules to append.
     pub amendments: Vec<Amendment>,
+    /// The LLM judge's call, when one was made (or its verdict reused).
+    pub judge: Option<JudgeUse>,
 }
 
 /// A rule an "always for this project / for me" answer adds to a file.
@@ -241,6 +282,7 @@ impl Core {
             several,
             doom,
             mut amendments,
+            judged,
             ..
         } = pending;
         let prompts = prompts + 1;
@@ -258,6 +300,7 @@ impl Core {
                 outcome: Some(outcome),
                 feedback: None,
                 amendments,
+                judge: judged.clone(),
             })
         };
         match answer {
@@ -482,6 +525,20 @@ impl Core {
             Subject::Actions(line, _) => (line.to_owned(), String::new()),
         };
         let priority = rule.map_or(Decision::Ask.default_priority(), |r| r.priority);
+        let judge = rule
+            .filter(|_| verdict.decision == Decision::Judge)
+            .and_then(|r| {
+                let spec = r.judge.as_ref()?;
+                Some(JudgeAsk {
+                    def: policy.judge_for(r)?.clone(),
+                    rule: Some(r.id.clone()),
+                    model: spec.model.clone(),
+                    prompt: spec.prompt.clone(),
+                    cache_ttl: spec.cache_ttl.map(Duration::from_secs),
+                    fail_closed: spec.fail_closed,
+                    action: judged_action(&action, &lv),
+                })
+            });
         Step::Ask(Pending {
             question: Question {
                 line,
@@ -502,7 +559,32 @@ impl Core {
             several: lv.commands.len() > 1,
             doom,
             amendments,
+            judge,
+            judged: None,
         })
+    }
+
+    /// Asks the judge of a `judge` rule's pending ask (through `bench`,
+    /// the adapter's judges and caches: the one blocking call the core
+    /// makes): its allow or deny decides; its ask, or no judge, leaves the
+    /// ask to a human; a failure ends in the rule's `fail_closed`.
+    pub fn judge(&self, bench: &aileron_judge::Bench, pending: Pending) -> Step {
+        let Some(ask) = pending.judge.clone() else {
+            return Step::Ask(pending);
+        };
+        let cfg = ask.config();
+        let call = aileron_judge::Call {
+            judge: &cfg,
+            input: aileron_judge::Input {
+                rule: ask.rule.as_deref(),
+                rule_prompt: ask.prompt.as_deref(),
+                action: &ask.action,
+            },
+            cache_ttl: ask.cache_ttl,
+        };
+        let started = std::time::Instant::now();
+        let result = bench.decide(&call);
+        judged(pending, &cfg, &ask, result, started.elapsed())
     }
 
     fn note_reject(&self, req: &Request<'_>) {
@@ -625,6 +707,7 @@ impl Decided {
             outcome,
             feedback: None,
             amendments: Vec::new(),
+            judge: None,
         }
     }
 
@@ -644,6 +727,7 @@ impl Decided {
             outcome,
             feedback: None,
             amendments: Vec::new(),
+            judge: None,
         }
     }
 
@@ -657,6 +741,84 @@ impl Decided {
             Decision::Deny
         }
     }
+}
+
+/// Applies a judge's answer (or failure) to its pending ask.
+fn judged(
+    mut pending: Pending,
+    cfg: &aileron_judge::JudgeConfig,
+    ask: &JudgeAsk,
+    result: Result<aileron_judge::Ruling, aileron_judge::Error>,
+    took: Duration,
+) -> Step {
+    use aileron_judge::JudgeDecision;
+    let name = &cfg.name;
+    let mut usage = JudgeUse {
+        name: name.clone(),
+        model: cfg.model.clone(),
+        verdict: "error".into(),
+        cached: false,
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: took.as_millis() as u64,
+    };
+    let mut verdict = pending.verdict.clone();
+    verdict.approver = Some(format!("judge:{name}"));
+    let (allow, outcome) = match result {
+        Ok(r) => {
+            usage.verdict = r.verdict.decision.as_str().into();
+            usage.cached = r.cached;
+            usage.prompt_tokens = r.usage.prompt_tokens;
+            usage.completion_tokens = r.usage.completion_tokens;
+            verdict.reason = format!("judge {name}: {}", r.verdict.reason);
+            match r.verdict.decision {
+                JudgeDecision::Allow => (true, Outcome::JudgeAllowed),
+                JudgeDecision::Deny => (false, Outcome::JudgeDenied),
+                JudgeDecision::Ask => {
+                    // A human decides, told what the judge said (the
+                    // policy's decision stays `judge`: resuming compares it).
+                    pending.verdict.reason = verdict.reason.clone();
+                    pending.question.reason = verdict.reason;
+                    pending.judge = None;
+                    pending.judged = Some(usage);
+                    return Step::Ask(pending);
+                }
+            }
+        }
+        Err(e) => {
+            let allow = !ask.fail_closed;
+            verdict.reason = format!(
+                "judge {name} gave no verdict ({e}); `fail_closed: {}`",
+                ask.fail_closed
+            );
+            (allow, Outcome::JudgeFailed { allowed: allow })
+        }
+    };
+    verdict.source = VerdictSource::Llm;
+    let message = (!allow).then(|| denied_message("denied", &verdict));
+    Step::Done(Decided {
+        allow,
+        agent_asks: false,
+        message,
+        verdict,
+        action: pending.action,
+        outcome: Some(outcome),
+        feedback: None,
+        amendments: pending.amendments,
+        judge: Some(usage),
+    })
+}
+
+/// The action as a judge sees it: its type, summary and facets, and the
+/// simple commands of its line; never its id, time or session.
+fn judged_action(action: &Action, lv: &LineVerdict) -> serde_json::Value {
+    let commands: Vec<&str> = lv.commands.iter().map(|c| c.command.as_str()).collect();
+    serde_json::json!({
+        "type": action.kind.as_str(),
+        "summary": action.summary,
+        "facets": action.facets,
+        "commands": commands,
+    })
 }
 
 /// A request rejected by a "reject" given to another request of its

@@ -50,8 +50,8 @@ mod session;
 pub use aileron_engine::AskMode;
 pub use answer::{AlwaysScope, Answer, Channel, Outcome, Question, escape_glob, suggest_prefix};
 pub use core::{
-    Adjust, Amendment, Core, DOOM_LOOP_THRESHOLD, Decided, Pending, REJECTED_EARLIER, Request,
-    Step, Subject, denied_message, subject_action,
+    Adjust, Amendment, Core, DOOM_LOOP_THRESHOLD, Decided, JudgeAsk, Pending, REJECTED_EARLIER,
+    Request, Step, Subject, denied_message, subject_action,
 };
 pub use session::{SavedApproval, SavedSession};
 
@@ -102,6 +102,7 @@ impl Decided {
             reason: self.verdict.reason.clone(),
             approver: self.verdict.approver.clone(),
             latency_us: origin.latency_us,
+            judge: self.judge.clone(),
         }
     }
 }

@@ -164,6 +164,7 @@ fn refuse_unread(agent: Agent, env: &Environment, why: &str) -> Reply {
         reason: why.to_owned(),
         approver: None,
         latency_us: 0,
+        judge: None,
     };
     let log = aileron_audit::AuditLog::new(env.load.data_dir.join("audit.jsonl"));
     let _ = log.append(&record);

@@ -82,6 +82,8 @@ pub struct App {
     /// Bumped when an answer changed a session (an "always", a reject):
     /// the asks waiting in it step again (the cascade).
     session_changed: tokio::sync::watch::Sender<u64>,
+    /// The LLM judges of `judge` rules and their verdicts (in memory).
+    judges: aileron_judge::Bench,
     pub queue: Arc<Queue>,
     http: crate::notify::HttpClient,
     tokens: Mutex<HashMap<String, Role>>,
@@ -145,6 +147,7 @@ impl App {
             policies: Mutex::default(),
             core: Core::new(),
             session_changed: tokio::sync::watch::channel(0).0,
+            judges: aileron_judge::Bench::in_memory(),
             queue: Arc::new(Queue::default()),
             http: crate::notify::client(),
             tokens: Mutex::default(),
@@ -629,6 +632,11 @@ impl App {
                     let policy_verdict = asked.unwrap_or_else(|| d.verdict.clone());
                     return (d, policy_verdict, reviewer);
                 }
+                // A `judge` rule's judge first (a blocking HTTP call).
+                Step::Ask(pending) if pending.judge.is_some() => {
+                    asked.get_or_insert_with(|| pending.verdict.clone());
+                    step = tokio::task::block_in_place(|| self.core.judge(&self.judges, pending));
+                }
                 Step::Ask(pending) => {
                     asked.get_or_insert_with(|| pending.verdict.clone());
                     step = self
@@ -652,7 +660,7 @@ impl App {
         let verdict = &pending.verdict;
         let reason = if verdict.decision == Decision::Judge {
             format!(
-                "{} (an LLM judge is not available on the server: a human decides)",
+                "{} (no judge is defined for this rule: a human decides)",
                 verdict.reason
             )
         } else {

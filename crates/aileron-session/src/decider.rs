@@ -50,6 +50,9 @@ pub struct Decider {
     /// only when another replaces it: the shim execs with it still alive
     /// instead of spending longer freeing every rule than deciding took.
     last_policy: aileron_config::Memo,
+    /// The LLM judges of `judge` rules, with their verdict cache (in
+    /// memory, and on disk for the next shim or hook process).
+    bench: aileron_judge::Bench,
     /// Processes running a decided command (the exec supervisor's view).
     pub(crate) contexts: crate::exec::Contexts,
     /// `real_shell` with its links resolved, as an exec names it.
@@ -67,6 +70,7 @@ pub struct Decider {
 impl Decider {
     pub fn new(cfg: Config, prompter: Box<dyn Prompter>) -> Decider {
         let masker = Masker::new(cfg.secrets.clone());
+        let bench = aileron_judge::Bench::with_disk(&cfg.load.data_dir.join("judge-cache"));
         let remote = Remote::discover(&cfg.load.data_dir);
         let real_shell_path = std::fs::canonicalize(&cfg.real_shell).map_or_else(
             |_| cfg.real_shell.clone(),
@@ -86,6 +90,7 @@ impl Decider {
             prompter,
             masker,
             last_policy: aileron_config::Memo::default(),
+            bench,
         }
     }
 
@@ -265,6 +270,12 @@ impl Decider {
         loop {
             let pending = match step {
                 Step::Done(decided) => return decided,
+                // A `judge` rule's judge first (no prompt lock: judging
+                // needs no terminal).
+                Step::Ask(pending) if pending.judge.is_some() => {
+                    step = self.core.judge(&self.bench, pending);
+                    continue;
+                }
                 Step::Ask(pending) => pending,
             };
             // One prompt at a time; a reject or an "always" given while we
@@ -420,6 +431,7 @@ impl Decider {
             reason: why.to_owned(),
             approver: None,
             latency_us: 0,
+            judge: None,
         }
         .masked(&self.masker);
         if let Err(e) = AuditLog::new(audit.clone()).append(&record) {

@@ -23,5 +23,6 @@ pub fn record(time: &str, session: &str, decision: &str, summary: &str) -> Audit
         reason: "because".into(),
         approver: None,
         latency_us: 42,
+        judge: None,
     }
 }
