@@ -84,7 +84,7 @@ fn policy(url: &str, extra: &str) -> String {
 }
 
 /// Targets for the commands the tests run.
-const MAKEFILE: &str = "build test clean deploy:\n\ttouch $@.done\n";
+const MAKEFILE: &str = "build test clean deploy:\n\t@touch $@.done\n";
 
 /// A project with `policy` and the Makefile.
 fn project(policy: &str) -> Project {
@@ -225,4 +225,29 @@ fn the_next_shim_reuses_a_cached_verdict_without_asking_the_model() {
     // Another command is judged.
     shim(&p, "make test");
     assert_eq!(fake.requests(), 2);
+}
+
+/// Under `aileron launch` the judge's key stays with the session: the
+/// agent's environment has no trace of it, and the session still judges.
+#[test]
+fn under_launch_the_key_is_the_session_s_not_the_agent_s() {
+    let fake = Fake::start(
+        json!({"decision": "allow", "reason": "builds"}),
+        Duration::ZERO,
+    );
+    let p = project(&policy(&fake.url, ""));
+    let script = r#"echo "key=${JUDGE_KEY:-none}"; $SHELL -c 'make build'; echo "make=$?""#;
+    let out = run_no_tty(
+        p.aileron(&["launch", "--enforce", "none", "--", "bash", "-c", script])
+            .env("JUDGE_KEY", KEY),
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "key=none\nmake=0\n",
+        "stderr: {}",
+        text(&out.stderr)
+    );
+    assert!(p.path("build.done").exists());
+    assert!(p.audit().iter().any(|r| r["outcome"] == "judge-allowed"));
+    assert!(!p.audit_text().contains(KEY));
 }

@@ -60,7 +60,25 @@ pub fn run(args: Args) -> Result<u8, Error> {
     }
     let socket = runtime.join("session.sock");
 
-    let (env, secrets) = scrubbed_env(&loaded.policy.env.scrub, &loaded.policy.env.passthrough);
+    // The judges' API keys stay with the session, never with the agent
+    // (whatever `passthrough` says).
+    let mut scrub = loaded.policy.env.scrub.clone();
+    let judge_keys: Vec<String> = loaded
+        .policy
+        .judges
+        .values()
+        .filter_map(|j| j.api_key_env.clone())
+        .collect();
+    scrub.extend(judge_keys.iter().cloned());
+    let passthrough: Vec<String> = loaded
+        .policy
+        .env
+        .passthrough
+        .iter()
+        .filter(|p| !judge_keys.iter().any(|k| Glob::plain(p).is_match(k)))
+        .cloned()
+        .collect();
+    let (env, secrets) = scrubbed_env(&scrub, &passthrough);
     let agent = Path::new(program)
         .file_name()
         .and_then(|n| n.to_str())
