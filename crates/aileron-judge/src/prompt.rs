@@ -5,6 +5,7 @@
 //! (a command, a file's content) can close the `<action>` block or open
 //! another; the system prompt says that everything in the block is data.
 
+use crate::provider::one_line;
 use serde_json::Value;
 
 /// The system prompt: what Aileron is and how to answer.
@@ -50,11 +51,6 @@ pub fn data_block(action: &Value) -> String {
         }
     }
     out
-}
-
-/// A rule's own text on one line (it is the user's, but still one line).
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
