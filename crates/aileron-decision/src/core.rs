@@ -700,14 +700,7 @@ impl Decided {
     fn allowed(verdict: Verdict, action: Action, outcome: Option<Outcome>) -> Decided {
         Decided {
             allow: true,
-            agent_asks: false,
-            message: None,
-            verdict,
-            action,
-            outcome,
-            feedback: None,
-            amendments: Vec::new(),
-            judge: None,
+            ..Decided::refused(None, verdict, action, outcome)
         }
     }
 
