@@ -251,3 +251,44 @@ fn under_launch_the_key_is_the_session_s_not_the_agent_s() {
     assert!(p.audit().iter().any(|r| r["outcome"] == "judge-allowed"));
     assert!(!p.audit_text().contains(KEY));
 }
+
+/// The same judge through `aileron hook claude-code`: a Bash tool call the
+/// judge allows is allowed in Claude Code's own answer, one it denies is
+/// denied with the judge's reason, and the hook's audit line says so.
+#[test]
+fn claude_code_s_hook_asks_the_same_judge() {
+    let fake = Fake::start(
+        json!({"decision": "deny", "reason": "deploys to production"}),
+        Duration::ZERO,
+    );
+    let p = project(&policy(&fake.url, ""));
+    let event = |command: &str| {
+        json!({
+            "session_id": "s-judge", "transcript_path": "/dev/null",
+            "cwd": p.dir.display().to_string(), "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}
+        })
+        .to_string()
+    };
+    let mut cmd = p.aileron(&["hook", "claude-code"]);
+    cmd.env("JUDGE_KEY", KEY)
+        .env("AILERON_DATA", p.root.join("data"));
+    support::no_tty(&mut cmd);
+    let out = support::run(&mut cmd, event("make deploy").as_bytes());
+    let answer: Value = serde_json::from_str(text(&out.stdout).trim())
+        .unwrap_or_else(|e| panic!("{e}: {:?} / {:?}", text(&out.stdout), text(&out.stderr)));
+    let decided = &answer["hookSpecificOutput"];
+    assert_eq!(decided["permissionDecision"], "deny", "{answer}");
+    assert!(
+        decided["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("judge fast: deploys to production"),
+        "{answer}"
+    );
+    let rec = p.audit().pop().unwrap();
+    assert_eq!(rec["adapter"], "hook:claude-code", "{rec}");
+    assert_eq!(rec["outcome"], "judge-denied", "{rec}");
+    assert_eq!(rec["judge"]["name"], "fast", "{rec}");
+    assert_eq!(fake.requests(), 1);
+}

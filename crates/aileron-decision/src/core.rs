@@ -104,6 +104,8 @@ pub struct Pending {
     pub judge: Option<JudgeAsk>,
     /// A judge's call that sent this ask on to a human.
     judged: Option<JudgeUse>,
+    /// The agent asks its human itself (once the judge said ask).
+    agent_asks: bool,
 }
 
 /// What a `judge` rule asks its judge.
@@ -494,7 +496,15 @@ impl Core {
             Decision::Ask | Decision::Judge => {}
         }
         let ask_mode = policy.settings.ask_mode.unwrap_or_default();
-        if req.agent_asks && ask_mode != AskMode::Ui {
+        let agent_asks = req.agent_asks && ask_mode != AskMode::Ui;
+        // A judge decides before any human, the agent's included.
+        let judged_first = verdict.decision == Decision::Judge
+            && verdict
+                .rule
+                .as_deref()
+                .and_then(|id| policy.rule(id))
+                .is_some_and(|r| r.judge.is_some() && policy.judge_for(r).is_some());
+        if agent_asks && !judged_first {
             // The agent's own prompt asks its human (SPEC 10).
             let message = Some(denied_message("approval needed", &verdict));
             let mut d = Decided::refused(message, verdict, action, Some(Outcome::AskedAgent));
@@ -561,6 +571,7 @@ impl Core {
             amendments,
             judge,
             judged: None,
+            agent_asks,
         })
     }
 
@@ -767,6 +778,20 @@ fn judged(
             match r.verdict.decision {
                 JudgeDecision::Allow => (true, Outcome::JudgeAllowed),
                 JudgeDecision::Deny => (false, Outcome::JudgeDenied),
+                JudgeDecision::Ask if pending.agent_asks => {
+                    // The agent's own prompt asks its human (SPEC 10).
+                    usage.verdict = "ask".into();
+                    let message = Some(denied_message("approval needed", &verdict));
+                    let mut d = Decided::refused(
+                        message,
+                        verdict,
+                        pending.action,
+                        Some(Outcome::AskedAgent),
+                    );
+                    d.agent_asks = true;
+                    d.judge = Some(usage);
+                    return Step::Done(d);
+                }
                 JudgeDecision::Ask => {
                     // A human decides, told what the judge said (the
                     // policy's decision stays `judge`: resuming compares it).
