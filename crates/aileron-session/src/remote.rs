@@ -35,13 +35,23 @@ const MAX_BODY: u64 = 1 << 20;
 const CA_VAR: &str = "AILERON_SERVER_CA";
 
 /// A reachable-looking server: where, and the agent token to show it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Remote {
     /// `http://host:port` or `https://host:port`.
     base: String,
     token: String,
     /// Built at the first request (or why it cannot be).
     agent: OnceLock<Result<ureq::Agent, Arc<CaError>>>,
+}
+
+/// Never the token: a `Remote` printed for debugging shows only where.
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("base", &self.base)
+            .field("token", &"***")
+            .finish()
+    }
 }
 
 /// Why the certificates `AILERON_SERVER_CA` names cannot be trusted

@@ -521,3 +521,13 @@ fn child_direct() {
     let remote = Remote::new(&url, "t").unwrap();
     assert_eq!(remote.ask(&action(), &question()), Answer::Once);
 }
+
+/// A `Remote` printed for debugging never shows the agent token.
+#[test]
+fn debug_output_hides_the_token() {
+    let remote =
+        aileron_session::remote::Remote::new("http://127.0.0.1:9", "tok-SECRET-77").unwrap();
+    let shown = format!("{remote:?}");
+    assert!(!shown.contains("tok-SECRET-77"), "{shown}");
+    assert!(shown.contains("127.0.0.1:9"), "{shown}");
+}
