@@ -498,13 +498,22 @@ impl Core {
         let ask_mode = policy.settings.ask_mode.unwrap_or_default();
         let agent_asks = req.agent_asks && ask_mode != AskMode::Ui;
         // A judge decides before any human, the agent's included.
-        let judged_first = verdict.decision == Decision::Judge
-            && verdict
-                .rule
-                .as_deref()
-                .and_then(|id| policy.rule(id))
-                .is_some_and(|r| r.judge.is_some() && policy.judge_for(r).is_some());
-        if agent_asks && !judged_first {
+        let rule = verdict.rule.as_deref().and_then(|id| policy.rule(id));
+        let judge = rule
+            .filter(|_| verdict.decision == Decision::Judge)
+            .and_then(|r| {
+                let spec = r.judge.as_ref()?;
+                Some(JudgeAsk {
+                    def: policy.judge_for(r)?.clone(),
+                    rule: Some(r.id.clone()),
+                    model: spec.model.clone(),
+                    prompt: spec.prompt.clone(),
+                    cache_ttl: spec.cache_ttl.map(Duration::from_secs),
+                    fail_closed: spec.fail_closed,
+                    action: judged_action(&action, &lv),
+                })
+            });
+        if agent_asks && judge.is_none() {
             // The agent's own prompt asks its human (SPEC 10).
             let message = Some(denied_message("approval needed", &verdict));
             let mut d = Decided::refused(message, verdict, action, Some(Outcome::AskedAgent));
@@ -520,7 +529,6 @@ impl Core {
                 Some(Outcome::TooManyPrompts),
             ));
         }
-        let rule = verdict.rule.as_deref().and_then(|id| policy.rule(id));
         let timeout = rule
             .and_then(|r| r.approver.as_ref()?.timeout)
             .or(policy.settings.timeout)
@@ -535,20 +543,6 @@ impl Core {
             Subject::Actions(line, _) => (line.to_owned(), String::new()),
         };
         let priority = rule.map_or(Decision::Ask.default_priority(), |r| r.priority);
-        let judge = rule
-            .filter(|_| verdict.decision == Decision::Judge)
-            .and_then(|r| {
-                let spec = r.judge.as_ref()?;
-                Some(JudgeAsk {
-                    def: policy.judge_for(r)?.clone(),
-                    rule: Some(r.id.clone()),
-                    model: spec.model.clone(),
-                    prompt: spec.prompt.clone(),
-                    cache_ttl: spec.cache_ttl.map(Duration::from_secs),
-                    fail_closed: spec.fail_closed,
-                    action: judged_action(&action, &lv),
-                })
-            });
         Step::Ask(Pending {
             question: Question {
                 line,
