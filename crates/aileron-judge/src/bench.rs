@@ -2,7 +2,7 @@
 //! calls (the launch session and the server keep one for their lifetime;
 //! a shim or hook process makes one with the shared disk cache).
 
-use crate::cache::{DiskCache, Key, MemoryCache};
+use crate::cache::{DiskCache, Key, MemoryCache, VerdictStore};
 use crate::{Error, Input, Judge, JudgeConfig, Ruling};
 use std::collections::HashMap;
 use std::path::Path;
@@ -24,7 +24,8 @@ type KeySource = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// The judges in use and their caches.
 pub struct Bench {
     memory: MemoryCache,
-    disk: Option<DiskCache>,
+    /// Where verdicts outlive the process (a directory, a database).
+    store: Option<Box<dyn VerdictStore>>,
     /// Built judges by name, while their definition is unchanged (their
     /// connections are reused).
     judges: Mutex<HashMap<String, Arc<Judge>>>,
@@ -37,7 +38,7 @@ impl Bench {
     pub fn in_memory() -> Bench {
         Bench {
             memory: MemoryCache::default(),
-            disk: None,
+            store: None,
             judges: Mutex::default(),
             key_of: Box::new(|var| std::env::var(var).ok()),
         }
@@ -45,8 +46,14 @@ impl Bench {
 
     /// Verdicts also shared with other processes through `dir`.
     pub fn with_disk(dir: &Path) -> Bench {
+        Bench::with_store(DiskCache::new(dir))
+    }
+
+    /// Verdicts also kept in `store` (the server's database), behind the
+    /// memory.
+    pub fn with_store(store: impl VerdictStore + 'static) -> Bench {
         Bench {
-            disk: Some(DiskCache::new(dir)),
+            store: Some(Box::new(store)),
             ..Bench::in_memory()
         }
     }
@@ -71,7 +78,7 @@ impl Bench {
             let hit = self
                 .memory
                 .get(key, started)
-                .or_else(|| self.disk.as_ref()?.get(key, SystemTime::now()));
+                .or_else(|| self.store.as_ref()?.get(key, SystemTime::now()));
             if let Some(verdict) = hit {
                 return Ok(Ruling {
                     verdict,
@@ -86,8 +93,8 @@ impl Bench {
         if let (Some(key), Some(ttl)) = (key, ttl) {
             self.memory
                 .put(key, ruling.verdict.clone(), ttl, Instant::now());
-            if let Some(disk) = &self.disk {
-                disk.put(&key, &ruling.verdict, ttl, SystemTime::now());
+            if let Some(store) = &self.store {
+                store.put(&key, &ruling.verdict, ttl, SystemTime::now());
             }
         }
         Ok(ruling)

@@ -6,7 +6,8 @@
 //! session keeps a [`MemoryCache`]; shims and hooks, one process per
 //! decision, share a [`DiskCache`] under `$AILERON_DATA`: one small file
 //! per key written by rename (safe under concurrent processes), bounded in
-//! number, and never trusted when it does not parse or has expired.
+//! number, and never trusted when it does not parse or has expired. Both
+//! that and the server's database are a [`VerdictStore`] behind the memory.
 
 use crate::{Input, JudgeConfig, JudgeDecision, Verdict};
 use sha2::{Digest, Sha256};
@@ -41,7 +42,8 @@ impl Key {
         Key(h.finalize().into())
     }
 
-    fn hex(&self) -> String {
+    /// The key as 64 lowercase hex digits (a file name, a database key).
+    pub fn hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
@@ -71,6 +73,18 @@ impl MemoryCache {
     }
 }
 
+/// Where verdicts outlive the process: a directory shared by shims and
+/// hooks ([`DiskCache`]), the server's database. Synchronous: a
+/// [`crate::Bench`] calls it on its blocking path. An implementation never
+/// returns an expired verdict, nor one it cannot read back whole.
+pub trait VerdictStore: Send + Sync {
+    /// A verdict stored for `key` that is still valid at `now`.
+    fn get(&self, key: &Key, now: SystemTime) -> Option<Verdict>;
+    /// Stores a verdict for `ttl` (errors are ignored: a cache miss is
+    /// only slower).
+    fn put(&self, key: &Key, verdict: &Verdict, ttl: Duration, now: SystemTime);
+}
+
 /// Verdicts shared by the processes of one user, in a directory.
 pub struct DiskCache {
     dir: PathBuf,
@@ -83,9 +97,10 @@ impl DiskCache {
             dir: dir.to_path_buf(),
         }
     }
+}
 
-    /// A verdict stored for `key` that is still valid at `now`.
-    pub fn get(&self, key: &Key, now: SystemTime) -> Option<Verdict> {
+impl VerdictStore for DiskCache {
+    fn get(&self, key: &Key, now: SystemTime) -> Option<Verdict> {
         let text = std::fs::read_to_string(self.dir.join(key.hex())).ok()?;
         let mut parts = text.splitn(3, '\t');
         let until: u64 = parts.next()?.parse().ok()?;
@@ -101,9 +116,7 @@ impl DiskCache {
         })
     }
 
-    /// Stores a verdict for `ttl` (errors are ignored: a cache miss is
-    /// only slower).
-    pub fn put(&self, key: &Key, verdict: &Verdict, ttl: Duration, now: SystemTime) {
+    fn put(&self, key: &Key, verdict: &Verdict, ttl: Duration, now: SystemTime) {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let Ok(now) = now.duration_since(UNIX_EPOCH) else {
             return;
@@ -140,7 +153,9 @@ impl DiskCache {
             self.prune();
         }
     }
+}
 
+impl DiskCache {
     fn prune(&self) {
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
             return;

@@ -406,6 +406,7 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
         timeout_secs: timeout.as_secs(),
         on_timeout,
         origin: "adapter",
+        judge: None,
     };
     let Some(waiter) = app.enqueue(view) else {
         return error(
@@ -783,7 +784,20 @@ async fn approvers(State(app): State<AppState>) -> Response {
             "kind": "webhook",
         }));
     }
-    ok(json!({"llm": [], "human": human}))
+    // The judges a `judge` rule may name: those of the server's own policy,
+    // which stored rules are checked against (never a key, nor where it is).
+    let llm: Vec<Value> = app
+        .judges_defined()
+        .await
+        .into_iter()
+        .map(|j| {
+            json!({
+                "id": j.name, "name": j.name, "kind": "judge",
+                "provider": j.provider, "model": j.model,
+            })
+        })
+        .collect();
+    ok(json!({"llm": llm, "human": human}))
 }
 
 /// `POST /api/approvers/<id>/<path>`: a webhook approver's callback,

@@ -4,7 +4,7 @@
 
 use crate::auth::{self, Caller, Role};
 use crate::db::{ActionRow, Db};
-use crate::pending::{AnswerKind, PendingView, Queue, Resolution};
+use crate::pending::{AnswerKind, JudgeView, PendingView, Queue, Resolution};
 use crate::rules::{Invalid, Saved, StoredRule};
 use crate::{Config, Error, PolicyError};
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
@@ -82,7 +82,8 @@ pub struct App {
     /// Bumped when an answer changed a session (an "always", a reject):
     /// the asks waiting in it step again (the cascade).
     session_changed: tokio::sync::watch::Sender<u64>,
-    /// The LLM judges of `judge` rules and their verdicts (in memory).
+    /// The LLM judges of `judge` rules and their verdicts (in memory, and
+    /// in the database's `judge_verdicts`).
     judges: aileron_judge::Bench,
     pub queue: Arc<Queue>,
     http: crate::notify::HttpClient,
@@ -136,6 +137,7 @@ impl App {
         shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<Arc<App>, Error> {
         let (tx, rx) = mpsc::channel(4096);
+        let judges = judge_bench(&cfg, &db);
         let app = Arc::new(App {
             cfg,
             db: db.clone(),
@@ -147,7 +149,7 @@ impl App {
             policies: Mutex::default(),
             core: Core::new(),
             session_changed: tokio::sync::watch::channel(0).0,
-            judges: aileron_judge::Bench::in_memory(),
+            judges,
             queue: Arc::new(Queue::default()),
             http: crate::notify::client(),
             tokens: Mutex::default(),
@@ -266,6 +268,12 @@ impl App {
             _ => Policy::compile(Vec::new(), &self.load_options(None).environment())
                 .expect("the built-in rules compile"),
         }
+    }
+
+    /// The judges (`judges:`) of the server's own policy, which a stored
+    /// `judge` rule may name.
+    pub async fn judges_defined(&self) -> Vec<aileron_engine::JudgeDef> {
+        self.default_base().await.judges.into_values().collect()
     }
 
     /// Validates `entries` (new or changed) against the stored rules and
@@ -626,6 +634,8 @@ impl App {
         let mut step = self.core.decide(policy, &req);
         let mut asked: Option<Verdict> = None;
         let mut reviewer = None;
+        // The judge that sent the ask on to a person, and what it said.
+        let mut judged: Option<JudgeView> = None;
         loop {
             match step {
                 Step::Done(d) => {
@@ -635,12 +645,16 @@ impl App {
                 // A `judge` rule's judge first (a blocking HTTP call).
                 Step::Ask(pending) if pending.judge.is_some() => {
                     asked.get_or_insert_with(|| pending.verdict.clone());
+                    let judge = pending.judge.as_ref().map(|j| j.config());
                     step = tokio::task::block_in_place(|| self.core.judge(&self.judges, pending));
+                    if let (Step::Ask(p), Some(judge)) = (&step, judge) {
+                        judged = Some(judge_view(&judge, &p.verdict.reason));
+                    }
                 }
                 Step::Ask(pending) => {
                     asked.get_or_insert_with(|| pending.verdict.clone());
                     step = self
-                        .ask_dashboard(policy, &req, action, pending, &mut reviewer)
+                        .ask_dashboard(policy, &req, action, pending, judged.take(), &mut reviewer)
                         .await;
                 }
             }
@@ -655,10 +669,11 @@ impl App {
         req: &aileron_decision::Request<'_>,
         action: &Action,
         pending: Pending,
+        judge: Option<JudgeView>,
         reviewer: &mut Option<String>,
     ) -> Step {
         let verdict = &pending.verdict;
-        let reason = if verdict.decision == Decision::Judge {
+        let reason = if verdict.decision == Decision::Judge && judge.is_none() {
             format!(
                 "{} (no judge is defined for this rule: a human decides)",
                 verdict.reason
@@ -682,6 +697,7 @@ impl App {
             }
             .to_owned(),
             origin: "evaluate",
+            judge,
         };
         let Some(waiter) = self.enqueue(view) else {
             let why = deny(format!(
@@ -871,6 +887,32 @@ impl App {
         let (stored, appended) = tokio::join!(stored, appended);
         appended?;
         stored
+    }
+}
+
+/// The server's judges: verdicts cached in memory and in the database;
+/// API keys from the environment (or the configuration's, in tests).
+fn judge_bench(cfg: &Config, db: &Db) -> aileron_judge::Bench {
+    let bench = aileron_judge::Bench::with_store(crate::verdicts::DbVerdicts::new(db.clone()));
+    match &cfg.judge_keys {
+        Some(keys) => {
+            let keys = keys.clone();
+            bench.keys(move |var| keys.get(var))
+        }
+        None => bench,
+    }
+}
+
+/// What a pending entry shows of the judge whose verdict was `ask`:
+/// `reason` is the ask's (`judge NAME: WHAT IT SAID`).
+fn judge_view(judge: &aileron_judge::JudgeConfig, reason: &str) -> JudgeView {
+    let said = reason
+        .strip_prefix(&format!("judge {}: ", judge.name))
+        .unwrap_or(reason);
+    JudgeView {
+        name: judge.name.clone(),
+        model: judge.model.clone(),
+        reason: said.to_owned(),
     }
 }
 

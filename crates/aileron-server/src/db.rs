@@ -32,15 +32,25 @@ macro_rules! on_db {
 
 pub type DbResult<T> = Result<T, sqlx::Error>;
 
-fn migrator(sql: &'static str) -> Migrator {
+/// The schema's migrations, in order (`[init, judge_verdicts]`).
+fn migrator(sqls: [&'static str; 2]) -> Migrator {
+    let names = ["init", "judge_verdicts"];
     Migrator {
-        migrations: Cow::Owned(vec![Migration::new(
-            1,
-            Cow::Borrowed("init"),
-            MigrationType::Simple,
-            Cow::Borrowed(sql),
-            false,
-        )]),
+        migrations: Cow::Owned(
+            sqls.iter()
+                .zip(names)
+                .zip(1..)
+                .map(|((sql, name), version)| {
+                    Migration::new(
+                        version,
+                        Cow::Borrowed(name),
+                        MigrationType::Simple,
+                        Cow::Borrowed(sql),
+                        false,
+                    )
+                })
+                .collect(),
+        ),
         ignore_missing: false,
         locking: true,
         no_tx: false,
@@ -61,9 +71,12 @@ impl Db {
                 .acquire_timeout(Duration::from_secs(10))
                 .connect(url)
                 .await?;
-            migrator(include_str!("../migrations/postgres/0001_init.sql"))
-                .run(&pool)
-                .await?;
+            migrator([
+                include_str!("../migrations/postgres/0001_init.sql"),
+                include_str!("../migrations/postgres/0002_judge_verdicts.sql"),
+            ])
+            .run(&pool)
+            .await?;
             Db::Postgres(pool)
         } else {
             let opts = SqliteConnectOptions::from_str(url)?
@@ -80,9 +93,12 @@ impl Db {
                 .acquire_timeout(Duration::from_secs(10))
                 .connect_with(opts)
                 .await?;
-            migrator(include_str!("../migrations/sqlite/0001_init.sql"))
-                .run(&pool)
-                .await?;
+            migrator([
+                include_str!("../migrations/sqlite/0001_init.sql"),
+                include_str!("../migrations/sqlite/0002_judge_verdicts.sql"),
+            ])
+            .run(&pool)
+            .await?;
             Db::Sqlite(pool)
         };
         Ok(db)
@@ -325,6 +341,64 @@ impl Db {
                     })
                 })
                 .collect()
+        })
+    }
+
+    // ---- judge verdicts --------------------------------------------------
+
+    /// The verdict stored under `key` that has not expired at `now`
+    /// (seconds since the epoch): `(decision, reason)` as written.
+    pub async fn judge_verdict(&self, key: &str, now: i64) -> DbResult<Option<(String, String)>> {
+        on_db!(self, p => {
+            let row = sqlx::query(
+                "SELECT decision, reason FROM judge_verdicts WHERE key = $1 AND expires_at > $2",
+            )
+            .bind(key)
+            .bind(now)
+            .fetch_optional(p)
+            .await?;
+            row.map(|r| Ok((r.try_get("decision")?, r.try_get("reason")?)))
+                .transpose()
+        })
+    }
+
+    /// Stores a verdict until `expires_at`, then drops the expired rows and
+    /// the soonest to expire beyond `max_rows`, in one transaction.
+    pub async fn put_judge_verdict(
+        &self,
+        key: &str,
+        decision: &str,
+        reason: &str,
+        expires_at: i64,
+        now: i64,
+        max_rows: i64,
+    ) -> DbResult<()> {
+        on_db!(self, p => {
+            let mut tx = p.begin().await?;
+            sqlx::query(
+                "INSERT INTO judge_verdicts (key, decision, reason, expires_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (key) DO UPDATE SET decision = excluded.decision, reason = excluded.reason, \
+                 expires_at = excluded.expires_at",
+            )
+            .bind(key)
+            .bind(decision)
+            .bind(reason)
+            .bind(expires_at)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("DELETE FROM judge_verdicts WHERE expires_at <= $1")
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "DELETE FROM judge_verdicts WHERE key NOT IN \
+                 (SELECT key FROM judge_verdicts ORDER BY expires_at DESC, key LIMIT $1)",
+            )
+            .bind(max_rows)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(())
         })
     }
 

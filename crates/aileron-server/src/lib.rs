@@ -14,6 +14,7 @@ mod error;
 pub mod notify;
 pub mod pending;
 pub mod rules;
+pub mod verdicts;
 
 use crate::auth::Role;
 use crate::db::Db;
@@ -69,6 +70,31 @@ pub struct Config {
     pub default_timeout: Duration,
     /// Write `$AILERON_DATA/server.json` for local adapters.
     pub write_server_file: bool,
+    /// The judges' API keys by variable name, read instead of the
+    /// environment (tests); `None`: the server's environment.
+    pub judge_keys: Option<JudgeKeys>,
+}
+
+/// API keys of the LLM judges by the name of their variable. Its `Debug`
+/// shows the names only.
+#[derive(Clone, Default)]
+pub struct JudgeKeys(Arc<std::collections::HashMap<String, String>>);
+
+impl JudgeKeys {
+    pub fn new(keys: impl IntoIterator<Item = (String, String)>) -> JudgeKeys {
+        JudgeKeys(Arc::new(keys.into_iter().collect()))
+    }
+
+    /// The key held by variable `var`.
+    pub fn get(&self, var: &str) -> Option<String> {
+        self.0.get(var).cloned()
+    }
+}
+
+impl std::fmt::Debug for JudgeKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl Config {
@@ -89,6 +115,7 @@ impl Config {
             approvers: Vec::new(),
             default_timeout: Duration::from_secs(60),
             write_server_file: true,
+            judge_keys: None,
         }
     }
 

@@ -72,6 +72,20 @@ pub struct PendingView {
     pub on_timeout: String,
     /// `evaluate` (decided by this server) or `adapter` (enqueued by a local adapter).
     pub origin: &'static str,
+    /// The LLM judge that sent this action on to a person (its verdict
+    /// was `ask`), with what it said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeView>,
+}
+
+/// What a pending entry shows of the judge that escalated it.
+#[derive(Clone, Debug, Serialize)]
+pub struct JudgeView {
+    /// The judge's name in `judges:`.
+    pub name: String,
+    pub model: String,
+    /// The judge's own one-line reason.
+    pub reason: String,
 }
 
 struct Entry {

@@ -195,6 +195,7 @@ async fn the_api_on_postgresql() {
     );
     let (_, log) = api.get(&format!("/api/actions?session={ps}")).await;
     assert!(log["actions"].as_array().unwrap().len() >= 3);
+    support::check_judge_verdicts(&api.server.app.db);
     api.server.shutdown().await;
     drop(cluster);
 }

@@ -164,3 +164,51 @@ pub fn http(id: &str, method: &str, url: &str, session: &str) -> Value {
         "session": {"id": session},
     })
 }
+
+/// The judge's verdicts in `db` (`judge_verdicts`, kept to 3 rows here):
+/// read back until they expire, the expired and the soonest to expire
+/// dropped first when the table is full.
+pub fn check_judge_verdicts(db: &aileron_server::db::Db) {
+    use aileron_judge::cache::{Key, VerdictStore};
+    use aileron_judge::{Input, JudgeConfig, JudgeDecision, Provider, Verdict};
+    use std::time::SystemTime;
+    let store = aileron_server::verdicts::DbVerdicts::new(db.clone()).max_rows(3);
+    let judge = JudgeConfig {
+        // Its own keys, in a database another test may share.
+        name: format!("j-{}", aileron_server::auth::new_uuid()),
+        provider: Provider::OpenAi,
+        base_url: "http://127.0.0.1:1/v1".into(),
+        model: "m".into(),
+        api_key_env: None,
+        timeout: Duration::from_secs(2),
+        max_tokens: 100,
+        temperature: 0.0,
+    };
+    let key = |n: u64| {
+        let action = serde_json::json!({"type": "shell.exec", "summary": format!("make t{n}")});
+        let input = Input {
+            rule: Some("r"),
+            rule_prompt: None,
+            action: &action,
+        };
+        Key::of(&judge, &input)
+    };
+    let v = Verdict {
+        decision: JudgeDecision::Ask,
+        reason: "unclear".into(),
+    };
+    let now = SystemTime::now();
+    store.put(&key(0), &v, Duration::from_secs(1), now);
+    assert_eq!(store.get(&key(0), now), Some(v.clone()));
+    assert_eq!(store.get(&key(0), now + Duration::from_secs(2)), None);
+    let later = now + Duration::from_secs(5);
+    for n in 1..=5 {
+        store.put(&key(n), &v, Duration::from_secs(100 + n), later);
+    }
+    for n in 0..=2 {
+        assert_eq!(store.get(&key(n), later), None, "{n} was dropped");
+    }
+    for n in 3..=5 {
+        assert_eq!(store.get(&key(n), later), Some(v.clone()), "{n} is kept");
+    }
+}
