@@ -56,7 +56,7 @@ pub use error::Error;
 pub use log::AuditLog;
 pub use mask::{MASK, MIN_SECRET_LEN, Masker, sensitive_name};
 pub use query::{
-    Filter, FollowOptions, POLL_INTERVAL, ReadResult, follow, format_line, read, read_now,
+    Filter, FollowOptions, POLL_INTERVAL, ReadResult, clean, follow, format_line, read, read_now,
 };
 pub use record::{AuditAction, AuditRecord, JudgeUse};
 pub use time::{format_rfc3339, now_rfc3339};

@@ -332,7 +332,9 @@ fn display_time(t: &str) -> Cow<'_, str> {
     clean(t)
 }
 
-fn clean(s: &str) -> Cow<'_, str> {
+/// `s` safe to print on a terminal: control characters and bidirectional
+/// overrides escaped (`\n`, `\u{1b}`).
+pub fn clean(s: &str) -> Cow<'_, str> {
     let unsafe_char =
         |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     if !s.chars().any(unsafe_char) {

@@ -55,23 +55,7 @@ enum Command {
         json: bool,
     },
     /// Show how one shell command (or any Action) is decided, and why.
-    Explain {
-        /// Policy file (default: the nearest aileron.yaml).
-        #[arg(long)]
-        policy: Option<PathBuf>,
-        /// Print one JSON object instead of text.
-        #[arg(long)]
-        json: bool,
-        /// An Action as JSON (a file, or - for stdin) instead of a command.
-        #[arg(long, conflicts_with = "command")]
-        action: Option<PathBuf>,
-        /// Working directory the command runs in (default: the current one).
-        #[arg(long)]
-        cwd: Option<PathBuf>,
-        /// The command line; several words are joined with spaces.
-        #[arg(last = true, required_unless_present = "action")]
-        command: Vec<String>,
-    },
+    Explain(commands::explain::Args),
     /// Print the JSON Schema of aileron.yaml.
     Schema,
     /// Show (and follow) the audit log: one line per decision.
@@ -97,9 +81,18 @@ enum Command {
         /// Keep printing new lines as they are written.
         #[arg(long, short = 'f')]
         follow: bool,
-        /// JSON lines instead of text.
+        /// Sum up the LLM judge's calls (tokens, cache hits, verdicts,
+        /// latency) instead of printing lines.
+        #[arg(long, conflicts_with = "follow")]
+        judge: bool,
+        /// JSON lines instead of text (with --judge: one JSON object).
         #[arg(long)]
         json: bool,
+    },
+    /// Run the LLM judge by hand: on one action, or over the audit log.
+    Judge {
+        #[command(subcommand)]
+        command: JudgeCommand,
     },
     /// Decide one tool call of an agent: its hook event on stdin, its answer on stdout.
     ///
@@ -178,6 +171,32 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum JudgeCommand {
+    /// Run the judge on one command (or Action) and print the exact request
+    /// sent and its verdict. The model is asked afresh: no cache.
+    Try(commands::judge::TryArgs),
+    /// Run the judge over the last N actions of the audit log and print what
+    /// it would decide next to what was decided.
+    Replay {
+        /// How many of the log's last records.
+        #[arg(long, value_name = "N")]
+        last: usize,
+        /// The judge to ask (default: as `judge try` chooses, per action).
+        #[arg(long)]
+        judge: Option<String>,
+        /// Policy file (default: the nearest aileron.yaml).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// The log file (default: `settings.audit_log` of the policy in force).
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// One JSON line per row instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: argv holds argc C strings, as the C runtime promises.
@@ -212,19 +231,7 @@ fn run() -> u8 {
             deny_warnings,
         } => commands::check::run(path, json, true, deny_warnings),
         Command::Test { path, json } => commands::check::run(path, json, false, false),
-        Command::Explain {
-            policy,
-            json,
-            action,
-            cwd,
-            command,
-        } => commands::explain::run(commands::explain::Args {
-            policy,
-            json,
-            action,
-            cwd,
-            command,
-        }),
+        Command::Explain(args) => commands::explain::run(args),
         Command::Audit {
             file,
             decision,
@@ -233,6 +240,7 @@ fn run() -> u8 {
             until,
             limit,
             follow,
+            judge,
             json,
         } => {
             let filter = aileron_audit::Filter {
@@ -246,9 +254,29 @@ fn run() -> u8 {
                 file,
                 filter,
                 follow,
+                judge,
                 json,
             })
         }
+        Command::Judge {
+            command: JudgeCommand::Try(args),
+        } => commands::judge::try_one(args),
+        Command::Judge {
+            command:
+                JudgeCommand::Replay {
+                    last,
+                    judge,
+                    policy,
+                    file,
+                    json,
+                },
+        } => commands::judge::replay(commands::judge::ReplayArgs {
+            policy,
+            file,
+            judge,
+            last,
+            json,
+        }),
         Command::Hook { agent } => Ok(commands::hook::run(&agent)),
         Command::Install {
             agent,

@@ -14,11 +14,11 @@
 use crate::answer::{AlwaysScope, Answer, Channel, Outcome, Question, escape_glob, suggest_prefix};
 use crate::session::{SavedApproval, SavedSession, SessionState, approval_fields};
 use aileron_audit::JudgeUse;
-use aileron_engine::JudgeDef;
 use aileron_engine::{
     Action, ActionType, AskMode, CommandVerdict, Decision, Layer, LineContext, LineVerdict, Policy,
     Session, State, Verdict, VerdictSource,
 };
+use aileron_engine::{JudgeDef, Rule};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -124,6 +124,23 @@ pub struct JudgeAsk {
 }
 
 impl JudgeAsk {
+    /// What `def` is asked about `action` (as [`judged_action`] shows it)
+    /// for `rule`, a `judge` rule: its prompt, model, cache TTL and
+    /// `fail_closed`. Without a rule (`aileron judge try` on an action no
+    /// `judge` rule matches): no prompt, no cache, fail closed.
+    pub fn new(def: JudgeDef, rule: Option<&Rule>, action: serde_json::Value) -> JudgeAsk {
+        let spec = rule.and_then(|r| r.judge.clone()).unwrap_or_default();
+        JudgeAsk {
+            def,
+            rule: rule.map(|r| r.id.clone()),
+            model: spec.model,
+            prompt: spec.prompt,
+            cache_ttl: spec.cache_ttl.map(Duration::from_secs),
+            fail_closed: spec.fail_closed,
+            action,
+        }
+    }
+
     /// The judge's configuration for the call.
     pub fn config(&self) -> aileron_judge::JudgeConfig {
         let d = &self.def;
@@ -500,18 +517,10 @@ impl Core {
         // A judge decides before any human, the agent's included.
         let rule = verdict.rule.as_deref().and_then(|id| policy.rule(id));
         let judge = rule
-            .filter(|_| verdict.decision == Decision::Judge)
+            .filter(|r| verdict.decision == Decision::Judge && r.judge.is_some())
             .and_then(|r| {
-                let spec = r.judge.as_ref()?;
-                Some(JudgeAsk {
-                    def: policy.judge_for(r)?.clone(),
-                    rule: Some(r.id.clone()),
-                    model: spec.model.clone(),
-                    prompt: spec.prompt.clone(),
-                    cache_ttl: spec.cache_ttl.map(Duration::from_secs),
-                    fail_closed: spec.fail_closed,
-                    action: judged_action(&action, &lv),
-                })
+                let def = policy.judge_for(r)?.clone();
+                Some(JudgeAsk::new(def, Some(r), judged_action(&action, &lv)))
             });
         if agent_asks && judge.is_none() {
             // The agent's own prompt asks its human (SPEC 10).
@@ -823,7 +832,7 @@ fn judged(
 
 /// The action as a judge sees it: its type, summary and facets, and the
 /// simple commands of its line; never its id, time or session.
-fn judged_action(action: &Action, lv: &LineVerdict) -> serde_json::Value {
+pub fn judged_action(action: &Action, lv: &LineVerdict) -> serde_json::Value {
     let commands: Vec<&str> = lv.commands.iter().map(|c| c.command.as_str()).collect();
     serde_json::json!({
         "type": action.kind.as_str(),

@@ -51,7 +51,7 @@ pub use aileron_engine::AskMode;
 pub use answer::{AlwaysScope, Answer, Channel, Outcome, Question, escape_glob, suggest_prefix};
 pub use core::{
     Adjust, Amendment, Core, DOOM_LOOP_THRESHOLD, Decided, JudgeAsk, Pending, REJECTED_EARLIER,
-    Request, Step, Subject, denied_message, subject_action,
+    Request, Step, Subject, denied_message, judged_action, subject_action,
 };
 pub use session::{SavedApproval, SavedSession};
 

@@ -335,11 +335,15 @@ impl Policy {
     pub fn judge_for(&self, rule: &Rule) -> Option<&crate::rule::JudgeDef> {
         match rule.judge.as_ref().and_then(|j| j.judge.as_deref()) {
             Some(name) => self.judges.get(name),
-            None => self
-                .judges
-                .get("default")
-                .or_else(|| (self.judges.len() == 1).then(|| self.judges.values().next())?),
+            None => self.default_judge(),
         }
+    }
+
+    /// The judge named `default`, else the only one.
+    pub fn default_judge(&self) -> Option<&crate::rule::JudgeDef> {
+        self.judges
+            .get("default")
+            .or_else(|| (self.judges.len() == 1).then(|| self.judges.values().next())?)
     }
 
     /// Every `judge` rule's judge exists, when the policy defines judges.

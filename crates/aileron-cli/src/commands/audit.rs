@@ -10,6 +10,8 @@ pub struct Args {
     pub file: Option<PathBuf>,
     pub filter: Filter,
     pub follow: bool,
+    /// A summary of the judge's calls instead of the lines.
+    pub judge: bool,
     pub json: bool,
 }
 
@@ -44,7 +46,11 @@ pub fn run(args: Args) -> Result<u8, Error> {
         Err(e) if e.is_not_found() => return Err(Error::NoAuditLog { path }),
         Err(e) => return Err(e.into()),
     };
-    result.records.iter().for_each(print);
+    if args.judge {
+        super::judge::usage(&result.records, args.json);
+    } else {
+        result.records.iter().for_each(print);
+    }
     if result.malformed > 0 {
         eprintln!(
             "aileron: skipped {} malformed line(s) in {}",

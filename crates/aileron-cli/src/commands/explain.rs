@@ -7,25 +7,31 @@ use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
 
+/// One command or Action, and the policy that decides it (`explain`,
+/// `judge try`).
+#[derive(clap::Args)]
 pub struct Args {
+    /// Policy file (default: the nearest aileron.yaml).
+    #[arg(long)]
     pub policy: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
     pub json: bool,
+    /// An Action as JSON (a file, or - for stdin) instead of a command.
+    #[arg(long, conflicts_with = "command")]
     pub action: Option<PathBuf>,
+    /// Working directory the command runs in (default: the current one).
+    #[arg(long)]
     pub cwd: Option<PathBuf>,
+    /// The command line; several words are joined with spaces.
+    #[arg(last = true, required_unless_present = "action")]
     pub command: Vec<String>,
 }
 
 const NOW: &str = "1970-01-01T00:00:00Z";
 
 pub fn run(args: Args) -> Result<u8, Error> {
-    let cwd = match args.cwd {
-        Some(c) => std::fs::canonicalize(&c).map_err(|source| Error::BadPath {
-            option: "--cwd",
-            path: c,
-            source,
-        })?,
-        None => current_dir()?,
-    };
+    let cwd = working_dir(args.cwd)?;
     let loaded = match load(args.policy, cwd.clone()) {
         Ok(l) => l,
         Err(diags) => {
@@ -44,30 +50,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
     let cwd_str = cwd.to_string_lossy().into_owned();
     let now = timestamp();
     if let Some(path) = args.action {
-        let text = if path.as_os_str() == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(Error::ReadStdin)?;
-            s
-        } else {
-            std::fs::read_to_string(&path).map_err(|source| Error::ReadAction {
-                path: path.clone(),
-                source,
-            })?
-        };
-        let mut action: Action =
-            serde_json::from_str(&text).map_err(|source| Error::InvalidAction {
-                path: path.clone(),
-                source,
-            })?;
-        if action.timestamp.is_none() {
-            action.timestamp = now.parse().ok();
-        }
-        if action.session.cwd.is_none() {
-            action.session.cwd = Some(cwd_str);
-        }
-        action.normalize();
+        let action = read_action(path, cwd_str, &now)?;
         let e = policy.explain(&action, &state);
         if args.json {
             let out = json!({
@@ -106,6 +89,45 @@ pub fn run(args: Args) -> Result<u8, Error> {
         print_line(&line, &lv);
     }
     Ok(0)
+}
+
+/// `--cwd`, resolved, or the current directory.
+pub fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Error> {
+    match cwd {
+        Some(c) => std::fs::canonicalize(&c).map_err(|source| Error::BadPath {
+            option: "--cwd",
+            path: c,
+            source,
+        }),
+        None => current_dir(),
+    }
+}
+
+/// The Action in the JSON file at `path` (`-`: stdin), its time (`now`)
+/// and working directory filled in when it has none.
+pub fn read_action(path: PathBuf, cwd: String, now: &str) -> Result<Action, Error> {
+    let text = if path.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(Error::ReadStdin)?;
+        s
+    } else {
+        std::fs::read_to_string(&path).map_err(|source| Error::ReadAction {
+            path: path.clone(),
+            source,
+        })?
+    };
+    let mut action: Action =
+        serde_json::from_str(&text).map_err(|source| Error::InvalidAction { path, source })?;
+    if action.timestamp.is_none() {
+        action.timestamp = now.parse().ok();
+    }
+    if action.session.cwd.is_none() {
+        action.session.cwd = Some(cwd);
+    }
+    action.normalize();
+    Ok(action)
 }
 
 fn line_json(line: &str, lv: &LineVerdict) -> serde_json::Value {
@@ -227,7 +249,7 @@ fn print_final(v: &Verdict) {
 }
 
 /// The current time as RFC 3339 (UTC), for `time` and `rate` matchers.
-fn timestamp() -> String {
+pub fn timestamp() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

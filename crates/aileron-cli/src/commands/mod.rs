@@ -5,6 +5,7 @@ pub mod hook;
 pub mod import;
 pub mod init;
 pub mod install;
+pub mod judge;
 pub mod launch;
 pub mod launch_agents;
 
@@ -23,7 +24,12 @@ pub fn current_dir() -> Result<PathBuf, Error> {
 /// Loads the policy for the CLI: explicit path or the nearest aileron.yaml,
 /// all layers, no cache (the CLI is where people edit policies).
 pub fn load(policy: Option<PathBuf>, cwd: PathBuf) -> Result<Loaded, Diagnostics> {
+    aileron_config::load(&options(policy, cwd), None)
+}
+
+/// The load options of [`load`].
+pub fn options(policy: Option<PathBuf>, cwd: PathBuf) -> LoadOptions {
     let mut opts = LoadOptions::from_env(cwd);
     opts.policy_path = policy;
-    aileron_config::load(&opts, None)
+    opts
 }
