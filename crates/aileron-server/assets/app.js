@@ -529,6 +529,7 @@
     // The log pages by cursor: `cursors[i]` fetches page i (null: newest).
     actions: { cursors: [null], page: 0, next: null, filters: {} },
     rules: [],
+    judges: [], // the policy's LLM judges: {id, model, provider}
     editing: null, // the rule being edited (normalized) or {} for a new one
     validateSeq: 0,
   };
@@ -718,6 +719,8 @@
       decision: decisionName(first(e.decision, verdict.decision, 'ask')),
       onTimeout: first(e.on_timeout, e.onTimeout, ''),
       approver: first(e.approver, ''),
+      // The LLM judge that sent it on to a person: {name, model, reason}.
+      judge: isObj(e.judge) ? e.judge : null,
       facets: isObj(a.facets) ? a.facets : null,
       created,
       deadline,
@@ -849,6 +852,9 @@
     set('age', fmtClock(p.created));
     set('reason', p.reason);
     node.querySelector('[data-field="reason"]').hidden = !p.reason;
+    const j = p.judge;
+    set('judge', j ? `The LLM judge ${j.name || '?'}${j.model ? ` (${j.model})` : ''} asks a person: ${j.reason || ''}` : '');
+    node.querySelector('[data-field="judge"]').hidden = !j;
     const facets = node.querySelector('details.facets');
     facets.hidden = !p.facets || Object.keys(p.facets).length === 0;
     if (p.facets) set('facets', JSON.stringify(p.facets, null, 2));
@@ -1077,7 +1083,23 @@
       rule: first(typeof r.rule === 'string' ? r.rule : undefined, r.rule_id, isObj(r.verdict) ? r.verdict.rule : undefined, ''),
       reason: first(r.reason, isObj(r.verdict) ? r.verdict.reason : undefined, ''),
       approver: first(r.approver, ''),
+      judge: isObj(r.judge) ? r.judge : null,
     };
+  }
+
+  // One line about an LLM judge's call: who, what, cached, tokens, time.
+  function judgeText(j) {
+    const parts = [`judge ${j.name || '?'}`];
+    if (j.model) parts.push(j.model);
+    if (j.verdict) parts.push(j.verdict === 'error' ? 'no verdict' : j.verdict);
+    if (j.cached) parts.push('cached');
+    else {
+      const p = j.prompt_tokens;
+      const c = j.completion_tokens;
+      if (p !== undefined || c !== undefined) parts.push(`${p ?? '?'} + ${c ?? '?'} tokens`);
+    }
+    if (typeof j.latency_ms === 'number') parts.push(`${j.latency_ms} ms`);
+    return parts.join(' · ');
   }
 
   let actionsCtrl = null;
@@ -1122,6 +1144,9 @@
         if (r.source) why.append(el('span', { class: 'source', text: r.source }));
         if (r.reason) why.append(el('div', { class: 'reason', text: r.reason }));
         if (r.approver) why.append(el('div', { class: 'muted small', text: `approver: ${r.approver}` }));
+        if (r.judge) {
+          why.append(el('div', { class: 'judge-call small', text: judgeText(r.judge), 'data-testid': 'action-judge', 'data-cached': String(!!r.judge.cached) }));
+        }
         return el(
           'tr',
           { 'data-testid': 'action-row', 'data-decision': r.decision, class: `row-${r.decision}` },
@@ -1187,12 +1212,39 @@
       approver: first(typeof r.approver === 'string' ? r.approver : undefined, approver.approver, ''),
       timeout: first(r.timeout, approver.timeout, r.timeout_ms !== undefined && r.timeout_ms !== null ? r.timeout_ms / 1000 : undefined, ''),
       on_timeout: first(r.on_timeout, approver.on_timeout, r.onTimeout, ''),
+      judge: first(typeof r.judge === 'string' ? r.judge : undefined, judge.judge, ''),
       model: first(r.model, judge.model, r.llm_model, ''),
       prompt: first(r.prompt, judge.prompt, r.llm_prompt, ''),
       cache_ttl: first(r.cache_ttl, judge.cache_ttl, r.llm_cache_ttl_s, ''),
       fail_closed: first(r.fail_closed, judge.fail_closed, r.llm_fail_closed, true) !== false,
       updated: first(r.updated_at, r.updatedAt, ''),
     };
+  }
+
+  // The judges a `judge` rule may name: those of the server's policy.
+  async function loadJudges() {
+    try {
+      const data = await api('GET', '/api/approvers');
+      state.judges = listOf(isObj(data) ? data.llm : [], 'judges')
+        .filter(isObj)
+        .map((j) => ({ id: String(first(j.id, j.name, '')), model: first(j.model, ''), provider: first(j.provider, '') }))
+        .filter((j) => j.id);
+    } catch (e) {
+      state.judges = [];
+    }
+  }
+
+  // The judge field: any name, offered the judges of the server's policy
+  // (a name the policy does not define is kept, and saving says why).
+  function fillJudges(current) {
+    const list = byTestId('rule-judges');
+    list.replaceChildren(
+      ...state.judges.map((j) => {
+        const about = [j.provider, j.model].filter(Boolean).join(', ');
+        return el('option', { value: j.id, label: about ? `${j.id} (${about})` : j.id });
+      }),
+    );
+    editor().elements.judge.value = current || '';
   }
 
   function scopeText(scope) {
@@ -1205,7 +1257,7 @@
     if (!state.token) return;
     const errNode = byTestId('rules-error');
     try {
-      const data = await api('GET', '/api/rules');
+      const [data] = await Promise.all([api('GET', '/api/rules'), loadJudges()]);
       showMessage(errNode, '');
       state.rules = listOf(data, 'rules', 'items').map(normRule);
       renderRules();
@@ -1273,6 +1325,7 @@
     f.approver.value = r.approver;
     f.timeout.value = r.timeout;
     f.on_timeout.value = r.on_timeout;
+    fillJudges(r.judge);
     f.model.value = r.model;
     f.prompt.value = r.prompt;
     f.cache_ttl.value = r.cache_ttl;
@@ -1330,6 +1383,7 @@
       if (f.on_timeout.value) draft.on_timeout = f.on_timeout.value;
     }
     if (d === 'judge') {
+      if (f.judge.value.trim()) draft.judge = f.judge.value.trim();
       if (f.model.value.trim()) draft.model = f.model.value.trim();
       if (f.prompt.value.trim()) draft.prompt = f.prompt.value;
       if (f.cache_ttl.value.trim() !== '') draft.cache_ttl = Number(f.cache_ttl.value);

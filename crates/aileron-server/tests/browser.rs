@@ -127,18 +127,6 @@ impl Fixture {
     }
 }
 
-async fn evaluate(http: reqwest::Client, url: String, token: String, action: Value) -> Value {
-    let res = http
-        .post(format!("{url}/api/evaluate"))
-        .bearer_auth(token)
-        .json(&action)
-        .send()
-        .await
-        .expect("evaluate");
-    assert!(res.status().is_success(), "evaluate: {}", res.status());
-    res.json().await.expect("JSON verdict")
-}
-
 /// `aileron-sh` beside this test's directory (`target/<profile>/deps/`),
 /// built first by the cargo that runs the test (usually a no-op: `cargo
 /// test --workspace` builds it for aileron-cli's own tests).

@@ -5,6 +5,8 @@
 //! installs it: see `.ci/run`) and are skipped with a notice otherwise.
 //! `AILERON_CHROMEDRIVER` and `AILERON_CHROMIUM` name other binaries.
 
+#![allow(dead_code)]
+
 use serde_json::Value;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -290,4 +292,17 @@ pub async fn accept_confirm(driver: &WebDriver) {
             Err(_) => tokio::time::sleep(Duration::from_millis(40)).await,
         }
     }
+}
+
+/// `POST /api/evaluate` as an agent's adapter would; an ask waits here.
+pub async fn evaluate(http: reqwest::Client, url: String, token: String, action: Value) -> Value {
+    let res = http
+        .post(format!("{url}/api/evaluate"))
+        .bearer_auth(token)
+        .json(&action)
+        .send()
+        .await
+        .expect("evaluate");
+    assert!(res.status().is_success(), "evaluate: {}", res.status());
+    res.json().await.expect("JSON verdict")
 }
