@@ -5,10 +5,13 @@
 //! Goals (issue 16): a cache hit ≤ 50 µs in process; a judged call ≤ 2 ms
 //! over the server's latency.
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use aileron_judge::{Bench, Call, Input, JudgeConfig, Provider};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
@@ -28,24 +31,7 @@ fn fake_server() -> String {
             let body = body.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
-                loop {
-                    let mut len = 0usize;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut buf = vec![0; len];
-                    if reader.read_exact(&mut buf).is_err() {
-                        return;
-                    }
+                while support::read_message(&mut reader).is_some() {
                     let reply = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
                         body.len()
@@ -102,6 +88,28 @@ fn bench(c: &mut Criterion) {
     };
     g.bench_function("call, server answering at once", |b| {
         b.iter(|| assert!(!memory.decide(&uncached).unwrap().cached))
+    });
+    // The fake's own latency: the same request over a kept-alive socket,
+    // no judge (the call above minus this is what the judge adds).
+    let request = aileron_judge::Judge::new(cfg.clone(), None).exchange(&call.input);
+    let body = serde_json::to_vec(&request.body).unwrap();
+    let addr = cfg
+        .base_url
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1");
+    let mut socket = std::net::TcpStream::connect(addr).unwrap();
+    socket.set_nodelay(true).unwrap();
+    let mut reader = BufReader::new(socket.try_clone().unwrap());
+    g.bench_function("the fake alone, raw HTTP", |b| {
+        b.iter(|| {
+            let head = format!(
+                "POST /v1/chat/completions HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            socket.write_all(head.as_bytes()).unwrap();
+            socket.write_all(&body).unwrap();
+            support::read_message(&mut reader).unwrap();
+        })
     });
     g.finish();
 }

@@ -8,7 +8,9 @@
 //! timeout, an oversized or malformed reply, no key) is an [`Error`] with
 //! a one-line reason; the caller turns it into the rule's `fail_closed`.
 //! Retries (429 with `Retry-After`, 5xx, a lost connection) back off
-//! inside the judge's timeout, itself capped at [`CEILING`].
+//! inside the judge's timeout, itself capped at [`CEILING`]; a
+//! `Retry-After` past it, a name that does not resolve or a failed TLS
+//! handshake is the answer at once.
 //!
 //! The key is read by the caller from the variable the judge names and
 //! handed in; it is sent in a header and never appears in an error, a
@@ -244,12 +246,23 @@ impl Judge {
                 }
                 Err(Attempt::Final(e)) => return Err(e),
                 Err(Attempt::Retry(e, after)) => {
-                    let wait = after.unwrap_or(backoff);
+                    // Retry-After is a least wait: `0` does not make a
+                    // busy loop of the time left.
+                    let wait = after.map_or(backoff, |after| after.max(backoff));
                     // No time for another try: this one's failure is the answer.
                     if wait + Duration::from_millis(50)
                         >= deadline.saturating_duration_since(Instant::now())
                     {
-                        return Err(e);
+                        return Err(match (e, after) {
+                            (Error::Status { status, body }, Some(after)) => Error::Status {
+                                status,
+                                body: format!(
+                                    "{body} (it asked to retry after {}s, past the judge's timeout)",
+                                    after.as_secs()
+                                ),
+                            },
+                            (e, _) => e,
+                        });
                     }
                     wait
                 }
@@ -294,13 +307,7 @@ impl Judge {
         }
         let mut response = match req.send(body) {
             Ok(r) => r,
-            Err(ureq::Error::Timeout(_)) => {
-                return Err(Attempt::Final(Error::Timeout(self.cfg.timeout)));
-            }
-            Err(e) => {
-                let e = Error::Unreachable(provider::one_line(&e.to_string()));
-                return Err(Attempt::Retry(e, None));
-            }
+            Err(e) => return Err(self.failed(e, key)),
         };
         let status = response.status().as_u16();
         let retry_after = response
@@ -315,14 +322,7 @@ impl Judge {
             .read_to_vec()
         {
             Ok(t) => t,
-            Err(ureq::Error::BodyExceedsLimit(_)) => return Err(Attempt::Final(Error::TooLarge)),
-            Err(ureq::Error::Timeout(_)) => {
-                return Err(Attempt::Final(Error::Timeout(self.cfg.timeout)));
-            }
-            Err(e) => {
-                let e = Error::Unreachable(provider::one_line(&e.to_string()));
-                return Err(Attempt::Retry(e, None));
-            }
+            Err(e) => return Err(self.failed(e, key)),
         };
         if !(200..=299).contains(&status) {
             let mut body: String = provider::one_line(&String::from_utf8_lossy(&text));
@@ -330,7 +330,7 @@ impl Judge {
                 // A provider may quote the key it refused.
                 body = body.replace(key, "***");
             }
-            let body: String = body.chars().take(200).collect();
+            let body = provider::clip(&body, 200);
             let e = Error::Status { status, body };
             return Err(if status == 429 || status >= 500 {
                 Attempt::Retry(e, retry_after)
@@ -340,6 +340,73 @@ impl Judge {
         }
         serde_json::from_slice(&text)
             .map_err(|_| Attempt::Final(Error::Malformed("the reply is not JSON".into())))
+    }
+
+    /// A request that got no HTTP answer, said in a line: a lost
+    /// connection is worth another try; a name that does not resolve, a
+    /// failed TLS handshake, a timeout or an oversized reply are not.
+    fn failed(&self, e: ureq::Error, key: Option<&str>) -> Attempt {
+        use std::io::ErrorKind;
+        let unreachable = |why: String| {
+            let mut why = provider::one_line(&why);
+            if let Some(key) = key {
+                why = why.replace(key, "***");
+            }
+            Error::Unreachable(provider::clip(&why, 300))
+        };
+        let tls = self.cfg.base_url.starts_with("https:");
+        match e {
+            ureq::Error::Timeout(_) => Attempt::Final(Error::Timeout(self.cfg.timeout)),
+            ureq::Error::BodyExceedsLimit(_) => Attempt::Final(Error::TooLarge),
+            ureq::Error::HostNotFound => Attempt::Final(unreachable(format!(
+                "no address for `{}` (DNS)",
+                self.host()
+            ))),
+            ureq::Error::Rustls(e) => Attempt::Final(unreachable(format!("TLS: {e}"))),
+            ureq::Error::Tls(e) => Attempt::Final(unreachable(format!("TLS: {e}"))),
+            ureq::Error::TlsRequired => {
+                Attempt::Final(unreachable("TLS: the connection is not secured".into()))
+            }
+            ureq::Error::Io(io) => match io.kind() {
+                // rustls reports a failed handshake as invalid data around
+                // its own error.
+                ErrorKind::InvalidData if tls && io.get_ref().is_some() => {
+                    Attempt::Final(unreachable(format!("TLS: {io}")))
+                }
+                ErrorKind::TimedOut | ErrorKind::WouldBlock => {
+                    Attempt::Final(Error::Timeout(self.cfg.timeout))
+                }
+                ErrorKind::ConnectionRefused => {
+                    Attempt::Retry(unreachable("connection refused".into()), None)
+                }
+                ErrorKind::UnexpectedEof
+                | ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::BrokenPipe => Attempt::Retry(
+                    unreachable("the connection closed before a reply".into()),
+                    None,
+                ),
+                // The resolver's own failure (getaddrinfo's).
+                _ if io.to_string().starts_with("failed to lookup address") => Attempt::Final(
+                    unreachable(format!("no address for `{}` (DNS: {io})", self.host())),
+                ),
+                _ => Attempt::Retry(unreachable(io.to_string()), None),
+            },
+            e => Attempt::Retry(unreachable(e.to_string()), None),
+        }
+    }
+
+    /// The host of the judge's URL, without any credentials in it.
+    fn host(&self) -> &str {
+        let url = &self.cfg.base_url;
+        let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        // Without the port (an IPv6 address keeps its brackets).
+        match host.rsplit_once(':') {
+            Some((h, port)) if !h.is_empty() && !port.contains(']') => h,
+            _ => host,
+        }
     }
 }
 

@@ -95,7 +95,7 @@ pub fn verdict(cfg: &JudgeConfig, response: &Value) -> Result<(Verdict, Usage), 
             };
             let message = &choice["message"];
             if let Some(refusal) = message["refusal"].as_str().filter(|r| !r.is_empty()) {
-                return Err(Error::Refused(one_line(refusal)));
+                return Err(Error::Refused(clip(&one_line(refusal), 200)));
             }
             if choice["finish_reason"].as_str() == Some("length") {
                 return Err(malformed("the reply was cut at max_tokens"));
@@ -120,9 +120,24 @@ pub fn verdict(cfg: &JudgeConfig, response: &Value) -> Result<(Verdict, Usage), 
                 .as_array()
                 .ok_or_else(|| malformed("no `content`"))?;
             let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").collect();
+            if calls.is_empty() {
+                // The forced tool call not made: the model wrote instead.
+                let text: Vec<&str> = blocks
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .collect();
+                let text = one_line(&text.join(" "));
+                if !text.is_empty() {
+                    return Err(Error::Refused(format!(
+                        "it wrote text, not a `verdict` call: {}",
+                        clip(&text, 200)
+                    )));
+                }
+            }
             let [call] = calls.as_slice() else {
                 return Err(malformed(&format!(
-                    "{} verdict tool calls, not one",
+                    "{} tool calls, not one `verdict` call",
                     calls.len()
                 )));
             };
@@ -149,7 +164,7 @@ pub fn parse_value(v: &Value) -> Result<Verdict, Error> {
     if let Some(extra) = obj.keys().find(|k| *k != "decision" && *k != "reason") {
         return Err(malformed(&format!(
             "an unexpected field `{}`",
-            one_line(extra)
+            clip(&one_line(extra), 40)
         )));
     }
     let decision = match obj.get("decision").and_then(Value::as_str) {
@@ -159,7 +174,7 @@ pub fn parse_value(v: &Value) -> Result<Verdict, Error> {
         Some(other) => {
             return Err(malformed(&format!(
                 "an unknown decision `{}`",
-                one_line(&other.chars().take(40).collect::<String>())
+                clip(&one_line(other), 40)
             )));
         }
         None => return Err(malformed("no decision")),
@@ -180,6 +195,14 @@ fn malformed(why: &str) -> Error {
 
 pub(crate) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `s` cut to `max` characters, `…` marking the cut.
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_owned(),
+    }
 }
 
 #[cfg(test)]
