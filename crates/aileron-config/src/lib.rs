@@ -242,13 +242,15 @@ pub fn load_with_memo(
             project_file,
         )?),
     };
-    let stamps = stamps.map(|mut stamps| {
+    let stamps = stamps.map(|stamps| {
         // The other files the policy was built from (named profiles).
-        for (path, _) in loaded.sources.iter().flat_map(|(_, files)| files) {
-            let path = PathBuf::from(path);
-            let stamp = Stamp::of(&path);
-            stamps.push((path, stamp));
-        }
+        let sources = loaded.sources.iter().flat_map(|(_, files)| files);
+        let more: Vec<PathBuf> = sources
+            .map(|(path, _)| PathBuf::from(path))
+            .filter(|p| !stamps.iter().any(|(q, _)| q == p))
+            .collect();
+        let mut stamps = stamps;
+        stamps.extend(stamped(more));
         stamps
     });
     let previous = memo.0.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -295,8 +297,16 @@ fn looked_at(
             .to_path_buf(),
     );
     paths.extend(probe.read_paths().map(Path::to_path_buf));
+    stamped(paths)
+}
+
+/// Each path once (a check compares every stamp at every request), with
+/// its stamp.
+fn stamped(paths: impl IntoIterator<Item = PathBuf>) -> Vec<(PathBuf, Option<Stamp>)> {
+    let mut seen = std::collections::HashSet::new();
     paths
         .into_iter()
+        .filter(|p| seen.insert(p.clone()))
         .map(|p| {
             let stamp = Stamp::of(&p);
             (p, stamp)
