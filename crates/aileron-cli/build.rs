@@ -11,6 +11,11 @@
 //!   less time per command (see `benches/shim.rs`). Elsewhere it is linked
 //!   dynamically, as before.
 //!
+//! - Both place the functions of one decision next to each other
+//!   (`hot-symbols.txt`, written by `scripts/hot-symbols`), so a start maps
+//!   fewer pages of code: the order is handed to LLD, rustc's linker for
+//!   x86-64 Linux, and skipped when another linker is chosen.
+//!
 //! `aileron-server`, the one that listens on the network, stays a PIE and
 //! keeps its code's address randomized.
 
@@ -28,6 +33,18 @@ fn main() {
     }
     for bin in ["aileron-sh", "aileron"] {
         println!("cargo:rustc-link-arg-bin={bin}=-no-pie");
+    }
+    if links_with_rust_lld() {
+        let hot = Path::new(env!("CARGO_MANIFEST_DIR")).join("hot-symbols.txt");
+        println!("cargo:rerun-if-changed={}", hot.display());
+        let script = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
+            .join("hot-first.ld");
+        let patterns = std::fs::read_to_string(&hot).unwrap_or_default();
+        if std::fs::write(&script, hot_first_script(&patterns)).is_ok() {
+            for bin in ["aileron-sh", "aileron"] {
+                println!("cargo:rustc-link-arg-bin={bin}=-Wl,-T,{}", script.display());
+            }
+        }
     }
     // The shim's own entry point, which takes the launch session's path
     // before the C library starts (src/bin/aileron-sh.rs).
@@ -51,6 +68,40 @@ fn main() {
             "cargo:warning=glibc's static libraries (libc.a) are missing or do not link: aileron-sh is linked dynamically and starts slower"
         ),
     }
+}
+
+/// A linker script that puts the functions named in `patterns` (one
+/// section-name glob per line: mangled names with their hashes left as
+/// `*`, so the list holds across compilers and profiles) first in the
+/// program's code, in that order.
+fn hot_first_script(patterns: &str) -> String {
+    let mut script = String::from("SECTIONS {\n  .text.hot : {\n");
+    for pattern in patterns.lines().map(str::trim).filter(|p| !p.is_empty()) {
+        script.push_str(&format!("    *(.text.{pattern})\n"));
+    }
+    script.push_str("  }\n} INSERT BEFORE .text;\n");
+    script
+}
+
+/// Whether rustc links with its own LLD: its default for x86-64 Linux,
+/// unless a linker or the self-contained switch is chosen (GNU ld would
+/// refuse the symbol order's options).
+fn links_with_rust_lld() -> bool {
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let linker_var = format!(
+        "CARGO_TARGET_{}_LINKER",
+        target.to_uppercase().replace('-', "_")
+    );
+    for var in ["RUSTC_LINKER", linker_var.as_str()] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    target == "x86_64-unknown-linux-gnu"
+        && std::env::var_os("RUSTC_LINKER").is_none()
+        && std::env::var_os(&linker_var).is_none()
+        && !flags
+            .split('\x1f')
+            .any(|f| f.contains("linker") || f.contains("link-self-contained"))
 }
 
 /// The C compiler for the target, as the `cc` crate would choose it
