@@ -44,6 +44,7 @@ pub const RULE_KEYS: &[&str] = &[
     "approver",
     "timeout",
     "on_timeout",
+    "judge",
     "model",
     "prompt",
     "cache_ttl",
