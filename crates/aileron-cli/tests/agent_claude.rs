@@ -320,11 +320,15 @@ fn hooks_installed_in_the_project_decide_every_tool_call() {
     let p = project();
     let out = support::run_no_tty(&mut p.aileron(&["install", "claude-code", "--project"]));
     assert!(out.status.success(), "{}", support::text(&out.stderr));
-    let installed = p.read(".claude/settings.json");
+    // In Claude Code's local settings: the team's `.claude/settings.json`
+    // stays as it was.
+    let installed = p.read(".claude/settings.local.json");
     assert!(installed.contains("hook claude-code"), "{installed}");
+    assert_eq!(p.read(".claude/settings.json"), USER_SETTINGS);
 
     let r = run(&p, &claude, Mode::Direct, &main_script(&p));
-    check_main_session(&p, &r, &installed);
+    check_main_session(&p, &r, USER_SETTINGS);
+    assert_eq!(p.read(".claude/settings.local.json"), installed);
     // The allowed command ran.
     assert!(p.path("allowed-1").exists(), "{}", r.describe());
     assert!(!is_error(&r, step::ALLOWED), "{}", r.describe());
@@ -336,6 +340,7 @@ fn hooks_installed_in_the_project_decide_every_tool_call() {
         std::fs::read(p.path(".claude/settings.json")).unwrap(),
         USER_SETTINGS.as_bytes()
     );
+    assert!(!p.path(".claude/settings.local.json").exists());
 }
 
 /// (c) `aileron launch --enforce none -- claude`: hooks for the one

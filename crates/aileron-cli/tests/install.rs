@@ -1,14 +1,16 @@
 //! `aileron install` / `uninstall` on real settings files with unrelated
 //! content: the hook goes in, a second install changes nothing, uninstall
 //! leaves every file byte for byte as it was (or gone, if install made it),
-//! and the installed hook really runs `aileron hook` for the agent.
+//! and the installed hook really runs `aileron hook` for the agent. The
+//! files a team commits name `aileron` through PATH, never this machine's
+//! path to it; Claude Code's project hook goes to its local settings.
 
 mod support;
 
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use support::{AILERON, Project};
+use support::{AILERON, Project, path_with_aileron};
 
 /// Each agent, the file install writes in a project, and the settings a
 /// user might already have there (comments and trailing commas where the
@@ -16,7 +18,7 @@ use support::{AILERON, Project};
 const AGENTS: &[(&str, &str, &str)] = &[
     (
         "claude-code",
-        ".claude/settings.json",
+        ".claude/settings.local.json",
         "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Bash(ls *)\"]},\n  \"hooks\": {\n    \"PostToolUse\": [{\"matcher\": \"Edit\", \"hooks\": [{\"type\": \"command\", \"command\": \"prettier -w\"}]}]\n  }\n}\n",
     ),
     (
@@ -102,13 +104,15 @@ fn install_twice_then_uninstall_leaves_every_file_as_it_was() {
         // The user's settings are still there, and ours were added.
         let v = parse_jsonc(&installed);
         let commands = hook_commands(&v);
-        let ours = format!("{AILERON} hook {agent}");
-        let canonical = std::fs::canonicalize(AILERON).unwrap();
-        let ours_canonical = format!("{} hook {agent}", canonical.display());
-        assert!(
-            commands.iter().any(|c| *c == ours || *c == ours_canonical),
-            "{agent}: {commands:?}"
-        );
+        // Claude Code's local settings name this machine's binary; the
+        // files a team commits name `aileron` through PATH.
+        let ours = if *agent == "claude-code" {
+            let canonical = std::fs::canonicalize(AILERON).unwrap();
+            format!("{} hook {agent}", canonical.display())
+        } else {
+            format!("aileron hook {agent}")
+        };
+        assert!(commands.contains(&ours), "{agent}: {commands:?}");
         // Every value the user had is still there.
         let mut theirs = Vec::new();
         strings(&parse_jsonc(original), &mut theirs);
@@ -205,7 +209,7 @@ fn the_installed_cline_script_runs_the_hook() {
         r#"{{"hookName":"PreToolUse","taskId":"t1","workspaceRoots":["{}"],"preToolUse":{{"toolName":"execute_command","parameters":{{"command":"git push origin main"}}}}}}"#,
         p.dir.display()
     );
-    let answer = run_with_stdin(&mut p.command(&script), &event);
+    let answer = run_with_stdin(p.command(&script).env("PATH", path_with_aileron()), &event);
     let v: Value = serde_json::from_str(&answer).unwrap();
     assert_eq!(v["cancel"], true, "{v}");
 }
@@ -245,7 +249,12 @@ for (const command of ["git status", "git push origin main"]) {{
         dir = p.dir.display()
     );
     p.write("driver.mjs", &driver);
-    let out = p.command(node).arg(p.path("driver.mjs")).output().unwrap();
+    let out = p
+        .command(node)
+        .arg(p.path("driver.mjs"))
+        .env("PATH", path_with_aileron())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         stdout,
@@ -255,6 +264,195 @@ for (const command of ["git status", "git push origin main"]) {{
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// What identifies this machine in a file: the test's temporary root (the
+/// project, home and data directory are below it) and the directory of the
+/// aileron binary.
+fn machine_paths(p: &Project) -> Vec<String> {
+    let bin = std::fs::canonicalize(AILERON).unwrap();
+    vec![
+        p.root.display().to_string(),
+        Path::new(AILERON).parent().unwrap().display().to_string(),
+        bin.parent().unwrap().display().to_string(),
+    ]
+}
+
+/// Every file below the project a team would commit: all of them but
+/// Aileron's own data directory and Claude Code's local settings.
+fn committed_files(p: &Project) -> Vec<String> {
+    tree(&p.dir)
+        .into_iter()
+        .filter(|f| Path::new(f).is_file())
+        .filter(|f| !f.contains("/.aileron/") && !f.ends_with("/.claude/settings.local.json"))
+        .collect()
+}
+
+#[test]
+fn the_files_a_team_commits_hold_no_path_of_this_machine() {
+    for agent in support::AGENTS {
+        let p = Project::new("version: 1\n");
+        let out = aileron(&p, &["install", agent, "--project"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let committed = committed_files(&p);
+        let written: Vec<&String> = committed
+            .iter()
+            .filter(|f| !f.ends_with("/aileron.yaml"))
+            .collect();
+        if agent == "claude-code" {
+            // The hook is this machine's own: in the local settings, and
+            // the output says so.
+            assert!(written.is_empty(), "{written:?}");
+            let local = p.read(".claude/settings.local.json");
+            let bin = std::fs::canonicalize(AILERON).unwrap();
+            assert!(local.contains(&bin.display().to_string()), "{local}");
+            assert!(stdout.contains(".claude/settings.local.json"), "{stdout}");
+            assert!(stdout.contains("keep the file out of git"), "{stdout}");
+        } else {
+            assert_eq!(written.len(), 1, "{agent}: {committed:?}");
+            assert!(stdout.contains("through PATH"), "{agent}: {stdout}");
+        }
+        for file in &committed {
+            let text = std::fs::read_to_string(file).unwrap();
+            for path in machine_paths(&p) {
+                assert!(
+                    !text.contains(&path),
+                    "{agent}: {file} names {path}:\n{text}"
+                );
+            }
+        }
+        // The user's own files keep the binary's absolute path.
+        let q = Project::new("version: 1\n");
+        aileron(&q, &["install", agent, "--user"]);
+        let user_files: Vec<String> = tree(&q.home)
+            .into_iter()
+            .filter(|f| Path::new(f).is_file() && !f.contains("/.aileron"))
+            .collect();
+        assert_eq!(user_files.len(), 1, "{agent}: {user_files:?}");
+        let text = std::fs::read_to_string(&user_files[0]).unwrap();
+        let bin = std::fs::canonicalize(AILERON).unwrap();
+        assert!(text.contains(&bin.display().to_string()), "{agent}: {text}");
+    }
+}
+
+/// The installed JSON hooks of the agents whose project file is shared run
+/// `aileron hook` once `aileron` is on PATH, and decide: a denied command
+/// is refused in the agent's own answer format.
+#[test]
+fn the_hooks_a_team_commits_run_where_aileron_is_on_path() {
+    let cases = [
+        (
+            "codex",
+            ".codex/hooks.json",
+            r#"{"session_id":"s","cwd":"CWD","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push origin main"},"tool_use_id":"t"}"#,
+            r#""permissionDecision":"deny""#,
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            r#"{"session_id":"s","cwd":"CWD","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"git push origin main"}}"#,
+            r#""decision":"deny""#,
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            r#"{"conversation_id":"c","hook_event_name":"beforeShellExecution","command":"git push origin main","cwd":"CWD","workspace_roots":["CWD"]}"#,
+            r#""permission":"deny""#,
+        ),
+    ];
+    for (agent, file, event, denied) in cases {
+        let p = Project::new("version: 1\ndeny: [\"git push *\"]\n");
+        aileron(&p, &["install", agent, "--project"]);
+        let mut commands = hook_commands(&parse_jsonc(&p.read(file)));
+        commands.dedup();
+        assert_eq!(commands, vec![format!("aileron hook {agent}")], "{agent}");
+        let event = event.replace("CWD", &p.dir.display().to_string());
+        for command in commands {
+            let answer = run_with_stdin(
+                p.command("/bin/sh")
+                    .args(["-c", &command])
+                    .env("PATH", path_with_aileron()),
+                &event,
+            );
+            assert!(answer.contains(denied), "{agent}: {answer}");
+        }
+    }
+}
+
+/// A hook an earlier `aileron install claude-code` wrote into the team's
+/// `.claude/settings.json`, with this machine's path, moves to the local
+/// settings; one the team committed naming `aileron` is left to run alone.
+#[test]
+fn claude_code_project_hooks_leave_the_team_s_settings() {
+    let team = r#"{"permissions": {"allow": ["Bash(ls *)"]}, "hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier -w"}]}]}}"#;
+    let legacy_hook = |command: &str| {
+        let mut v: Value = serde_json::from_str(team).unwrap();
+        let group = serde_json::json!({"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 600}]});
+        v["hooks"]["PreToolUse"].as_array_mut().unwrap().push(group);
+        serde_json::to_string_pretty(&v).unwrap()
+    };
+    let p = Project::new("version: 1\n");
+    p.write(
+        ".claude/settings.json",
+        &legacy_hook(&format!("{AILERON} hook claude-code")),
+    );
+    let out = aileron(&p, &["install", "claude-code"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(".claude/settings.json"), "{stdout}");
+    assert_eq!(
+        parse_jsonc(&p.read(".claude/settings.json")),
+        serde_json::from_str::<Value>(team).unwrap()
+    );
+    let local = parse_jsonc(&p.read(".claude/settings.local.json"));
+    assert_eq!(hook_commands(&local).len(), 2, "{local}");
+    // Uninstall takes it out of both.
+    p.write(
+        ".claude/settings.json",
+        &legacy_hook(&format!("{AILERON} hook claude-code")),
+    );
+    aileron(&p, &["uninstall", "claude-code"]);
+    assert!(!p.path(".claude/settings.local.json").exists());
+    assert_eq!(
+        parse_jsonc(&p.read(".claude/settings.json")),
+        serde_json::from_str::<Value>(team).unwrap()
+    );
+
+    // The team's portable hook already runs: nothing is added.
+    let q = Project::new("version: 1\n");
+    let shared = legacy_hook("aileron hook claude-code");
+    q.write(".claude/settings.json", &shared);
+    let out = aileron(&q, &["install", "claude-code"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("already runs `aileron` through PATH"),
+        "{stdout}"
+    );
+    assert_eq!(q.read(".claude/settings.json"), shared);
+    assert!(!q.path(".claude/settings.local.json").exists());
+}
+
+/// Claude Code reads a git repository's local settings at its root: the
+/// hook goes there when installed from a directory below it.
+#[test]
+fn claude_code_local_settings_go_to_the_repository_root() {
+    let p = Project::new("version: 1\n");
+    std::fs::create_dir_all(p.path(".git")).unwrap();
+    std::fs::create_dir_all(p.path("sub/dir")).unwrap();
+    let in_sub = |verb: &str| {
+        let out = p
+            .aileron(&[verb, "claude-code"])
+            .current_dir(p.path("sub/dir"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{verb}: {err}");
+    };
+    in_sub("install");
+    let local = p.read(".claude/settings.local.json");
+    assert!(local.contains("hook claude-code"), "{local}");
+    assert!(!p.path("sub/dir/.claude").exists());
+    in_sub("uninstall");
+    assert!(!p.path(".claude").exists());
 }
 
 fn run_with_stdin(cmd: &mut Command, input: &str) -> String {

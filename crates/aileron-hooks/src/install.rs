@@ -24,9 +24,35 @@ pub struct Target {
     pub home: PathBuf,
     /// `$AILERON_DATA`, for the record of what was created.
     pub data_dir: PathBuf,
-    /// The absolute path of the `aileron` binary the hook runs (never
-    /// looked up through a `PATH` the agent can change).
+    /// The absolute path of the `aileron` binary, which the hook runs from
+    /// files that stay on this machine (the user's settings, Claude Code's
+    /// local project settings, a launch session's). A project file a team
+    /// commits names `aileron` through `PATH` instead ([`PORTABLE`]).
     pub aileron: String,
+}
+
+/// How a project file that is committed and shared names Aileron: the
+/// command, found through `PATH` on each teammate's machine, never one
+/// machine's absolute path.
+pub const PORTABLE: &str = "aileron";
+
+impl Target {
+    /// What the hook runs: [`PORTABLE`] in a project file the team
+    /// commits, this machine's binary everywhere else.
+    fn program(&self) -> &str {
+        if self.shared() {
+            PORTABLE
+        } else {
+            &self.aileron
+        }
+    }
+
+    /// Whether the file installed to is a project's shared one. Claude
+    /// Code's project hooks go to its local settings, which stay on this
+    /// machine.
+    fn shared(&self) -> bool {
+        !self.user && self.agent != Agent::ClaudeCode
+    }
 }
 
 /// What happened.
@@ -191,12 +217,18 @@ fn sha256(data: &[u8]) -> [u8; 32] {
 
 fn json_hooks(t: &Target) -> Option<JsonHooks> {
     let base = if t.user { &t.home } else { &t.cwd };
-    let command = hook_command(&t.aileron, t.agent);
+    let command = hook_command(t.program(), t.agent);
     let timeout = t.agent.hook_timeout().as_secs();
-    let group = hook_group(&t.aileron, t.agent);
+    let group = hook_group(t.program(), t.agent);
     Some(match t.agent {
         Agent::ClaudeCode => JsonHooks {
-            file: base.join(".claude/settings.json"),
+            // A project's hooks go to Claude Code's local settings, which
+            // it keeps out of git: `.claude/settings.json` is the team's.
+            file: if t.user {
+                base.join(".claude/settings.json")
+            } else {
+                repository_root(base).join(".claude/settings.local.json")
+            },
             root: Vec::new(),
             events: vec![("PreToolUse", group.clone()), ("PermissionRequest", group)],
         },
@@ -234,9 +266,28 @@ fn json_hooks(t: &Target) -> Option<JsonHooks> {
     })
 }
 
+/// The root of the git work tree `dir` is in (where Claude Code reads
+/// `.claude/settings.local.json` since 2.1.211), else `dir`.
+fn repository_root(dir: &Path) -> &Path {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(dir)
+}
+
+/// Where an earlier Aileron put Claude Code's project hook: the team's
+/// `.claude/settings.json`, with this machine's path to the binary.
+fn legacy_json_hooks(t: &Target) -> Option<JsonHooks> {
+    if t.user || t.agent != Agent::ClaudeCode {
+        return None;
+    }
+    let mut h = json_hooks(t)?;
+    h.file = t.cwd.join(".claude/settings.json");
+    Some(h)
+}
+
 /// A file Aileron owns outright (Cline's hook script, opencode's plugin).
 fn owned_file(t: &Target) -> Option<(PathBuf, String, u32)> {
-    let command = hook_command(&t.aileron, t.agent);
+    let command = hook_command(t.program(), t.agent);
     match t.agent {
         Agent::Cline => {
             let file = if t.user {
@@ -255,7 +306,7 @@ fn owned_file(t: &Target) -> Option<(PathBuf, String, u32)> {
             } else {
                 t.cwd.join(".opencode/plugins/aileron.js")
             };
-            Some((file, opencode_plugin(&t.aileron), 0o644))
+            Some((file, opencode_plugin(t.program()), 0o644))
         }
         _ => None,
     }
@@ -369,6 +420,28 @@ export const AileronGate = async ({ directory, worktree }) => ({
 /// Installs the hook. Idempotent.
 pub fn install(t: &Target) -> Result<Report, Error> {
     let mut report = Report::default();
+    if let Some(legacy) = legacy_json_hooks(t) {
+        // A hook the team committed, naming `aileron` through PATH, already
+        // runs here: a second one would decide every call twice.
+        if let Some(shared) = hooks_in(&legacy, |i| is_ours(i, t.agent) && !names_a_path(i))? {
+            report.notes.push(format!(
+                "{} already runs `aileron` through PATH; nothing added to {}",
+                shared.display(),
+                json_hooks(t)
+                    .map(|h| h.file.display().to_string())
+                    .unwrap_or_default()
+            ));
+            return Ok(report);
+        }
+        // One this machine's earlier install wrote there moves out of the
+        // team's file.
+        remove_json(
+            t,
+            &legacy,
+            |i| is_ours(i, t.agent) && names_a_path(i),
+            &mut report,
+        )?;
+    }
     if let Some(h) = json_hooks(t) {
         install_json(t, &h, &mut report)?;
     }
@@ -384,6 +457,9 @@ pub fn uninstall(t: &Target) -> Result<Report, Error> {
     let mut report = Report::default();
     if let Some(h) = json_hooks(t) {
         uninstall_json(t, &h, &mut report)?;
+    }
+    if let Some(legacy) = legacy_json_hooks(t) {
+        uninstall_json(t, &legacy, &mut report)?;
     }
     if let Some((file, _, _)) = owned_file(t) {
         match std::fs::read_to_string(&file) {
@@ -404,6 +480,38 @@ pub fn uninstall(t: &Target) -> Result<Report, Error> {
 }
 
 fn notes(t: &Target) -> Vec<String> {
+    let mut notes = Vec::new();
+    if t.shared() {
+        notes.push(format!(
+            "the hook runs `{PORTABLE}` through PATH, so that the file can be committed: each teammate needs aileron on PATH"
+        ));
+        if !on_path(PORTABLE) {
+            notes.push(format!(
+                "`{PORTABLE}` is not on PATH here: the hook cannot start until it is (the binary is {})",
+                t.aileron
+            ));
+        }
+    } else if !t.user && t.agent == Agent::ClaudeCode {
+        notes.push(
+            "Claude Code's local settings (.claude/settings.local.json) hold this machine's path to aileron: keep the file out of git, as Claude Code does (.claude/settings.json, the team's, is left as it was)".to_owned(),
+        );
+    }
+    notes.extend(agent_notes(t));
+    notes
+}
+
+/// Whether `program` is an executable file in a `PATH` directory.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| {
+            std::fs::metadata(d.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+fn agent_notes(t: &Target) -> Vec<String> {
     match t.agent {
         Agent::Codex => vec![
             "Codex runs a new hook only once you trust it: open /hooks in Codex and trust the aileron hook.".to_owned(),
@@ -415,6 +523,31 @@ fn notes(t: &Target) -> Vec<String> {
         Agent::Cursor => vec!["Cursor runs project hooks only in trusted workspaces.".to_owned()],
         _ => Vec::new(),
     }
+}
+
+/// Whether the hook entry runs an `aileron` named by its path (this
+/// machine's), rather than through `PATH`.
+fn names_a_path(node: &Node) -> bool {
+    let mut strings = Vec::new();
+    node.strings(&mut strings);
+    strings
+        .iter()
+        .any(|s| s.contains(" hook ") && (s.starts_with('/') || s.starts_with("'/")))
+}
+
+/// The file of `h` when one of its hook entries satisfies `pick`.
+fn hooks_in(h: &JsonHooks, pick: impl Fn(&Node) -> bool) -> Result<Option<PathBuf>, Error> {
+    let Some(text) = read_settings(&h.file)? else {
+        return Ok(None);
+    };
+    let root = parse_settings(&h.file, &text)?;
+    let found = match root.get("hooks") {
+        Some(Node::Object { members, .. }) => members
+            .iter()
+            .any(|(_, _, arr)| matches!(arr, Node::Array { items, .. } if items.iter().any(&pick))),
+        _ => false,
+    };
+    Ok(found.then(|| h.file.clone()))
 }
 
 fn is_ours(node: &Node, agent: Agent) -> bool {
@@ -521,6 +654,17 @@ fn install_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), Er
 }
 
 fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), Error> {
+    remove_json(t, h, |i| is_ours(i, t.agent), report)
+}
+
+/// Takes the hook entries `pick` chooses out of `h`'s file, then the keys
+/// (and the file) install created for them if nothing else is left there.
+fn remove_json(
+    t: &Target,
+    h: &JsonHooks,
+    pick: impl Fn(&Node) -> bool,
+    report: &mut Report,
+) -> Result<(), Error> {
     let Some(original) = read_settings(&h.file)? else {
         return Ok(());
     };
@@ -532,7 +676,7 @@ fn uninstall_json(t: &Target, h: &JsonHooks, report: &mut Report) -> Result<(), 
         if let Some(Node::Object { members, .. }) = root.get("hooks") {
             for (_, _, arr) in members {
                 if let Node::Array { items, .. } = arr
-                    && let Some(i) = items.iter().rposition(|i| is_ours(i, t.agent))
+                    && let Some(i) = items.iter().rposition(&pick)
                 {
                     edit = Some(jsonedit::remove_item(arr, i));
                     break;

@@ -206,6 +206,11 @@ pub struct AgentExit {
 /// input; its whole process group is killed after [`AGENT_TIMEOUT`], and
 /// when it ends (whatever it left running in the background).
 pub fn run_agent(cmd: &mut Command) -> AgentExit {
+    // The agent finds `aileron` on PATH, as it would where a user installed
+    // it: the hooks `aileron install --project` writes for a team name it so.
+    if !cmd.get_envs().any(|(k, _)| k == "PATH") {
+        cmd.env("PATH", path_with_aileron());
+    }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -243,6 +248,16 @@ pub fn run_agent(cmd: &mut Command) -> AgentExit {
         wall,
         timed_out,
     }
+}
+
+/// `PATH` with the directory of the `aileron` under test first.
+pub fn path_with_aileron() -> std::ffi::OsString {
+    let dir = Path::new(AILERON)
+        .parent()
+        .expect("aileron has a directory");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&path)))
+        .expect("PATH joins")
 }
 
 /// Runs `cmd` to completion with `stdin` as its input, killing it after [`WAIT`].
