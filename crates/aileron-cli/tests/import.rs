@@ -229,3 +229,82 @@ fn errors_name_what_is_wrong() {
         "{err}"
     );
 }
+
+/// The imported policy is a file the team commits: paths inside the
+/// project (relative in Claude's rules, or absolute ones that point into
+/// it) are written relative to the policy's directory, so the file names
+/// no path of this machine and decides the same wherever it is checked out.
+#[test]
+fn paths_inside_the_project_are_written_relative_to_it() {
+    let p = project();
+    let root = p.root.display().to_string();
+    write(
+        &p.root.join(".claude/settings.json"),
+        &format!(
+            r#"{{"permissions": {{
+                "allow": ["Read(./src/**)", "Read(./**)"],
+                "deny": ["Read(.env)", "Edit(/generated/**)", "Edit(/{root}/vendor/**)"]
+            }}}}"#
+        ),
+    );
+    write(
+        &p.root.join("extra/claude.json"),
+        r#"{"permissions": {"deny": ["Read(~/.ssh/**)"]}}"#,
+    );
+    let extra = p.root.join("extra/claude.json");
+    let out = aileron(
+        &p,
+        &[
+            "import",
+            "claude",
+            "--from",
+            ".claude/settings.json",
+            "--from",
+            &extra.display().to_string(),
+            "-o",
+            "aileron.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let yaml = std::fs::read_to_string(p.root.join("aileron.yaml")).unwrap();
+    // (A description quotes the rule as the team wrote it.)
+    let rules: String = yaml
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("- description:"))
+        .collect();
+    for machine in [&root, &p.home.display().to_string()] {
+        assert!(!rules.contains(machine.as_str()), "{machine} in:\n{yaml}");
+    }
+    assert!(yaml.contains("\"./src/**\""), "{yaml}");
+    assert!(yaml.contains("\"./generated/**\""), "{yaml}");
+    assert!(yaml.contains("\"./vendor/**\""), "{yaml}");
+    assert!(yaml.contains("\"~/.ssh/**\""), "{yaml}");
+    assert!(yaml.contains("(extra/claude.json)"), "{yaml}");
+
+    // Checked out somewhere else, it decides the same.
+    let moved = p.root.with_file_name("elsewhere");
+    std::fs::rename(&p.root, &moved).unwrap();
+    let decide = |ty: &str, rel: &str| {
+        let action = format!(
+            r#"{{"type": "{ty}", "facets": {{"fs": {{"path": "{}"}}}}}}"#,
+            moved.join(rel).display()
+        );
+        std::fs::write(moved.join("action.json"), action).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_aileron"))
+            .args(["explain", "--json", "--action", "action.json"])
+            .current_dir(&moved)
+            .env("HOME", &p.home)
+            .env_remove("AILERON_DATA")
+            .env_remove("AILERON_SOCKET")
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+        v["decision"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(decide("fs.read", "src/main.rs"), "allow");
+    assert_eq!(decide("fs.read", "a/.env"), "deny");
+    assert_eq!(decide("fs.write", "generated/x.rs"), "deny");
+    assert_eq!(decide("fs.write", "vendor/lib.rs"), "deny");
+    assert_eq!(decide("fs.write", "src/lib.rs"), "ask");
+}

@@ -76,9 +76,29 @@ struct Out {
 /// the directory Claude runs in (relative rules are resolved against it),
 /// `home` the user's home. An error is a file that is not valid settings
 /// JSON (with file, line and column); rules that cannot be translated are
-/// reported in [`Imported::untranslated`], not errors.
+/// reported in [`Imported::untranslated`], not errors. The policy is meant
+/// to be written in `cwd`; see [`claude_in`].
 pub fn claude(files: &[(String, String)], cwd: &str, home: &str) -> Result<Imported, Error> {
+    claude_in(files, cwd, home, cwd)
+}
+
+/// [`claude`] for a policy file written in the directory `policy_dir`:
+/// paths inside it are written relative to it (`./src/**`), as the engine
+/// reads them, so that the file holds no path of this machine and works
+/// wherever the project is checked out. Paths outside it stay absolute (or
+/// `~/…`).
+pub fn claude_in(
+    files: &[(String, String)],
+    cwd: &str,
+    home: &str,
+    policy_dir: &str,
+) -> Result<Imported, Error> {
     let cwd = normalize(cwd);
+    let policy_dir = normalize(policy_dir);
+    // The engine joins a relative path to the policy's directory as it is,
+    // so a directory with glob characters keeps absolute (escaped) paths.
+    let relative_to = (escape_glob(&policy_dir) == policy_dir && policy_dir != "/")
+        .then_some(policy_dir.as_str());
     let mut buckets: [Vec<Out>; 3] = Default::default();
     let mut untranslated = Vec::new();
     let mut notes = Vec::new();
@@ -116,9 +136,15 @@ pub fn claude(files: &[(String, String)], cwd: &str, home: &str) -> Result<Impor
                     continue;
                 };
                 match translate(rule, bucket, &file, &cwd) {
-                    Ok((fields, how)) => {
+                    Ok((mut fields, how)) => {
                         translated += 1;
-                        let how = how.map(|h| format!("; {h}")).unwrap_or_default();
+                        let mut how = how.map(|h| format!("; {h}")).unwrap_or_default();
+                        if let Some(dir) = relative_to {
+                            for (_, v) in &mut fields {
+                                relativize(v, dir);
+                            }
+                            how = how.replace(&format!(" {dir}/"), " ./");
+                        }
                         buckets[i].push(Out {
                             description: format!("Claude Code {bucket} `{rule}` ({path}){how}"),
                             fields,
@@ -141,13 +167,37 @@ pub fn claude(files: &[(String, String)], cwd: &str, home: &str) -> Result<Impor
             ));
         }
     }
-    let yaml = render(files, &cwd, &buckets, &notes, &untranslated);
-    validate(&yaml, &cwd, home)?;
+    let yaml = render(files, &cwd, relative_to, &buckets, &notes, &untranslated);
+    validate(&yaml, &policy_dir, home)?;
     Ok(Imported {
         yaml,
         translated,
         untranslated,
     })
+}
+
+/// Writes the `path` values in `v` that lie inside `dir` relative to it.
+fn relativize(v: &mut Value, dir: &str) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    Value::String(p) if k == "path" => {
+                        if p == dir {
+                            *p = "./.".to_owned();
+                        } else if let Some(rest) =
+                            p.strip_prefix(dir).and_then(|r| r.strip_prefix('/'))
+                        {
+                            *p = format!("./{rest}");
+                        }
+                    }
+                    _ => relativize(x, dir),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|x| relativize(x, dir)),
+        _ => {}
+    }
 }
 
 /// Loads `yaml` as the project's aileron.yaml would be.
@@ -677,6 +727,7 @@ fn web_fetch(content: &str) -> Result<Translation, String> {
 fn render(
     files: &[(String, String)],
     cwd: &str,
+    relative_to: Option<&str>,
     buckets: &[Vec<Out>; 3],
     notes: &[String],
     untranslated: &[(String, String)],
@@ -686,12 +737,25 @@ fn render(
     for (path, _) in files {
         y.push_str(&format!("#   {path}\n"));
     }
-    y.push_str(&format!(
-        "# Relative paths were resolved against {cwd}.\n\
-         # Claude checks deny, then ask, then allow; Aileron's default priorities\n\
+    let resolved = match relative_to {
+        Some(dir) if dir == cwd => {
+            "# Claude's relative paths were resolved against the directory of this file,\n\
+             # and paths inside it are written relative to it (`./…`).\n"
+                .to_owned()
+        }
+        Some(_) => {
+            "# Claude's relative paths were resolved against the directory `aileron import`\n\
+             # ran in; paths inside this file's directory are written relative to it (`./…`).\n"
+                .to_owned()
+        }
+        None => format!("# Relative paths were resolved against {cwd}.\n"),
+    };
+    y.push_str(&resolved);
+    y.push_str(
+        "# Claude checks deny, then ask, then allow; Aileron's default priorities\n\
          # (deny 200 > ask 100 > allow 50) decide in the same order. Aileron's\n\
-         # built-in rules and OS/language profiles apply as well.\n"
-    ));
+         # built-in rules and OS/language profiles apply as well.\n",
+    );
     for n in notes {
         y.push_str(&format!("# {n}\n"));
     }

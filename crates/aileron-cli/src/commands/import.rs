@@ -30,6 +30,19 @@ pub struct Args {
 /// Agents `aileron import` reads, by the names it accepts.
 const AGENTS: &[&str] = &["claude"];
 
+/// How a `--from` file is named in the policy: relative to the working
+/// directory inside it, `~/…` in the home directory, else as given.
+fn shown(path: &std::path::Path, cwd: &std::path::Path, home: &str) -> String {
+    let text = path.display().to_string();
+    if let Ok(rest) = path.strip_prefix(cwd) {
+        return rest.display().to_string();
+    }
+    match path.strip_prefix(home) {
+        Ok(rest) if path.is_absolute() => format!("~/{}", rest.display()),
+        _ => text,
+    }
+}
+
 pub fn run(args: Args) -> Result<u8, Error> {
     if !matches!(args.agent.as_str(), "claude" | "claude-code") {
         return Err(Error::CannotImportFrom {
@@ -74,7 +87,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
     } else {
         args.from
             .iter()
-            .map(|p| (p.display().to_string(), p.clone()))
+            .map(|p| (shown(p, &cwd, &home), p.clone()))
             .collect()
     };
     let mut files = Vec::new();
@@ -85,7 +98,17 @@ pub fn run(args: Args) -> Result<u8, Error> {
     let cwd_text = cwd
         .to_str()
         .ok_or_else(|| Error::CurrentDirNotUtf8 { path: cwd.clone() })?;
-    let imported = aileron_hooks::import::claude(&files, cwd_text, &home)?;
+    // The policy's own directory: paths inside it are written relative to it.
+    let policy_dir = match args.output.as_ref().filter(|o| o.as_os_str() != "-") {
+        Some(out) => aileron_engine::paths::parent(&aileron_engine::paths::absolute(
+            &out.to_string_lossy(),
+            cwd_text,
+            Some(&home),
+        ))
+        .to_owned(),
+        None => cwd_text.to_owned(),
+    };
+    let imported = aileron_hooks::import::claude_in(&files, cwd_text, &home, &policy_dir)?;
 
     match args.output.as_ref().filter(|o| o.as_os_str() != "-") {
         None => {
