@@ -145,9 +145,22 @@ enum Command {
         /// `all`, or `none`. Default: all that this kernel supports.
         #[arg(long, value_name = "WHAT")]
         enforce: Option<String>,
+        /// No start-up banner.
+        #[arg(long, short = 'q')]
+        quiet: bool,
         /// The program and its arguments.
         #[arg(last = true, required = true)]
         program: Vec<String>,
+    },
+    /// Answer the asks of running `aileron launch` sessions (or of the
+    /// server's queue) from another terminal: o once, s/p/u always, r reject,
+    /// f feedback.
+    Approve(commands::approve::Cli),
+    /// Decide one line typed into an interactive bash under `aileron launch`.
+    #[command(hide = true)]
+    Gate {
+        #[arg(allow_hyphen_values = true)]
+        line: String,
     },
     // The server commands run `aileron-server` with their arguments
     // untouched: it has their options and their `--help`.
@@ -302,12 +315,16 @@ fn run() -> u8 {
         Command::Launch {
             policy,
             enforce,
+            quiet,
             program,
         } => commands::launch::run(commands::launch::Args {
             policy,
             enforce,
+            quiet,
             program,
         }),
+        Command::Approve(args) => commands::approve::run(args.into()),
+        Command::Gate { line } => Ok(commands::shell_gate::run(&line)),
         Command::Serve { .. } | Command::Token { .. } | Command::Rules { .. } => Ok(exec_server()),
         Command::Schema => {
             println!(

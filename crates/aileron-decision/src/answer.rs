@@ -64,6 +64,8 @@ pub enum Channel {
     Terminal,
     /// The dashboard or the server's approval API.
     Dashboard,
+    /// `aileron approve`, attached to the launch session's socket.
+    Approve,
     /// The agent's own permission prompt (its host asked its human).
     Agent,
     /// A webhook approver, by its id.
@@ -77,6 +79,7 @@ impl Channel {
         match self {
             Channel::Terminal => "terminal",
             Channel::Dashboard => "dashboard",
+            Channel::Approve => "approve",
             Channel::Agent => "agent",
             Channel::Webhook(id) | Channel::Judge(id) => id,
         }

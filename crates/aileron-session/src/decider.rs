@@ -4,7 +4,8 @@
 //! `aileron_decision::Core`'s; this adapter loads the policy, asks on the
 //! terminal or the dashboard, writes the amendments and the audit line.
 
-use crate::prompt::{Answer, Prompter, Question};
+use crate::board::{Board, PendingAsk, WireAnswer};
+use crate::prompt::{Answer, Owners, Prompter, Terminal};
 use crate::protocol::{Request, Response};
 use crate::remote::Remote;
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
@@ -65,6 +66,14 @@ pub struct Decider {
     pinned: std::sync::OnceLock<(std::time::SystemTime, Vec<PathBuf>)>,
     /// Project files this session amended itself ("always" answers).
     amended: Mutex<Vec<PathBuf>>,
+    /// A launch session's asks that wait for `aileron approve` when the
+    /// terminal is the agent's, with the key approvers must give.
+    board: std::sync::OnceLock<(Board, String)>,
+    /// The launched program (whose group may hold the terminal when the
+    /// session takes it to ask).
+    agent_pid: std::sync::OnceLock<u32>,
+    /// Requests waiting for their turn to ask.
+    queued: std::sync::atomic::AtomicUsize,
 }
 
 impl Decider {
@@ -82,6 +91,9 @@ impl Decider {
             aileron_exe: std::sync::OnceLock::new(),
             pinned: std::sync::OnceLock::new(),
             amended: Mutex::default(),
+            board: std::sync::OnceLock::new(),
+            agent_pid: std::sync::OnceLock::new(),
+            queued: std::sync::atomic::AtomicUsize::new(0),
             real_shell_path,
             remote,
             cfg,
@@ -91,6 +103,55 @@ impl Decider {
             masker,
             last_policy: aileron_config::Memo::default(),
             bench,
+        }
+    }
+
+    /// Lets asks wait for `aileron approve` (given `key`) whenever the
+    /// terminal cannot be asked on without fighting the agent for it.
+    pub fn enable_board(&self, key: String) {
+        let _ = self.board.set((Board::default(), key));
+    }
+
+    /// The launched program's process id.
+    pub fn set_agent_pid(&self, pid: u32) {
+        let _ = self.agent_pid.set(pid);
+    }
+
+    /// The dashboard's address, when a server is configured.
+    pub fn dashboard(&self) -> Option<&str> {
+        self.remote.as_ref().map(Remote::url)
+    }
+
+    /// Whether asks can wait for `aileron approve`.
+    pub fn has_board(&self) -> bool {
+        self.board.get().is_some()
+    }
+
+    /// Whether `key` is the approver key.
+    pub fn approver_key_is(&self, key: &str) -> bool {
+        self.board.get().is_some_and(|(_, k)| {
+            k.len() == key.len()
+                && k.bytes()
+                    .zip(key.bytes())
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                    == 0
+        })
+    }
+
+    /// The asks waiting for `aileron approve`, and how many requests wait
+    /// for their turn behind them.
+    pub fn waiting_asks(&self) -> (Vec<PendingAsk>, usize) {
+        let asks = self.board.get().map(|(b, _)| b.list()).unwrap_or_default();
+        let queued = self.queued.load(std::sync::atomic::Ordering::SeqCst);
+        (asks, queued)
+    }
+
+    /// Answers a waiting ask; the decision is `Core::answer`'s, as for a
+    /// terminal prompt.
+    pub fn answer_waiting(&self, id: &str, answer: &WireAnswer) -> Result<(), String> {
+        match self.board.get() {
+            Some((board, _)) => board.answer(id, answer),
+            None => Err("this session takes no answers from `aileron approve`".to_owned()),
         }
     }
 
@@ -220,7 +281,16 @@ impl Decider {
                     default_timeout: DEFAULT_TIMEOUT,
                     adjust: req.within.is_some().then_some(&adjust as _),
                 };
-                let decided = self.drive(&loaded.policy, &creq);
+                let asker = Asker {
+                    owners: Owners {
+                        agent: self.agent_pid.get().copied(),
+                        peer: req.peer,
+                    },
+                    agent: session.agent.clone(),
+                    cwd: req.cwd.clone(),
+                    home: self.home().into_owned(),
+                };
+                let decided = self.drive(&loaded.policy, &creq, &asker);
                 self.amend(
                     &loaded.policy,
                     loaded.project_file.as_deref(),
@@ -265,7 +335,12 @@ impl Decider {
     }
 
     /// Steps the request through the core, asking one question at a time.
-    fn drive(&self, policy: &Policy, req: &aileron_decision::Request<'_>) -> Decided {
+    fn drive(
+        &self,
+        policy: &Policy,
+        req: &aileron_decision::Request<'_>,
+        asker: &Asker,
+    ) -> Decided {
         let mut step = self.core.decide(policy, req);
         loop {
             let pending = match step {
@@ -280,10 +355,13 @@ impl Decider {
             };
             // One prompt at a time; a reject or an "always" given while we
             // waited applies to us too.
+            use std::sync::atomic::Ordering;
+            self.queued.fetch_add(1, Ordering::SeqCst);
             let _turn = self.prompt_lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.queued.fetch_sub(1, Ordering::SeqCst);
             step = match self.core.resume(policy, req, pending) {
                 Step::Ask(pending) => {
-                    let (answer, channel) = self.ask(&pending);
+                    let (answer, channel) = self.ask(&pending, asker);
                     self.core.answer(policy, req, pending, answer, channel)
                 }
                 done => done,
@@ -291,24 +369,69 @@ impl Decider {
         }
     }
 
-    /// Asks where the policy says: the dashboard (terminal when the server
-    /// is down) or the terminal. Returns the channel that answered.
-    fn ask(&self, pending: &Pending) -> (Answer, Channel) {
-        let question: &Question = &pending.question;
+    /// Asks where the policy says: the dashboard (here when the server
+    /// is down), or here. Returns the channel that answered.
+    fn ask(&self, pending: &Pending, asker: &Asker) -> (Answer, Channel) {
         match (&self.remote, pending.ask_mode) {
-            (Some(remote), AskMode::Ui) => match remote.ask(&pending.action, question) {
-                // The server is down: the terminal, or deny.
-                Answer::Unavailable(why) => match self.prompter.ask(question) {
-                    Answer::Unavailable(also) => (
-                        Answer::Unavailable(format!("{why}, and {also}")),
-                        Channel::Terminal,
-                    ),
-                    a => (a, Channel::Terminal),
+            (Some(remote), AskMode::Ui) => match remote.ask(&pending.action, &pending.question) {
+                // The server is down: here, or deny.
+                Answer::Unavailable(why) => match self.ask_here(pending, asker) {
+                    (Answer::Unavailable(also), channel) => {
+                        (Answer::Unavailable(format!("{why}, and {also}")), channel)
+                    }
+                    a => a,
                 },
                 a => (a, Channel::Dashboard),
             },
-            _ => (self.prompter.ask(question), Channel::Terminal),
+            _ => self.ask_here(pending, asker),
         }
+    }
+
+    /// Asks on the terminal when that fights nobody for it; else, in a
+    /// launch session, waits for `aileron approve` (with a desktop
+    /// notification); else nobody can be asked.
+    fn ask_here(&self, pending: &Pending, asker: &Asker) -> (Answer, Channel) {
+        let question = &pending.question;
+        let busy = match self.prompter.terminal(&asker.owners) {
+            Terminal::Usable => match self.prompter.ask_as(question, &asker.owners) {
+                // Taken meanwhile: the board, as below.
+                Answer::Unavailable(why) if self.board.get().is_some() => {
+                    match self.prompter.terminal(&asker.owners) {
+                        Terminal::Busy(why) => why,
+                        _ => return (Answer::Unavailable(why), Channel::Terminal),
+                    }
+                }
+                answer => return (answer, Channel::Terminal),
+            },
+            Terminal::Busy(why) => why,
+            Terminal::Absent(why) => return (Answer::Unavailable(why), Channel::Terminal),
+        };
+        let Some((board, _)) = self.board.get() else {
+            return (
+                Answer::Unavailable(format!(
+                    "{busy} (under `aileron launch`, `aileron approve` answers from another terminal)"
+                )),
+                Channel::Terminal,
+            );
+        };
+        let mut view = PendingAsk::of(question);
+        view.kind = pending.action.kind.as_str().to_owned();
+        view.agent = asker.agent.clone();
+        view.cwd = Some(asker.cwd.clone());
+        if view.kind == "shell.exec" {
+            let cx = aileron_shell::Context {
+                cwd: &asker.cwd,
+                home: &asker.home,
+                limits: Default::default(),
+            };
+            view.commands = aileron_shell::analyse(&question.line, &cx)
+                .commands
+                .into_iter()
+                .map(|c| c.command)
+                .collect();
+        }
+        let answer = board.wait(view, question.timeout, crate::notify::desktop);
+        (answer, Channel::Approve)
     }
 
     /// Writes the rules "always for this project / for me" answers added,
@@ -458,6 +581,14 @@ impl Decider {
             .or_else(|| self.cfg.session_id.clone())
             .unwrap_or_default()
     }
+}
+
+/// Who is asking, for where the ask goes.
+struct Asker {
+    owners: Owners,
+    agent: Option<String>,
+    cwd: String,
+    home: String,
 }
 
 /// Why an allow rule just added does not allow `action`, if it does not:

@@ -3,12 +3,15 @@
 //! answers, doom-loop detection, one terminal prompt at a time, rule
 //! amendments, and the audit line for every decision.
 
+pub mod board;
 pub mod decider;
 mod error;
 pub mod exec;
+pub mod notify;
 pub mod pool;
 pub mod prompt;
 pub mod protocol;
+pub mod registry;
 pub mod remote;
 pub mod server;
 
@@ -16,4 +19,4 @@ pub use decider::{Config, Decider, SavedApproval, SavedSession};
 pub use error::Error;
 pub use exec::{ExecCall, ExecRuling};
 pub use prompt::{Answer, Prompter, TtyPrompter};
-pub use protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};
+pub use protocol::{Control, ControlReply, Request, Response, ShimCall, ShimCallError, ShimReply};

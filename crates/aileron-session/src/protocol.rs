@@ -57,6 +57,40 @@ pub struct Request {
     /// The file an exec loads (`shell.exe`), when the supervisor saw it.
     #[serde(skip)]
     pub exe: Option<String>,
+    /// The process that sent the request (`SO_PEERCRED`), which waits for
+    /// the answer: the session may take the terminal from its group to
+    /// ask. Set by the session's socket, never read from it.
+    #[serde(skip)]
+    pub peer: Option<u32>,
+}
+
+/// What `aileron approve` says to a launch session (a JSON line with an
+/// `op` field, which no [`Request`] has), with the session's approver key
+/// (`crate::registry`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Control {
+    /// The asks waiting for an answer from another channel than the terminal.
+    ListAsks { key: String },
+    /// Answers one of them.
+    AnswerAsk {
+        key: String,
+        id: String,
+        answer: crate::board::WireAnswer,
+    },
+}
+
+/// The session's reply to a [`Control`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ControlReply {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub asks: Vec<crate::board::PendingAsk>,
+    /// Requests queued behind the ask shown (one ask at a time).
+    #[serde(default)]
+    pub queued: usize,
 }
 
 /// The decision, and what the adapter must do.

@@ -88,6 +88,11 @@ impl Remote {
         Remote::new(&url, token.trim())
     }
 
+    /// The server's address (`scheme://host:port`): its dashboard.
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
     /// `url` must be `https://host:port`, or `http://host:port` (loopback
     /// or a trusted network: the token travels in clear). A path after the
     /// authority is ignored.

@@ -7,7 +7,9 @@
 use crate::Error;
 use crate::decider::Decider;
 use crate::pool::{Pool, Waited, Waiter};
-use crate::protocol::{Request, Response, ShimCall, ShimCallError, ShimReply};
+use crate::protocol::{
+    Control, ControlReply, Request, Response, ShimCall, ShimCallError, ShimReply,
+};
 use aileron_shell::harness;
 use aileron_shell::invocation::{self, Invocation};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -74,8 +76,16 @@ fn handle(stream: UnixStream, decider: &Decider) {
     if reader.read_line(&mut line).is_err() {
         return;
     }
+    if let Ok(control) = serde_json::from_str::<Control>(&line) {
+        let reply = answer_control(control, decider, peer_pid(&stream));
+        let mut out = serde_json::to_string(&reply).unwrap_or_default();
+        out.push('\n');
+        let _ = (&stream).write_all(out.as_bytes());
+        return;
+    }
     let response = match serde_json::from_str::<Request>(&line) {
         Ok(mut req) => {
+            req.peer = peer_pid(&stream);
             if req.actions.is_empty()
                 && let Invocation::Command(cmd) = invocation::parse(&req.argv)
             {
@@ -130,6 +140,7 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider, peer: Option<u32>) -> ShimR
         line: harness::model_command(cmd, &decider.home()),
         cwd: call.cwd,
         argv: call.args,
+        peer,
         ..Request::default()
     };
     let response = decider.decide(&req);
@@ -149,6 +160,75 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider, peer: Option<u32>) -> ShimR
                 .unwrap_or_else(|| "aileron: denied".to_owned()),
         )
     }
+}
+
+/// Lists or answers the asks waiting for `aileron approve`: only with
+/// the session's approver key, and never for a process of the session's
+/// own tree (the agent does not answer its own asks).
+fn answer_control(control: Control, decider: &Decider, peer: Option<u32>) -> ControlReply {
+    let refuse = |why: &str| ControlReply {
+        ok: false,
+        error: Some(why.to_owned()),
+        ..ControlReply::default()
+    };
+    let key = match &control {
+        Control::ListAsks { key } | Control::AnswerAsk { key, .. } => key,
+    };
+    if !decider.has_board() {
+        return refuse("this session takes no answers from `aileron approve`");
+    }
+    if !decider.approver_key_is(key) {
+        return refuse("wrong approver key for this session");
+    }
+    match peer {
+        Some(pid) if !descends_from_this_process(pid) => {}
+        _ => return refuse("the session's own programs cannot answer its asks"),
+    }
+    match control {
+        Control::ListAsks { .. } => {
+            let (asks, queued) = decider.waiting_asks();
+            ControlReply {
+                ok: true,
+                asks,
+                queued,
+                ..ControlReply::default()
+            }
+        }
+        Control::AnswerAsk { id, answer, .. } => match decider.answer_waiting(&id, &answer) {
+            Ok(()) => ControlReply {
+                ok: true,
+                ..ControlReply::default()
+            },
+            Err(why) => refuse(&why),
+        },
+    }
+}
+
+/// Whether `pid` is this process or one it started (its parents, read
+/// from `/proc`, lead here). Unknown counts as ours: refused.
+fn descends_from_this_process(pid: u32) -> bool {
+    let me = std::process::id();
+    let mut p = pid;
+    for _ in 0..4096 {
+        if p == me {
+            return true;
+        }
+        if p <= 1 {
+            return false;
+        }
+        match crate::exec::ProcStat::read(p) {
+            Ok(Some(stat)) => p = stat.ppid,
+            Ok(None) => return true,
+            // No /proc at all (macOS): the approver key alone decides.
+            Err(_) => return Path::new("/proc/self/stat").exists(),
+        }
+    }
+    true
+}
+
+/// Sends `control` to the session at `socket` and reads its reply.
+pub fn control(socket: &Path, control: &Control) -> Result<ControlReply, Error> {
+    exchange(socket, control)
 }
 
 /// The process at the other end of `stream` (`SO_PEERCRED`).
@@ -175,6 +255,14 @@ fn peer_pid(stream: &UnixStream) -> Option<u32> {
 
 /// Sends `req` to the session at `socket` and waits for the decision.
 pub fn request(socket: &Path, req: &Request) -> Result<Response, Error> {
+    exchange(socket, req)
+}
+
+/// One JSON line to the session at `socket`, one JSON line back.
+fn exchange<T: serde::Serialize, R: serde::de::DeserializeOwned>(
+    socket: &Path,
+    msg: &T,
+) -> Result<R, Error> {
     let unreachable = |source| Error::SessionUnreachable {
         socket: socket.to_path_buf(),
         source,
@@ -184,9 +272,9 @@ pub fn request(socket: &Path, req: &Request) -> Result<Response, Error> {
         source,
     };
     let stream = UnixStream::connect(socket).map_err(unreachable)?;
-    let mut msg = serde_json::to_string(req).map_err(protocol)?;
-    msg.push('\n');
-    (&stream).write_all(msg.as_bytes()).map_err(unreachable)?;
+    let mut line = serde_json::to_string(msg).map_err(protocol)?;
+    line.push('\n');
+    (&stream).write_all(line.as_bytes()).map_err(unreachable)?;
     let mut line = String::new();
     BufReader::new(&stream)
         .read_line(&mut line)

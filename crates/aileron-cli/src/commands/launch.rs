@@ -18,6 +18,8 @@ pub struct Args {
     pub policy: Option<PathBuf>,
     /// `--enforce`: None is "all that the kernel supports".
     pub enforce: Option<String>,
+    /// No start-up banner.
+    pub quiet: bool,
     pub program: Vec<String>,
 }
 
@@ -33,7 +35,17 @@ pub fn run(args: Args) -> Result<u8, Error> {
         }
     };
     let (program, program_args) = args.program.split_first().ok_or(Error::NothingToLaunch)?;
+    // Commands typed into an interactive shell are decided too (bash), or
+    // the shell is not started: no silent gap.
+    let interactive = match interactive_shell(program, program_args) {
+        Ok(i) => i,
+        Err(message) => {
+            eprintln!("aileron: not launching: {message}");
+            return Ok(EXIT_POLICY);
+        }
+    };
     let asked_enforce = args.enforce.is_some();
+    let quiet = args.quiet;
     let enforce = match enforcement(args.enforce.as_deref()) {
         Ok(e) => e,
         Err(message) => {
@@ -88,6 +100,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
     opts.policy_path = args
         .policy
         .map(|p| if p.is_absolute() { p } else { cwd.join(p) });
+    let args_policy = opts.policy_path.clone();
     let decider = Arc::new(Decider::new(
         Config {
             cache_dir: Some(opts.data_dir.join("cache")),
@@ -107,6 +120,39 @@ pub fn run(args: Args) -> Result<u8, Error> {
     let shim_shell = shim_link.to_string_lossy().into_owned();
     let mut args: Vec<String> = program_args.to_vec();
     let aileron = std::env::current_exe().map_err(Error::Executable)?;
+    if interactive {
+        let rc = runtime.join("bashrc");
+        std::fs::write(&rc, gate_rcfile(&aileron)).map_err(Error::io("write", &rc))?;
+        args.splice(
+            0..0,
+            ["--rcfile".to_owned(), rc.to_string_lossy().into_owned()],
+        );
+    }
+    // Asks the terminal cannot take without fighting the agent for it wait
+    // for `aileron approve`, which finds the session by its file.
+    let approver_key = random_id()?;
+    decider.enable_board(approver_key.clone());
+    let _registration = aileron_session::registry::register(
+        &opts_data_dir,
+        &aileron_session::registry::Entry {
+            id: session_id.clone(),
+            socket: socket.clone(),
+            pid: std::process::id(),
+            agent: agent.clone(),
+            policy: policy_files(&loaded, &opts_data_dir, &cwd, args_policy.as_deref()),
+            cwd: cwd.to_string_lossy().into_owned(),
+            started: aileron_session::decider::now_rfc3339(),
+        },
+        &approver_key,
+    )
+    .map_err(Error::io(
+        "write",
+        &aileron_session::registry::dir(&opts_data_dir),
+    ))?;
+    let hidden = vec![aileron_session::registry::key_path(
+        &opts_data_dir,
+        &session_id,
+    )];
     let setup = match agent.as_deref() {
         Some(name) => launch_agents::setup(
             name,
@@ -156,8 +202,23 @@ pub fn run(args: Args) -> Result<u8, Error> {
             }
         ));
     }
+    if !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!(
+            "{}",
+            banner(
+                &policy_files(&loaded, &opts_data_dir, &cwd, args_policy.as_deref()),
+                enforce,
+                &decider,
+                loaded.policy.settings.ask_mode == Some(aileron_engine::AskMode::Ui),
+                interactive,
+            )
+        );
+    }
     let status = if enforce.is_none() {
-        cmd.status().map_err(Error::Process)
+        cmd.spawn().map_err(Error::Process).and_then(|mut child| {
+            decider.set_agent_pid(child.id());
+            child.wait().map_err(Error::Process)
+        })
     } else {
         let audit_dir = aileron_config::audit_log_path(
             &loaded.policy,
@@ -191,8 +252,12 @@ pub fn run(args: Args) -> Result<u8, Error> {
             writable,
             audit_dir,
             &setup,
+            hidden,
         )
-        .and_then(|mut child| child.wait().map_err(Error::Process))
+        .and_then(|mut child| {
+            decider.set_agent_pid(child.id());
+            child.wait().map_err(Error::Process)
+        })
     };
     let _ = std::fs::remove_dir_all(&runtime);
     let status = status.map_err(|e| Error::Run {
@@ -204,6 +269,173 @@ pub fn run(args: Args) -> Result<u8, Error> {
         (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
         _ => 1,
     })
+}
+
+/// The policy files in force: the project's (or `--policy`), and the
+/// user's settings when they exist.
+fn policy_files(
+    loaded: &aileron_config::Loaded,
+    data_dir: &Path,
+    cwd: &Path,
+    explicit: Option<&Path>,
+) -> Vec<String> {
+    let opts = LoadOptions {
+        data_dir: data_dir.to_path_buf(),
+        ..LoadOptions::from_env(cwd.to_path_buf())
+    };
+    let mut files: Vec<String> = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| loaded.project_file.clone())
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let user = opts.home.join(".aileron").join("settings.yaml");
+    if opts.user_settings && user.is_file() {
+        files.push(user.to_string_lossy().into_owned());
+    }
+    files
+}
+
+/// The start-up lines: the session is active, under which policy, what
+/// the kernel enforces, and where asks will appear.
+fn banner(
+    files: &[String],
+    enforce: Enforce,
+    decider: &Decider,
+    dashboard_mode: bool,
+    interactive: bool,
+) -> String {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let short = |f: &String| match f.strip_prefix(&home) {
+        Some(rest) if !home.is_empty() => format!("~{rest}"),
+        _ => f.clone(),
+    };
+    let policy = if files.is_empty() {
+        "built-in rules only (no aileron.yaml)".to_owned()
+    } else {
+        files.iter().map(short).collect::<Vec<_>>().join(" + ")
+    };
+    let asks = match decider.dashboard() {
+        Some(url) if dashboard_mode => format!("the dashboard {url}"),
+        _ => {
+            let there = "`aileron approve` in another terminal";
+            if std::fs::File::open("/dev/tty").is_ok() {
+                format!("this terminal, or {there} while the program is full-screen")
+            } else {
+                there.to_owned()
+            }
+        }
+    };
+    let mut text = format!(
+        "aileron: session active · policy {policy} · kernel enforces {} · asks: {asks}",
+        enforce.describe()
+    );
+    if interactive {
+        text.push_str("\naileron: every line typed into this shell is decided before it runs");
+    }
+    text
+}
+
+/// Whether `program ARGS` starts an interactive shell: Ok(true) for a
+/// bash that takes the session's rc file (a DEBUG trap decides each line
+/// typed), an error for any other interactive shell (its lines would go
+/// undecided), Ok(false) for everything else.
+fn interactive_shell(program: &str, args: &[String]) -> Result<bool, String> {
+    use aileron_shell::invocation::{self, Invocation};
+    let name = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program);
+    const SHELLS: &[&str] = &[
+        "bash", "sh", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "ash", "yash", "nu",
+        "elvish", "xonsh",
+    ];
+    if !SHELLS.contains(&name) {
+        return Ok(false);
+    }
+    let flag_i = args
+        .iter()
+        .take_while(|a| a.starts_with('-') && *a != "--" && *a != "-")
+        .any(|a| a == "-i" || (!a.starts_with("--") && a.contains('i')));
+    let reads_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let interactive = match invocation::parse(args) {
+        Invocation::Shell => reads_terminal || flag_i,
+        _ => false,
+    };
+    if !interactive {
+        return Ok(false);
+    }
+    let refuse = |why: &str| {
+        Err(format!(
+            "{why}: the commands typed into it would not be decided. Launch an agent, give the shell a command (`aileron launch -- {name} -c '...'`), or start bash without that option"
+        ))
+    };
+    if name != "bash" {
+        return refuse(&format!("`{name}` would start an interactive shell"));
+    }
+    for a in args {
+        let login =
+            a == "--login" || (a.starts_with('-') && !a.starts_with("--") && a.contains('l'));
+        if login
+            || matches!(
+                a.as_str(),
+                "--norc" | "--rcfile" | "--init-file" | "--posix" | "--restricted" | "-r"
+            )
+        {
+            return refuse(&format!("bash `{a}` would not read the session's rc file"));
+        }
+    }
+    Ok(true)
+}
+
+/// The rc file of an interactive bash under launch: the user's
+/// `~/.bashrc`, then a DEBUG trap (with `extdebug`, a non-zero return
+/// skips the command) that asks the session about each line typed, once,
+/// before any of it runs: the line is read from the history (which the
+/// trap keeps on and unfiltered), and a line missing from it is refused.
+/// The prompt's command number (`\#`) tells a new line from the rest of
+/// one already decided (its other commands, the prompt command).
+fn gate_rcfile(aileron: &Path) -> String {
+    let exe = aileron.to_string_lossy().replace('\'', r"'\''");
+    format!(
+        r#"# Written by `aileron launch`: each line typed here is decided by the session.
+if [ -f "$HOME/.bashrc" ]; then . "$HOME/.bashrc"; fi
+__aileron_gate() {{
+    HISTCONTROL=
+    HISTIGNORE=
+    [[ $HISTSIZE =~ ^[1-9] ]] || HISTSIZE=500
+    set -o history
+    local c='\#'
+    c=${{c@P}}
+    if [[ $c == "$__aileron_c" ]]; then
+        return "$__aileron_v"
+    fi
+    __aileron_c=$c
+    local h n
+    h=$(HISTTIMEFORMAT= builtin history 1)
+    h=${{h#"${{h%%[![:space:]]*}}"}}
+    n=${{h%%[!0-9]*}}
+    h=${{h#"$n"}}
+    h=${{h#\*}}
+    h=${{h#  }}
+    if [[ -z $n || $n == "$__aileron_h" ]]; then
+        builtin printf '%s
+' "aileron: denied: this line is not in the shell's history, so it was not checked; type it again" >&2
+        __aileron_v=1
+        return 1
+    fi
+    __aileron_h=$n
+    if '{exe}' gate -- "$h"; then __aileron_v=0; else __aileron_v=1; fi
+    return "$__aileron_v"
+}}
+__aileron_c='\#'
+__aileron_c=${{__aileron_c@P}}
+__aileron_h=
+__aileron_v=0
+shopt -s extdebug
+trap '__aileron_gate' DEBUG
+"#
+    )
 }
 
 /// What to enforce: `--enforce` as asked (refused where the kernel cannot),
@@ -264,6 +496,7 @@ fn run_enforced(
     writable: Option<Vec<PathBuf>>,
     audit_dir: Option<PathBuf>,
     agent: &launch_agents::AgentSetup,
+    hidden: Vec<PathBuf>,
 ) -> Result<std::process::Child, Error> {
     let writable = writable.map(|mut w| {
         w.extend(agent.writable.iter().cloned());
@@ -275,7 +508,9 @@ fn run_enforced(
             ..LoadOptions::from_env(cwd.to_path_buf())
         }
         .environment();
-        let (mut protect, secrets) = locked_paths(cwd, &environment, data_dir, runtime, agent);
+        let (mut protect, mut secrets) = locked_paths(cwd, &environment, data_dir, runtime, agent);
+        // The approver key: the agent does not answer its own asks.
+        secrets.extend(hidden);
         // The audit log's directory exists before it is locked: the agent
         // cannot put a link to /dev/null in its place.
         if let Some(dir) = audit_dir {
@@ -301,12 +536,6 @@ fn run_enforced(
     }
     let for_supervisor = Arc::clone(decider);
     let env = env.to_vec();
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!(
-            "aileron: the kernel enforces {} for this session",
-            enforce.describe()
-        );
-    }
     let started = Arc::new(std::sync::OnceLock::<Arc<Supervisor>>::new());
     let slot = Arc::clone(&started);
     let child = aileron_supervisor::spawn::spawn(cmd, program, enforce, lockdown, move |fd| {

@@ -1,3 +1,4 @@
+pub mod approve;
 pub mod audit;
 pub mod check;
 pub mod explain;
@@ -8,6 +9,7 @@ pub mod install;
 pub mod judge;
 pub mod launch;
 pub mod launch_agents;
+pub mod shell_gate;
 
 use aileron_cli::Error;
 use aileron_config::{LoadOptions, Loaded};
