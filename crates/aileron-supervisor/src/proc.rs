@@ -153,56 +153,29 @@ impl Memory {
     }
 }
 
-/// What `/proc/PID/stat` says about a task (`status` costs several times
-/// more to produce, and is read only for a task that is not alone).
+/// A task the supervisor stopped: who it is ([`ProcStat`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Task {
     pub pid: u32,
     /// The thread group (process) the task belongs to.
     pub tgid: u32,
     pub ppid: u32,
-    /// Threads in the task's process.
-    pub threads: u32,
-    /// When the task started (clock ticks since boot): with `pid`, names a
-    /// process even after its number is reused.
+    /// With `pid`, names a process even after its number is reused.
     pub start: u64,
 }
 
 pub fn task(pid: u32) -> Result<Task, ReadError> {
-    let malformed = |what| ReadError::Malformed { pid, what };
-    let ProcStat {
-        ppid,
-        threads,
-        start,
-    } = ProcStat::read(pid)
+    let ProcStat { ppid, tgid, start } = ProcStat::read(pid)
         .map_err(|source| ReadError::Proc {
             pid,
             what: "stat",
             source,
         })?
-        .ok_or(malformed("stat"))?;
-    // A task alone in its process is its leader; otherwise ask `status`.
-    let tgid = if threads <= 1 {
-        pid
-    } else {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|source| {
-            ReadError::Proc {
-                pid,
-                what: "status",
-                source,
-            }
-        })?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Tgid:"))
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or(malformed("status"))?
-    };
+        .ok_or(ReadError::Malformed { pid, what: "stat" })?;
     Ok(Task {
         pid,
         tgid,
         ppid,
-        threads,
         start,
     })
 }

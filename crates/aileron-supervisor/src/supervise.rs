@@ -284,7 +284,7 @@ impl Supervisor {
                 (libc::AT_FDCWD, a[0], a[1], a[2], 0)
             };
         let task = proc::task(pid).map_err(Refusal::read)?;
-        if task.pid != task.tgid && task.threads > 1 {
+        if task.pid != task.tgid {
             return Err(Refusal::Why(
                 "an exec from a thread other than its process's first is not supervised".into(),
             ));
