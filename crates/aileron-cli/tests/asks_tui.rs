@@ -452,3 +452,31 @@ fn approve_without_a_session_says_so() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn under_exec_enforcement_a_typed_line_is_decided_once() {
+    let p = Project::new(
+        "version: 1\ndefault: ask\nsettings: {timeout: 30}\nallow:\n  - \"echo *\"\n  - \"ls *\"\n",
+    );
+    std::fs::write(p.home.join(".bashrc"), "PS1='PROMPT> '\n").unwrap();
+    let mut cmd = p.aileron(&["launch", "--enforce", "exec", "--", "bash"]);
+    cmd.env("TERM", "dumb");
+    let mut t = Pty::spawn(&mut cmd);
+    t.expect("PROMPT> ");
+    // The trap's `aileron gate` is the session's own, not a program to
+    // decide; the line's `ls` runs as part of the line that was allowed.
+    t.type_keys("ls -d / >/dev/null && echo \"ran-$((1+1))\"\n");
+    t.expect("ran-2");
+    t.expect_n("PROMPT> ", 2);
+    assert_eq!(t.count("approval needed"), 0, "{}", t.screen());
+    // A line that asks is asked once: its `mkdir` exec is part of it.
+    t.type_keys("mkdir typed\n");
+    t.expect("approval needed");
+    t.type_keys("o\n");
+    t.expect_n("PROMPT> ", 3);
+    assert!(p.path("typed").is_dir(), "{}", t.screen());
+    assert_eq!(t.count("approval needed"), 1, "{}", t.screen());
+    t.type_keys("exit\n");
+    let (status, screen) = t.finish();
+    assert!(status.success(), "{screen}");
+}

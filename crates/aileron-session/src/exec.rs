@@ -392,8 +392,9 @@ impl Decider {
             // The launched script's interpreter: the launch itself.
             return ExecRuling::Allow;
         }
-        if call.code_env.is_empty() && self.is_hook_call(call) {
-            // The agent running Aileron's own hook: it asks this session.
+        if call.code_env.is_empty() && (self.is_hook_call(call) || self.is_gate_call(call)) {
+            // The agent running Aileron's own hook, or an interactive
+            // shell's DEBUG trap its gate: each asks this session.
             return ExecRuling::Allow;
         }
         if call.code_env.is_empty() && self.shim_exe.get() == Some(&call.exe) {
@@ -468,22 +469,38 @@ impl Decider {
         m.agent_exe = Some(call.exe.clone());
     }
 
-    /// Records that the shim `pid` was answered: it will exec the real
-    /// shell (with `argv`, when the session gave them) to run `line`. Only
-    /// a process running the shim that [`Decider::trust_shim`] named counts:
-    /// another client of the socket gets its decision, not a pass.
+    /// Records that the client `pid` was answered `line` allowed, for what
+    /// runs it next. Only a process running a trusted program counts
+    /// (another client of the socket gets its decision, not a pass):
+    /// - the shim [`Decider::trust_shim`] named: it will exec the real
+    ///   shell (with `argv`, when the session gave them) to run `line`;
+    /// - `aileron gate` of the trusted `aileron`, asked by an interactive
+    ///   shell's DEBUG trap: its parent, the shell, runs `line` next, so
+    ///   the shell's execs that are part of it were decided with it.
     pub fn expect_hand_over(&self, pid: u32, argv: Option<Vec<String>>, line: String, cwd: &str) {
-        let Some(shim) = self.shim_exe.get() else {
+        let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
             return;
         };
-        let running = std::fs::read_link(format!("/proc/{pid}/exe"))
-            .is_ok_and(|exe| exe.as_os_str() == shim.as_str());
-        if running && let Some(start) = start_time(pid) {
-            let context = Context {
-                line,
-                policy_cwd: cwd.to_owned(),
-            };
-            self.contexts.hand_over(pid, start, argv, context);
+        let context = Context {
+            line,
+            policy_cwd: cwd.to_owned(),
+        };
+        if self
+            .shim_exe
+            .get()
+            .is_some_and(|s| exe.as_os_str() == s.as_str())
+        {
+            if let Some(start) = start_time(pid) {
+                self.contexts.hand_over(pid, start, argv, context);
+            }
+        } else if self
+            .aileron_exe
+            .get()
+            .is_some_and(|a| exe.as_os_str() == a.as_str())
+            && let Some(shell) = ProcStat::read(pid).ok().flatten().map(|gate| gate.ppid)
+            && let Some(start) = start_time(shell)
+        {
+            self.contexts.run(shell, start, context);
         }
     }
 
@@ -515,6 +532,15 @@ impl Decider {
                 .is_ok_and(|b| b.as_os_str() == aileron.as_str())
             && hook_argv(&analysis.commands[0].argv)
             && analysis.commands[0].env_changes.is_empty()
+    }
+
+    /// `aileron gate -- LINE` of the trusted `aileron`, as the DEBUG trap
+    /// of an interactive shell under `aileron launch` runs it.
+    fn is_gate_call(&self, call: &ExecCall) -> bool {
+        self.aileron_exe.get() == Some(&call.exe)
+            && call.argv.len() == 4
+            && call.argv[1] == "gate"
+            && call.argv[2] == "--"
     }
 
     /// Names the `aileron` whose `hook` subcommand an agent may run
