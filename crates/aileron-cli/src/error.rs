@@ -39,6 +39,19 @@ pub enum Error {
     UnknownRole(String),
     #[error("nothing to launch")]
     NothingToLaunch,
+    /// `--policy FILE` (or `check FILE`) that is missing or a directory.
+    #[error("{}: {why}", path.display())]
+    PolicyFile { path: PathBuf, why: &'static str },
+    /// `aileron why ID` found no such decision in the log.
+    #[error("no decision with id `{id}` in {}", path.display())]
+    NoSuchDecision { id: String, path: PathBuf },
+    /// `aileron why ID`: a prefix of several ids.
+    #[error("`{id}` begins {count} decision ids in {}; give more of it", path.display())]
+    AmbiguousDecision {
+        id: String,
+        count: usize,
+        path: PathBuf,
+    },
     /// A file the command would write exists, and `--force` was not given.
     #[error("{} already exists; use --force to overwrite it", path.display())]
     Exists { path: PathBuf },

@@ -19,10 +19,20 @@ use std::path::PathBuf;
 #[global_allocator]
 static ALLOC: OneShot = OneShot::off();
 
-/// Aileron: a policy gate between AI coding agents and the world.
+/// The command line (its headline is `about`, a sentence kept whole).
 #[derive(Parser)]
-#[command(name = "aileron", version, about, long_about = None)]
+#[command(
+    name = "aileron",
+    version,
+    about = "Aileron decides every shell command and tool call of an AI coding agent \
+             (allow, deny, or ask you) by the policy in aileron.yaml.",
+    long_about = None
+)]
 struct Cli {
+    /// Colour the output of explain, audit, status and why: auto (on a
+    /// terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    color: commands::paint::When,
     #[command(subcommand)]
     command: Command,
 }
@@ -58,13 +68,26 @@ enum Command {
     Explain(commands::explain::Args),
     /// Print the JSON Schema of aileron.yaml.
     Schema,
+    /// The policy in force and its files, the hooks installed per agent,
+    /// the server, the data directory.
+    Status(commands::status::Args),
+    /// One decision of the audit log: its record, its rule's file:line, and
+    /// how the current policy decides it now.
+    Why(commands::why::Args),
+    /// Print a shell completion script: `source <(aileron completions bash)`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `aileron man | man -l -`.
+    Man,
     /// Show (and follow) the audit log: one line per decision.
     Audit {
         /// The log file (default: `settings.audit_log` of the policy in force).
         #[arg(long)]
         file: Option<PathBuf>,
         /// Only these decisions (allow, deny, ask, judge; comma-separated).
-        #[arg(long)]
+        #[arg(long, value_parser = commands::audit::decisions)]
         decision: Option<String>,
         /// Only this session id.
         #[arg(long)]
@@ -96,15 +119,16 @@ enum Command {
     },
     /// Decide one tool call of an agent: its hook event on stdin, its answer on stdout.
     ///
-    /// AGENT: claude-code, codex, gemini, cursor, cline, opencode. Any
-    /// failure answers deny, in the agent's format and blocking exit code.
+    /// Any failure answers deny, in the agent's format and blocking exit code.
     Hook {
         /// The agent whose event format to read and answer.
+        #[arg(value_parser = commands::agents())]
         agent: String,
     },
     /// Route every tool call of an agent through `aileron hook` (writes its hook configuration).
     Install {
-        /// claude-code, codex, gemini, cursor, cline or opencode.
+        /// The agent whose hook configuration to write.
+        #[arg(value_parser = commands::agents())]
         agent: String,
         /// In this project (the default).
         #[arg(long, conflicts_with = "user")]
@@ -115,6 +139,7 @@ enum Command {
     },
     /// Remove exactly what `aileron install` added.
     Uninstall {
+        #[arg(value_parser = commands::agents())]
         agent: String,
         #[arg(long, conflicts_with = "user")]
         project: bool,
@@ -236,6 +261,7 @@ fn run() -> u8 {
         return commands::hook::run(agent);
     }
     let cli = Cli::parse();
+    commands::paint::init(cli.color);
     let result = match cli.command {
         Command::Init { force } => commands::init::run(force),
         Command::Check {
@@ -326,6 +352,20 @@ fn run() -> u8 {
         Command::Approve(args) => commands::approve::run(args.into()),
         Command::Gate { line } => Ok(commands::shell_gate::run(&line)),
         Command::Serve { .. } | Command::Token { .. } | Command::Rules { .. } => Ok(exec_server()),
+        Command::Status(args) => commands::status::run(args),
+        Command::Why(args) => commands::why::run(args),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "aileron", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd)
+                .render(&mut std::io::stdout())
+                .map(|()| 0)
+                .map_err(aileron_cli::Error::Process)
+        }
         Command::Schema => {
             println!(
                 "{}",

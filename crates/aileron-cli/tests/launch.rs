@@ -196,7 +196,7 @@ fn find<'a>(audit: &'a [Value], kind: &str) -> Vec<&'a Value> {
 fn the_same_command_three_times_in_a_row_is_a_doom_loop() {
     let p = Project::new("version: 1\ndefault: allow\n");
     let script = r#"
-        for c in a a b a a a; do $SHELL -c "echo $c"; echo "rc=$?"; done
+        for c in a a b a a a; do $SHELL -c "echo $c | tee -a log"; echo "rc=$?"; done
     "#;
     let out = launch(&p, script);
     let stdout = text(&out.stdout);

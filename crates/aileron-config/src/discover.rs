@@ -43,6 +43,10 @@ pub fn gather_sources(
     if let Some(p) = project_file {
         match std::fs::read_to_string(p) {
             Ok(text) => g.file_with_profiles(p, text, Layer::Project),
+            Err(_) if p.is_dir() => g.errors.push(Diagnostic::file(
+                &path_str(p),
+                "is a directory, not a policy file",
+            )),
             Err(e) => g.errors.push(Diagnostic::file(
                 &path_str(p),
                 format!("cannot read policy file: {e}"),

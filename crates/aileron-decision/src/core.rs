@@ -18,7 +18,7 @@ use aileron_engine::{
     Action, ActionType, AskMode, CommandVerdict, Decision, Layer, LineContext, LineVerdict, Policy,
     Session, State, Verdict, VerdictSource,
 };
-use aileron_engine::{JudgeDef, Rule};
+use aileron_engine::{JudgeDef, Rule, Sensitivity};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -244,8 +244,8 @@ impl Core {
             let (verdict, action, _) = most_restrictive(&lv, None, req);
             return Step::Done(rejected_earlier(verdict, action));
         }
-        let doom = self.doom_loop(policy, req, !req.repeat);
         let lv = self.evaluate(policy, req);
+        let doom = self.doom_loop(policy, req, &lv, !req.repeat);
         if !req.repeat {
             self.record_history(policy, req.session, &lv);
         }
@@ -618,11 +618,13 @@ impl Core {
     }
 
     /// Counts the request; when it is the third identical one in a row,
-    /// the policy's verdict on an `agent.doom_loop` action.
+    /// the policy's verdict on an `agent.doom_loop` action, as sensitive
+    /// as the request's most sensitive part (`lv`: its verdict).
     fn doom_loop(
         &self,
         policy: &Policy,
         req: &Request<'_>,
+        lv: &LineVerdict,
         record: bool,
     ) -> Option<(Verdict, Action)> {
         let (tool, input, repeated) = match req.subject {
@@ -664,6 +666,12 @@ impl Core {
             kind: ActionType::AgentDoomLoop,
             summary: format!("the same {tool} call {DOOM_LOOP_THRESHOLD} times in a row: {input}"),
             session: req.cx.session.clone(),
+            sensitivity: lv
+                .commands
+                .iter()
+                .map(|c| c.action.sensitivity.unwrap_or(Sensitivity::Mutate))
+                .max()
+                .or(Some(Sensitivity::Mutate)),
             ..Action::default()
         };
         action.facets.insert(

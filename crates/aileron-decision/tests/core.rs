@@ -493,6 +493,39 @@ fn the_third_identical_request_in_a_row_is_a_doom_loop() {
 }
 
 #[test]
+fn a_read_only_call_repeated_is_not_a_doom_loop_by_default() {
+    let core = Core::new();
+    let p = policy("version: 1\ndefault: allow\n");
+    for _ in 0..4 {
+        assert!(done(line(&core, &p, "ls")).allow);
+    }
+    // A call that can change something is.
+    let core = Core::new();
+    for _ in 0..2 {
+        assert!(done(line(&core, &p, "touch x")).allow);
+    }
+    let pending = asked(line(&core, &p, "touch x"));
+    assert_eq!(pending.verdict.rule.as_deref(), Some("builtin:doom-loop"));
+    assert_eq!(pending.action.kind, "agent.doom_loop");
+    assert_eq!(
+        pending.action.sensitivity.map(|s| s.as_str()),
+        Some("write")
+    );
+    // The loop's sensitivity is the call's: a policy can still stop reads.
+    let core = Core::new();
+    let p = policy(
+        "version: 1\ndefault: allow\ndeny:\n  - {id: no-loops, when: {type: agent.doom_loop, sensitivity: read}}\n",
+    );
+    for _ in 0..2 {
+        assert!(done(line(&core, &p, "ls")).allow);
+    }
+    assert_eq!(
+        done(line(&core, &p, "ls")).verdict.rule.as_deref(),
+        Some("no-loops")
+    );
+}
+
+#[test]
 fn rate_rules_count_the_session_s_history() {
     let core = Core::new();
     let p = policy(

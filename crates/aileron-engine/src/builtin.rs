@@ -934,7 +934,16 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             "doom-loop",
             Decision::Ask,
             "the agent repeated the same action three times in a row",
-            Matcher::Field(FieldPath::Type, Cond::Equals("agent.doom_loop".into())),
+            // The loop's sensitivity is that of the call repeated: reading
+            // the same file or listing the same directory again is
+            // harmless (a policy may still ask for it by its own rule).
+            Matcher::All(vec![
+                Matcher::Field(FieldPath::Type, Cond::Equals("agent.doom_loop".into())),
+                Matcher::Not(Box::new(Matcher::Field(
+                    FieldPath::Sensitivity,
+                    Cond::Equals("read".into()),
+                ))),
+            ]),
             false,
         ),
     ]

@@ -86,9 +86,9 @@ impl Node {
 }
 
 /// Parses `text` (YAML 1.2; JSON is accepted as the YAML subset it is).
-/// An empty document is an empty mapping.
+/// An empty document, or one of only comments, is an empty mapping.
 pub fn parse(file: &str, text: &str) -> Result<Node, Diagnostic> {
-    if text.trim().is_empty() {
+    if only_comments(text) {
         return Ok(Node {
             value: Value::Map(Vec::new()),
             pos: Pos { line: 1, col: 1 },
@@ -105,13 +105,12 @@ pub fn parse(file: &str, text: &str) -> Result<Node, Diagnostic> {
                     col: l.column() as u32,
                 })
                 .unwrap_or_default();
-            Err(Diagnostic::at(
-                file,
-                text,
-                pos,
-                format!("invalid YAML: {}", saphyr_message(&err.to_string())),
-            )
-            .with_code(crate::diagnostic::Code::Syntax))
+            let message = saphyr_message(&err.to_string());
+            let message = match message.strip_prefix("duplicate mapping key: ") {
+                Some(rest) => duplicate_key(text, pos, rest),
+                None => format!("invalid YAML: {message}"),
+            };
+            Err(Diagnostic::at(file, text, pos, message).with_code(crate::diagnostic::Code::Syntax))
         }
     }
 }
@@ -123,6 +122,46 @@ fn saphyr_message(rendered: &str) -> String {
     match first.find(": ") {
         Some(i) if first.starts_with("line ") => first[i + 2..].to_owned(),
         _ => first.to_owned(),
+    }
+}
+
+/// Blank lines, comments and document markers only.
+fn only_comments(text: &str) -> bool {
+    text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    })
+}
+
+/// "duplicate key `K` (first at line N)", from serde-saphyr's "K, set
+/// DuplicateKeyPolicy in Options if acceptable" (an option of the library,
+/// not of the policy file). The first occurrence is the earlier line that
+/// starts with the same key at the same column (a block mapping's).
+fn duplicate_key(text: &str, pos: Pos, rest: &str) -> String {
+    let key = rest
+        .split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(rest);
+    let indent = (pos.col as usize).saturating_sub(1);
+    let first = text
+        .lines()
+        .take((pos.line as usize).saturating_sub(1))
+        .position(|l| match (l.get(..indent), l.get(indent..)) {
+            (Some(before), Some(at)) => {
+                before.trim().is_empty()
+                    && [
+                        format!("{key}:"),
+                        format!("\"{key}\":"),
+                        format!("'{key}':"),
+                    ]
+                    .iter()
+                    .any(|k| at.starts_with(k.as_str()))
+            }
+            _ => false,
+        });
+    match first {
+        Some(i) => format!("duplicate key `{key}` (first at line {})", i + 1),
+        None => format!("duplicate key `{key}`"),
     }
 }
 
@@ -245,6 +284,23 @@ mod tests {
     #[test]
     fn duplicate_keys_are_errors() {
         let err = parse("p.yaml", "a: 1\na: 2\n").unwrap_err();
-        assert!(err.message.contains("duplicate"), "{}", err.message);
+        assert_eq!(err.message, "duplicate key `a` (first at line 1)");
+        assert_eq!((err.line, err.col), (2, 1));
+        let err = parse("p.yaml", "s:\n  x: 1\n  y: 2\n  x: 3\n").unwrap_err();
+        assert_eq!(err.message, "duplicate key `x` (first at line 2)");
+        let err = parse("p.yaml", "{a: 1, a: 2}").unwrap_err();
+        assert_eq!(err.message, "duplicate key `a`");
+    }
+
+    #[test]
+    fn a_file_of_only_comments_is_an_empty_mapping() {
+        for text in ["", "\n", "# nothing yet\n", "---\n# a comment\n\n"] {
+            let node = parse("p.yaml", text).unwrap();
+            assert!(
+                matches!(&node.value, Value::Map(m) if m.is_empty()),
+                "{text:?}"
+            );
+        }
+        assert!(parse("p.yaml", "null\n").is_ok_and(|n| !matches!(n.value, Value::Map(_))));
     }
 }

@@ -479,6 +479,30 @@ pub fn uninstall(t: &Target) -> Result<Report, Error> {
     Ok(report)
 }
 
+/// The files where [`install`] put Aileron's hook for `t` and it still is
+/// (`aileron status`); empty when it is not installed there. `t.aileron`
+/// is not compared: a hook of another aileron binary counts.
+pub fn installed(t: &Target) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if let Some(h) = json_hooks(t)
+        && let Ok(Some(text)) = read_settings(&h.file)
+        && let Ok(root) = parse_settings(&h.file, &text)
+        && let Some(hooks) = root.get("hooks")
+        && h.events.iter().any(|(event, _)| match hooks.get(event) {
+            Some(Node::Array { items, .. }) => items.iter().any(|i| is_ours(i, t.agent)),
+            _ => false,
+        })
+    {
+        found.push(h.file);
+    }
+    if let Some((file, _, _)) = owned_file(t)
+        && std::fs::read_to_string(&file).is_ok_and(|text| text.contains(MARKER))
+    {
+        found.push(file);
+    }
+    found
+}
+
 fn notes(t: &Target) -> Vec<String> {
     let mut notes = Vec::new();
     if t.shared() {

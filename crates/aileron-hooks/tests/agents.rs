@@ -2352,10 +2352,11 @@ fn gemini_web_fetch_of_a_denied_host_in_the_prompt_is_denied() {
 // ---------------------------------------------------------------------------
 // Per agent session: doom loop, "always"
 
-/// An allowed, repeatable call of `agent` (a file read).
-fn harmless(sb: &Sandbox, agent: Agent, session: &str) -> Value {
+/// An allowed call of `agent` that changes something (a file write): a
+/// read repeated is not a loop the built-in rule asks about.
+fn repeated(sb: &Sandbox, agent: Agent, session: &str) -> Value {
     let path = format!("{}/src/lib.rs", sb.proj_str());
-    with_session(agent, read_event(sb, agent, &path), session)
+    with_session(agent, write_event(sb, agent, &path), session)
 }
 
 fn assert_doom_loop(agent: Agent, seen: Seen, message: &str, audit: &Value, session: &str) {
@@ -2389,19 +2390,19 @@ fn the_third_identical_call_in_a_session_is_a_doom_loop() {
         let s1 = format!("{}-one", agent.name());
         let s2 = format!("{}-two", agent.name());
         for _ in 0..2 {
-            let (seen, _, _) = sb.decide_audited(agent, &harmless(&sb, agent, &s1));
+            let (seen, _, _) = sb.decide_audited(agent, &repeated(&sb, agent, &s1));
             assert_eq!(seen, Seen::Allow, "{}", agent.name());
         }
         // Another session of the same agent counts for itself.
-        let (seen, _, _) = sb.decide_audited(agent, &harmless(&sb, agent, &s2));
+        let (seen, _, _) = sb.decide_audited(agent, &repeated(&sb, agent, &s2));
         assert_eq!(seen, Seen::Allow, "{}", agent.name());
-        let (seen, message, audit) = sb.decide_audited(agent, &harmless(&sb, agent, &s1));
+        let (seen, message, audit) = sb.decide_audited(agent, &repeated(&sb, agent, &s1));
         assert_doom_loop(agent, seen, &message, &audit, &s1);
         // A different call breaks the run.
         let other = with_session(agent, shell_event(&sb, agent, "git status"), &s1);
         assert_eq!(sb.decide_audited(agent, &other).0, Seen::Allow);
         assert_eq!(
-            sb.decide_audited(agent, &harmless(&sb, agent, &s1)).0,
+            sb.decide_audited(agent, &repeated(&sb, agent, &s1)).0,
             Seen::Allow
         );
     }
@@ -2413,12 +2414,12 @@ fn identical_shell_calls_loop_too_and_sessions_of_other_agents_do_not_mix() {
     // One session id, two agents: two sessions.
     for _ in 0..2 {
         for agent in [Agent::Codex, Agent::Gemini] {
-            let ev = with_session(agent, shell_event(&sb, agent, "ls -la"), "shared");
+            let ev = with_session(agent, shell_event(&sb, agent, "touch build.log"), "shared");
             assert_eq!(sb.decide_audited(agent, &ev).0, Seen::Allow);
         }
     }
     for agent in [Agent::Codex, Agent::Gemini] {
-        let ev = with_session(agent, shell_event(&sb, agent, "ls -la"), "shared");
+        let ev = with_session(agent, shell_event(&sb, agent, "touch build.log"), "shared");
         let (seen, message, audit) = sb.decide_audited(agent, &ev);
         assert_doom_loop(agent, seen, &message, &audit, "shared");
     }
@@ -2428,9 +2429,9 @@ fn identical_shell_calls_loop_too_and_sessions_of_other_agents_do_not_mix() {
 fn a_permission_request_after_its_pre_tool_event_is_not_a_second_call() {
     let sb = Sandbox::new(ALLOW_ALL);
     let claude = Agent::ClaudeCode;
-    let pre = with_session(claude, shell_event(&sb, claude, "ls"), "pr");
+    let pre = with_session(claude, shell_event(&sb, claude, "touch x"), "pr");
     let mut request = sb.fixture(claude, "permission_request.json");
-    request["tool_input"] = json!({"command": "ls"});
+    request["tool_input"] = json!({"command": "touch x"});
     let request = with_session(claude, request, "pr");
     for _ in 0..2 {
         assert_eq!(sb.decide_audited(claude, &pre).0, Seen::Allow);
@@ -2448,9 +2449,9 @@ fn a_permission_request_after_its_pre_tool_event_is_not_a_second_call() {
 fn the_permission_request_of_a_doom_loop_call_does_not_skip_the_dialog() {
     let sb = Sandbox::new(ALLOW_ALL);
     let claude = Agent::ClaudeCode;
-    let pre = with_session(claude, shell_event(&sb, claude, "ls"), "loop");
+    let pre = with_session(claude, shell_event(&sb, claude, "touch x"), "loop");
     let mut request = sb.fixture(claude, "permission_request.json");
-    request["tool_input"] = json!({"command": "ls"});
+    request["tool_input"] = json!({"command": "touch x"});
     let request = with_session(claude, request, "loop");
     sb.decide_audited(claude, &pre);
     sb.decide_audited(claude, &pre);

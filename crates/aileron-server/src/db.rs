@@ -62,6 +62,28 @@ pub fn default_url(data_dir: &std::path::Path) -> String {
     format!("sqlite://{}", data_dir.join("aileron.db").display())
 }
 
+/// Creates the SQLite file of `url` readable by its owner only (0600, as
+/// the token files), before SQLite would create it with the umask's mode
+/// (0644): it holds the actions, their commands and the token hashes.
+/// SQLite gives its `-wal` and `-shm` files the database's mode.
+fn create_private(url: &str) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() || path == ":memory:" {
+        return;
+    }
+    // Exists already, or cannot be made: SQLite reports what is wrong.
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+}
+
 impl Db {
     /// Opens (creating a SQLite file if needed) and migrates.
     pub async fn open(url: &str) -> DbResult<Db> {
@@ -79,6 +101,7 @@ impl Db {
             .await?;
             Db::Postgres(pool)
         } else {
+            create_private(url);
             let opts = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)

@@ -165,7 +165,13 @@ async fn first_start_files_and_login_link() {
     let env = Env::new();
     let api = env.start().await;
     assert!(api.server.first_start);
-    for f in ["admin.token", "agent.token", "server.json"] {
+    for f in [
+        "admin.token",
+        "agent.token",
+        "server.json",
+        "aileron.db",
+        "aileron.db-wal",
+    ] {
         let mode = std::fs::metadata(env.data.join(f))
             .unwrap()
             .permissions()

@@ -16,15 +16,20 @@ pub fn run(
     deny_warnings: bool,
 ) -> Result<u8, Error> {
     let cwd = current_dir()?;
+    // A file that cannot be read exits 2 (README's table), not 1: there
+    // is no policy to judge.
     if let Some(p) = &path
-        && !p.is_file()
+        && let Some(why) = super::policy_file_problem(p)
     {
-        let msg = format!("{}: error: no such policy file", p.display());
-        return finish(
-            as_json,
-            json!({"valid": false, "errors": [{"file": p, "message": "no such policy file"}]}),
-            &msg,
-        );
+        if !as_json {
+            return Err(Error::PolicyFile {
+                path: p.clone(),
+                why,
+            });
+        }
+        let report = json!({"valid": false, "errors": [{"file": p, "message": why}]});
+        println!("{}", serde_json::to_string_pretty(&report).expect("JSON"));
+        return Ok(2);
     }
     let loaded = match load(path, cwd) {
         Ok(l) => l,

@@ -1,8 +1,10 @@
 //! `aileron explain`: how one command or Action is decided.
 
-use super::{EXIT_POLICY, current_dir, load};
+use super::{EXIT_POLICY, current_dir, load, paint};
 use aileron_cli::Error;
-use aileron_engine::{Action, Explanation, LineContext, LineVerdict, Session, State, Verdict};
+use aileron_engine::{
+    Action, Explanation, LineContext, LineVerdict, Policy, Session, State, Verdict,
+};
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
@@ -23,14 +25,23 @@ pub struct Args {
     /// Working directory the command runs in (default: the current one).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// The command line; several words are joined with spaces.
-    #[arg(last = true, required_unless_present = "action")]
+    /// The command line; several words are joined with spaces. Everything
+    /// from its first word on is the command (`git push --force`); put it
+    /// after `--` when it starts with `-`.
+    #[arg(
+        trailing_var_arg = true,
+        required_unless_present = "action",
+        value_name = "COMMAND"
+    )]
     pub command: Vec<String>,
 }
 
 const NOW: &str = "1970-01-01T00:00:00Z";
 
 pub fn run(args: Args) -> Result<u8, Error> {
+    if let Some(e) = args.policy.as_deref().and_then(super::policy_file_error) {
+        return Err(e);
+    }
     let cwd = working_dir(args.cwd)?;
     let loaded = match load(args.policy, cwd.clone()) {
         Ok(l) => l,
@@ -68,18 +79,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
         return Ok(0);
     }
     let line = args.command.join(" ");
-    let session = Session {
-        cwd: Some(cwd_str.clone()),
-        ..Session::default()
-    };
-    let cx = LineContext {
-        cwd: &cwd_str,
-        session: &session,
-        timestamp: now.parse().ok(),
-        id: "explain",
-        exe: None,
-    };
-    let lv = policy.explain_line(&line, &cx, &state);
+    let lv = explain_line(&policy, &line, &cwd_str, &now);
     if args.json {
         println!(
             "{}",
@@ -89,6 +89,23 @@ pub fn run(args: Args) -> Result<u8, Error> {
         print_line(&line, &lv);
     }
     Ok(0)
+}
+
+/// How `policy` decides `line` run in `cwd` at `now`, with every rule
+/// that matched (no session history: a fresh session).
+pub fn explain_line(policy: &Policy, line: &str, cwd: &str, now: &str) -> LineVerdict {
+    let session = Session {
+        cwd: Some(cwd.to_owned()),
+        ..Session::default()
+    };
+    let cx = LineContext {
+        cwd,
+        session: &session,
+        timestamp: now.parse().ok(),
+        id: "explain",
+        exe: None,
+    };
+    policy.explain_line(line, &cx, &State::default())
 }
 
 /// `--cwd`, resolved, or the current directory.
@@ -171,7 +188,7 @@ fn line_json(line: &str, lv: &LineVerdict) -> serde_json::Value {
     })
 }
 
-fn print_line(line: &str, lv: &LineVerdict) {
+pub fn print_line(line: &str, lv: &LineVerdict) {
     println!("line: {line}");
     if let Some(why) = &lv.opaque {
         println!("  cannot be analysed: {why}");
@@ -182,7 +199,7 @@ fn print_line(line: &str, lv: &LineVerdict) {
             .parent
             .map(|p| format!(" (inside #{p})"))
             .unwrap_or_default();
-        println!("\n#{i} {}{via}", c.command);
+        println!("\n{}{via}", paint::bold(&format!("#{i} {}", c.command)));
         let sens = c.action.sensitivity.map_or("?", |s| s.as_str());
         let tags = if c.action.tags.is_empty() {
             String::new()
@@ -215,7 +232,7 @@ fn print_line(line: &str, lv: &LineVerdict) {
     print_final(&lv.verdict);
 }
 
-fn print_explanation(e: &Explanation, indent: &str) {
+pub fn print_explanation(e: &Explanation, indent: &str) {
     if e.matched.is_empty() {
         println!("{indent}no rule matched ({} considered)", e.considered);
     } else {
@@ -226,26 +243,35 @@ fn print_explanation(e: &Explanation, indent: &str) {
         );
         for m in &e.matched {
             println!(
-                "{indent}  {:<5} {} [priority {}, {}] {} — {}",
-                m.decision.as_str(),
-                m.id,
+                "{indent}  {} {} [priority {}, {}] {} — {}",
+                paint::decision(m.decision.as_str(), 5),
+                paint::rule(&m.id),
                 m.priority,
                 m.layer.as_str(),
-                m.origin,
+                paint::rule(&m.origin.to_string()),
                 m.description.clone().unwrap_or_else(|| m.pattern.clone())
             );
         }
     }
-    println!("{indent}=> {} ({})", e.verdict.decision.as_str(), e.why);
+    println!(
+        "{indent}=> {} ({})",
+        paint::decision(e.verdict.decision.as_str(), 0),
+        e.why
+    );
 }
 
-fn print_final(v: &Verdict) {
+pub fn print_final(v: &Verdict) {
     let rule = v
         .rule
         .as_deref()
-        .map(|r| format!(" (rule {r})"))
+        .map(|r| format!(" (rule {})", paint::rule(r)))
         .unwrap_or_default();
-    println!("decision: {}{rule}: {}", v.decision.as_str(), v.reason);
+    println!(
+        "{}: {}{rule}: {}",
+        paint::bold("decision"),
+        paint::decision(v.decision.as_str(), 0),
+        v.reason
+    );
 }
 
 /// The current time as RFC 3339 (UTC), for `time` and `rate` matchers.

@@ -41,7 +41,7 @@ pub struct ReplayArgs {
 }
 
 /// What to judge: a shell line, or any Action.
-enum Subj {
+pub enum Subj {
     Line(String),
     Action(Box<Action>),
 }
@@ -410,7 +410,7 @@ fn request_json(exchange: &Exchange) -> Value {
 /// The action of an audit record, as far as the record allows: a shell
 /// command from its line (and working directory), any other action from
 /// its type, summary and facets; `Err`: why not.
-fn rebuild(rec: &AuditRecord) -> Result<(Subj, String), String> {
+pub fn rebuild(rec: &AuditRecord) -> Result<(Subj, String), String> {
     let a = &rec.action;
     if a.kind == "agent.doom_loop" {
         return Err("a doom-loop record, not one action".to_owned());
