@@ -18,12 +18,22 @@
 //!
 //! `aileron-server`, the one that listens on the network, stays a PIE and
 //! keeps its code's address randomized.
+//!
+//! Each of these is an optimisation, never a requirement: on other systems
+//! and architectures the binaries link the usual way, and
+//! `AILERON_PORTABLE_BUILD=1` switches all of them off (a PIE, dynamically
+//! linked, std's entry point and the linker's own order), for packagers
+//! and to check that such a build still works.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=AILERON_PORTABLE_BUILD");
+    if std::env::var_os("AILERON_PORTABLE_BUILD").is_some_and(|v| !v.is_empty() && v != "0") {
+        return;
+    }
     let linux = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
     let glibc = std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("gnu");
     let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
@@ -59,7 +69,13 @@ fn main() {
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let dir = out.join("static-libs");
-    match target_compiler().and_then(|cc| static_library_scripts(&cc, &dir, &out)) {
+    let Some(cc) = target_compiler() else {
+        println!(
+            "cargo:warning=no C compiler named for the target (CC_<target>): aileron-sh is linked dynamically and starts slower"
+        );
+        return;
+    };
+    match static_library_scripts(&cc, &dir, &out) {
         Some(()) => {
             println!("cargo:rustc-link-arg-bin=aileron-sh=-static");
             println!("cargo:rustc-link-arg-bin=aileron-sh=-L{}", dir.display());
@@ -141,7 +157,10 @@ fn static_library_scripts(cc: &[String], dir: &Path, scratch: &Path) -> Option<(
     const LIBRARIES: &[(&str, &[&str])] = &[
         // The unwinder and compiler support that libgcc_s.so holds.
         ("gcc_s", &["libgcc_eh.a", "libgcc.a"]),
-        ("c", &["libc.a"]),
+        // The C library calls into compiler support too (on aarch64: the
+        // outline atomics, 128-bit float helpers, the C personality
+        // routine), and GNU ld only looks back within a group.
+        ("c", &["libc.a", "libgcc_eh.a", "libgcc.a"]),
         ("m", &["libm.a"]),
         ("rt", &["librt.a"]),
         ("pthread", &["libpthread.a"]),
