@@ -69,9 +69,11 @@ fn each_builtin_profile_read_as_a_users_file_has_no_warnings() {
 
 #[test]
 fn the_readme_examples_over_every_builtin_profile_have_no_warnings() {
-    let examples = policies_in(include_str!("../../../README.md"));
-    assert!(!examples.is_empty(), "the README has a policy example");
-    for text in examples {
+    let readme = policies_in(include_str!("../../../README.md"));
+    assert!(!readme.is_empty(), "the README has a policy example");
+    let reference = policies_in(include_str!("../../../docs/policy.md"));
+    assert!(!reference.is_empty(), "docs/policy.md has a policy example");
+    for text in readme.into_iter().chain(reference) {
         let mut sources: Vec<Source> = PROFILES
             .iter()
             .map(|(name, _)| {
