@@ -429,6 +429,15 @@ fn claude_code_project_hooks_leave_the_team_s_settings() {
     );
     assert_eq!(q.read(".claude/settings.json"), shared);
     assert!(!q.path(".claude/settings.local.json").exists());
+    // `aileron status` finds it there.
+    let status = aileron(&q, &["status"]);
+    let stdout = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("claude-code") && l.contains(".claude/settings.json")),
+        "{stdout}"
+    );
 }
 
 /// Claude Code reads a git repository's local settings at its root: the

@@ -483,18 +483,13 @@ pub fn uninstall(t: &Target) -> Result<Report, Error> {
 /// (`aileron status`); empty when it is not installed there. `t.aileron`
 /// is not compared: a hook of another aileron binary counts.
 pub fn installed(t: &Target) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    if let Some(h) = json_hooks(t)
-        && let Ok(Some(text)) = read_settings(&h.file)
-        && let Ok(root) = parse_settings(&h.file, &text)
-        && let Some(hooks) = root.get("hooks")
-        && h.events.iter().any(|(event, _)| match hooks.get(event) {
-            Some(Node::Array { items, .. }) => items.iter().any(|i| is_ours(i, t.agent)),
-            _ => false,
-        })
-    {
-        found.push(h.file);
-    }
+    // Claude Code's project hook: the local settings, or the team's file
+    // (an earlier install, or a portable hook the team committed).
+    let mut found: Vec<PathBuf> = [json_hooks(t), legacy_json_hooks(t)]
+        .into_iter()
+        .flatten()
+        .filter_map(|h| hooks_in(&h, |i| is_ours(i, t.agent)).ok().flatten())
+        .collect();
     if let Some((file, _, _)) = owned_file(t)
         && std::fs::read_to_string(&file).is_ok_and(|text| text.contains(MARKER))
     {
