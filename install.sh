@@ -4,11 +4,12 @@
 #   curl -fsSL https://raw.githubusercontent.com/aileron-dev/aileron/main/install.sh | sh
 #   sh install.sh --version 0.1.0 --dir /usr/local/bin
 #
-# It picks the archive for this system (Linux x86-64 or aarch64, macOS),
-# downloads it and the release's SHA256SUMS, refuses an archive whose
-# SHA-256 does not match, and copies the binaries to ~/.local/bin (or
-# --dir, or $AILERON_INSTALL_DIR). Nothing else is changed: it says what to
-# add to PATH when the directory is not on it.
+# It picks the archive for this system (Linux x86-64 or aarch64; macOS
+# when the release has a build for it), downloads it and the release's
+# SHA256SUMS, refuses an archive whose SHA-256 does not match, and copies
+# the binaries to ~/.local/bin (or --dir, or $AILERON_INSTALL_DIR). Nothing
+# else is changed: it says what to add to PATH when the directory is not on
+# it.
 #
 # Options:
 #   --version V   the release to install (0.1.0 or v0.1.0; default: the latest)
@@ -33,7 +34,12 @@ fail() {
 }
 
 usage() {
-    sed -n '2,/^set -eu$/p' "$0" 2>/dev/null | sed -e '/^set -eu$/d' -e 's/^# \{0,1\}//'
+    if [ -f "$0" ] && head -n 2 "$0" | grep -q "release binaries"; then
+        sed -n '2,/^set -eu$/p' "$0" | sed -e '/^set -eu$/d' -e 's/^# \{0,1\}//'
+    else
+        echo "usage: install.sh [--version V] [--dir DIR] [--target T]"
+        echo "environment: AILERON_INSTALL_DIR, AILERON_DOWNLOAD_URL"
+    fi
 }
 
 version=""
