@@ -156,6 +156,11 @@ fn check(tty: &std::fs::File, owners: &Owners) -> Result<libc::pid_t, String> {
         pid.map(|p| unsafe { libc::getpgid(p as libc::pid_t) })
             .filter(|&g| g > 0)
     };
+    if fg < 0 {
+        // Not this process's controlling terminal (a device named for the
+        // prompt): no job control on it, so no foreground to take.
+        return Ok(mine);
+    }
     if fg > 0 && (fg == mine || group(owners.agent) == Some(fg) || group(owners.peer) == Some(fg)) {
         Ok(fg)
     } else {
