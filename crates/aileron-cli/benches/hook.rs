@@ -1,7 +1,9 @@
 //! `aileron hook claude-code` end to end as a process per call (what Claude
 //! Code pays before every tool call), beside `bash -c true` in the same
 //! run, under ADR-0014's example policy with the compiled policy cached.
-//! Goal (issue 4): under 2 ms median.
+//! Goal (issue 4): under 2 ms median. Then a `judge` rule's verdict
+//! reused from the on-disk cache beside a rule's allow (issue 16: the
+//! cache hit adds at most 0.3 ms to a hook process).
 
 mod support;
 
@@ -118,5 +120,123 @@ fn bench(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench);
+/// A policy whose `make *` a judge decides (verdicts kept an hour) and
+/// whose `git status` a rule allows.
+fn judged_policy(port: u16) -> String {
+    format!(
+        r#"version: 1
+default: ask
+judges:
+  fast: {{provider: openai, base_url: "http://127.0.0.1:{port}/v1", model: m, api_key_env: AILERON_BENCH_KEY}}
+allow:
+  - "git status"
+judge:
+  - command: "make *"
+    judge: fast
+    cache_ttl: 3600
+"#
+    )
+}
+
+/// An OpenAI-compatible server on loopback that allows every action,
+/// counting the requests it answered.
+fn fake_judge() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(&stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let verdict = r#"{\"decision\":\"allow\",\"reason\":\"a build\"}"#;
+            let reply = format!(
+                r#"{{"id":"c","object":"chat.completion","model":"m","choices":[{{"index":0,"message":{{"role":"assistant","content":"{verdict}","refusal":null}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":120,"completion_tokens":9,"total_tokens":129}}}}"#
+            );
+            let _ = (&stream).write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                    reply.len()
+                )
+                .as_bytes(),
+            );
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    (port, served)
+}
+
+fn judged(c: &mut Criterion) {
+    let (port, served) = fake_judge();
+    let support::Project { tmp, dir, home } = support::Project::go(&judged_policy(port));
+    let aileron = support::installed_binary("aileron", tmp.path());
+    let cwd = dir.to_string_lossy();
+    let event = |session: u64, command: &str| {
+        format!(
+            r#"{{"session_id":"s{session}","cwd":"{cwd}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"{command}"}},"tool_use_id":"t"}}"#
+        )
+    };
+    let run = |event: &str| {
+        let mut child = support::isolated(&aileron, &dir, &home)
+            .env("AILERON_BENCH_KEY", "k")
+            .args(["hook", "claude-code"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(event.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let answer = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            answer.contains(r#""permissionDecision":"allow""#),
+            "{answer}"
+        );
+    };
+    run(&event(0, "make all")); // the judge's verdict, now on disk
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // A new session each run: the doom-loop check never sees a repeat.
+    let n = std::cell::Cell::new(0u64);
+    let next = || {
+        n.set(n.get() + 1);
+        n.get()
+    };
+    support::interleaved(
+        "hook, a judge's verdict from the disk cache",
+        1000,
+        &mut [
+            ("aileron hook claude-code, allowed by a rule", &mut || {
+                run(&event(next(), "git status"))
+            }),
+            (
+                "aileron hook claude-code, judged (cached verdict)",
+                &mut || run(&event(next(), "make all")),
+            ),
+        ],
+    );
+    assert_eq!(
+        served.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "a cached verdict asked the model again"
+    );
+    let _ = c;
+}
+
+criterion_group!(benches, bench, judged);
 criterion_main!(benches);
