@@ -261,6 +261,24 @@ fn run() -> u8 {
         return commands::hook::run(agent);
     }
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Check { .. }
+            | Command::Test { .. }
+            | Command::Explain(_)
+            | Command::Schema
+            | Command::Status { .. }
+            | Command::Why { .. }
+            | Command::Completions { .. }
+            | Command::Man
+            | Command::Audit { .. }
+    ) {
+        // A report read by `head` or `less` that stops early ends the
+        // command quietly, as for other Unix tools (the lean start ignores
+        // SIGPIPE, and printing then panicked on the closed pipe).
+        // SAFETY: restoring a signal's default action has no preconditions.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     commands::paint::init(cli.color);
     let result = match cli.command {
         Command::Init { force } => commands::init::run(force),

@@ -395,3 +395,26 @@ fn init_ignores_the_data_directory_and_names_the_schema() {
     assert!(q.read(".gitignore").contains(".aileron/\n"));
     assert!(run(&q, &["check"]).status.success());
 }
+
+#[test]
+fn a_report_whose_reader_stops_early_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let p = Project::new("version: 1\ndefault: allow\n");
+    for args in [&["schema"][..], &["explain", "--", "git", "status"]] {
+        let mut child = p
+            .aileron(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("aileron runs");
+        // `aileron … | head -0`: the reader is gone before the first line.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("aileron ends");
+        assert!(!err(&o).contains("panicked"), "{args:?}: {}", err(&o));
+        assert!(
+            o.status.success() || o.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?}",
+            o.status
+        );
+    }
+}
