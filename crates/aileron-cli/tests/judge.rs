@@ -292,3 +292,32 @@ fn claude_code_s_hook_asks_the_same_judge() {
     assert_eq!(rec["judge"]["name"], "fast", "{rec}");
     assert_eq!(fake.requests(), 1);
 }
+
+#[test]
+fn a_judge_defined_in_the_user_s_settings_decides_the_project_s_rule() {
+    let fake = Fake::start(
+        json!({"decision": "allow", "reason": "builds the project"}),
+        Duration::ZERO,
+    );
+    // The model and its key variable are the user's; the project names
+    // the judge only.
+    let p = project(
+        "version: 1\ndefault: deny\nsettings: {audit_log: .aileron/audit.jsonl}\njudge:\n  - {id: judge-make, command: \"make *\", judge: fast}\n",
+    );
+    let settings = p.home.join(".aileron/settings.yaml");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        format!(
+            "judges:\n  fast: {{provider: openai, base_url: \"{}\", model: judge-model, api_key_env: JUDGE_KEY, timeout: 2}}\n",
+            fake.url
+        ),
+    )
+    .unwrap();
+    let out = shim(&p, "make build");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(p.path("build.done").exists(), "the command ran");
+    let rec = &p.audit()[0];
+    assert_eq!(rec["approver"], "judge:fast", "{rec}");
+    assert_eq!(fake.requests(), 1);
+}
