@@ -77,6 +77,8 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> sock_filter {
 
 const LD_W_ABS: u32 = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
 const JEQ_K: u32 = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
+/// Only x86-64 has a second system-call table (x32) to shut.
+#[cfg(target_arch = "x86_64")]
 const JGE_K: u32 = libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K;
 const JSET_K: u32 = libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K;
 const RET_K: u32 = libc::BPF_RET | libc::BPF_K;
