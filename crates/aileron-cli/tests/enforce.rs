@@ -2070,3 +2070,33 @@ fn a_shell_an_agent_execs_is_decided_by_its_command() {
         "a shell with --rcfile ran"
     );
 }
+
+/// `aileron gate` is trusted only as the DEBUG trap of the interactive
+/// bash `aileron launch` started: an agent that runs it itself gets no
+/// context under which the programs it starts next pass as part of an
+/// allowed line.
+#[test]
+fn an_agent_running_aileron_gate_itself_gains_no_allowed_context() {
+    let p = Project::new("version: 1\ndefault: ask\nallow: [\"echo *\"]\n");
+    let w = work(&p);
+    let made = w.join("made");
+    let aileron = std::fs::canonicalize(support::AILERON).unwrap();
+    let agent = script(
+        &p,
+        "agent.py",
+        &format!(
+            "import subprocess\n\
+             try:\n    g = subprocess.run([{aileron:?}, 'gate', '--', 'echo hi']).returncode\n\
+             except PermissionError:\n    g = 'refused'\n\
+             print('gate: %s' % g, flush=True)\n\
+             try:\n    m = subprocess.run(['/usr/bin/mkdir', {made:?}]).returncode\n\
+             except PermissionError:\n    m = 'refused'\n\
+             print('mkdir: %s' % m, flush=True)\n",
+            aileron = s(&aileron),
+            made = s(&made),
+        ),
+    );
+    let out = launch(&p, "exec", &[python(), &agent]);
+    assert!(!made.exists(), "{}", out.show());
+    assert_eq!(out.result("mkdir"), "refused", "{}", out.show());
+}

@@ -72,6 +72,9 @@ pub struct Decider {
     /// The launched program (whose group may hold the terminal when the
     /// session takes it to ask).
     agent_pid: std::sync::OnceLock<u32>,
+    /// The launched program is an interactive bash whose DEBUG trap runs
+    /// `aileron gate` ([`Decider::gate_the_launched_shell`]).
+    pub(crate) gated_shell: std::sync::atomic::AtomicBool,
     /// Requests waiting for their turn to ask.
     queued: std::sync::atomic::AtomicUsize,
 }
@@ -93,6 +96,7 @@ impl Decider {
             amended: Mutex::default(),
             board: std::sync::OnceLock::new(),
             agent_pid: std::sync::OnceLock::new(),
+            gated_shell: std::sync::atomic::AtomicBool::new(false),
             queued: std::sync::atomic::AtomicUsize::new(0),
             real_shell_path,
             remote,
@@ -115,6 +119,14 @@ impl Decider {
     /// The launched program's process id.
     pub fn set_agent_pid(&self, pid: u32) {
         let _ = self.agent_pid.set(pid);
+    }
+
+    /// The launched program is an interactive bash that asks this session
+    /// about each typed line through `aileron gate`: that gate, run by it
+    /// alone, is the session's own, and the line it allowed is the shell's.
+    pub fn gate_the_launched_shell(&self) {
+        self.gated_shell
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The dashboard's address, when a server is configured.

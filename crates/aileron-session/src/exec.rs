@@ -65,6 +65,8 @@ struct ContextMap {
     /// The launched process (pid, start time) and its argv: a launcher
     /// starting its native program with the same arguments is the launch.
     launch_self: Option<(u32, u64, Vec<String>)>,
+    /// The launched process (pid, start time), for the session's lifetime.
+    launched: Option<(u32, u64)>,
     /// The agent's own program file, once known: the launched program, or
     /// the native program its launcher started.
     agent_exe: Option<String>,
@@ -466,6 +468,7 @@ impl Decider {
             .unwrap_or_else(|p| p.into_inner());
         m.launch_interpreter = kernel_argv.map(|argv| (pid, start, argv));
         m.launch_self = Some((pid, start, call.argv.clone()));
+        m.launched = Some((pid, start));
         m.agent_exe = Some(call.exe.clone());
     }
 
@@ -474,9 +477,10 @@ impl Decider {
     /// (another client of the socket gets its decision, not a pass):
     /// - the shim [`Decider::trust_shim`] named: it will exec the real
     ///   shell (with `argv`, when the session gave them) to run `line`;
-    /// - `aileron gate` of the trusted `aileron`, asked by an interactive
-    ///   shell's DEBUG trap: its parent, the shell, runs `line` next, so
-    ///   the shell's execs that are part of it were decided with it.
+    /// - `aileron gate` of the trusted `aileron`, asked by the DEBUG trap
+    ///   of the interactive bash the launch started: its parent, the
+    ///   shell, runs `line` next, so the shell's execs that are part of it
+    ///   were decided with it.
     pub fn expect_hand_over(&self, pid: u32, argv: Option<Vec<String>>, line: String, cwd: &str) {
         let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
             return;
@@ -497,8 +501,7 @@ impl Decider {
             .aileron_exe
             .get()
             .is_some_and(|a| exe.as_os_str() == a.as_str())
-            && let Some(shell) = ProcStat::read(pid).ok().flatten().map(|gate| gate.ppid)
-            && let Some(start) = start_time(shell)
+            && let Some((shell, start)) = self.gated_shell_parent(pid)
         {
             self.contexts.run(shell, start, context);
         }
@@ -534,6 +537,23 @@ impl Decider {
             && analysis.commands[0].env_changes.is_empty()
     }
 
+    /// The parent of `pid` when it is the interactive bash `aileron launch`
+    /// started with its gate: no other process's `aileron gate` is trusted
+    /// (an agent running it would gain an allowed line as its context).
+    fn gated_shell_parent(&self, pid: u32) -> Option<(u32, u64)> {
+        if !self.gated_shell.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let shell = ProcStat::read(pid).ok()??.ppid;
+        let start = start_time(shell)?;
+        let m = self
+            .contexts
+            .inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        (m.launched == Some((shell, start))).then_some((shell, start))
+    }
+
     /// `aileron gate -- LINE` of the trusted `aileron`, as the DEBUG trap
     /// of an interactive shell under `aileron launch` runs it.
     fn is_gate_call(&self, call: &ExecCall) -> bool {
@@ -541,6 +561,7 @@ impl Decider {
             && call.argv.len() == 4
             && call.argv[1] == "gate"
             && call.argv[2] == "--"
+            && self.gated_shell_parent(call.pid).is_some()
     }
 
     /// Names the `aileron` whose `hook` subcommand an agent may run

@@ -123,6 +123,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
     if interactive {
         let rc = runtime.join("bashrc");
         std::fs::write(&rc, gate_rcfile(&aileron)).map_err(Error::io("write", &rc))?;
+        decider.gate_the_launched_shell();
         args.splice(
             0..0,
             ["--rcfile".to_owned(), rc.to_string_lossy().into_owned()],
