@@ -930,6 +930,22 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             writes(programs, Mode::Any),
             false,
         ),
+        {
+            // Without it, every request of the agent to its own model
+            // would be asked about under a default of `ask`.
+            let mut r = builtin_rule(
+                "agent-model-api",
+                Decision::Allow,
+                "the launched agent's own model API (the endpoint it was started with)",
+                Matcher::All(vec![
+                    Matcher::Field(FieldPath::Type, Cond::Equals("http.request".into())),
+                    has_tag(AGENT_MODEL_API),
+                ]),
+                false,
+            );
+            r.priority = AGENT_MODEL_API_PRIORITY;
+            r
+        },
         builtin_rule(
             "doom-loop",
             Decision::Ask,
@@ -951,6 +967,14 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
 
 /// Tag of the single action that stands for a line the analysis could not read.
 pub const UNPARSABLE: &str = "unparsable";
+
+/// Tag the egress proxy gives a request to the launched agent's own model
+/// API (the endpoint `aileron launch` knows the agent talks to).
+pub const AGENT_MODEL_API: &str = "agent-model-api";
+
+/// Priority of `builtin:agent-model-api`: above `allow` rules, below any
+/// `ask` or `deny` a policy writes about web requests.
+pub const AGENT_MODEL_API_PRIORITY: i64 = 60;
 
 #[cfg(test)]
 mod kernel_locked_tests {

@@ -42,9 +42,18 @@ pub const JUDGE_DEF_KEYS: &[&str] = &[
 pub const JUDGE_PROVIDERS: &[&str] = &["openai", "anthropic"];
 /// The longest a judge may take, seconds.
 pub const JUDGE_MAX_TIMEOUT: u64 = 30;
-pub const SETTINGS_KEYS: &[&str] = &["ask_mode", "audit_log", "timeout", "on_timeout", "enforce"];
+pub const SETTINGS_KEYS: &[&str] = &[
+    "ask_mode",
+    "audit_log",
+    "timeout",
+    "on_timeout",
+    "enforce",
+    "proxy",
+];
 /// Keys of `settings.enforce`.
 pub const ENFORCE_KEYS: &[&str] = &["writable"];
+/// Keys of `settings.proxy`.
+pub const PROXY_KEYS: &[&str] = &["inspect"];
 pub const ENV_KEYS: &[&str] = &["scrub", "passthrough"];
 pub const SCOPE_KEYS: &[&str] = &["plugin", "profile", "integration"];
 pub const TEST_KEYS: &[&str] = &["name", "command", "action", "cwd", "expect", "rule"];
@@ -104,6 +113,10 @@ pub struct Settings {
     /// `enforce.writable`: under `aileron launch`, the agent's tree writes
     /// only here, in the project and in the temporary directories (Landlock).
     pub writable: Option<Vec<String>>,
+    /// `proxy.inspect`: the hosts whose TLS the egress proxy opens to decide
+    /// each request by method and URL (host globs; `all` for every host).
+    /// Other tunnels are decided by host and port.
+    pub proxy_inspect: Option<Vec<String>>,
 }
 
 /// Where a policy sends its asks (`settings.ask_mode`): every adapter asks
@@ -458,6 +471,16 @@ impl Parser<'_> {
                         .one_of(v, "on_timeout", &["allow", "deny"])
                         .and_then(Decision::parse)
                 }
+                "proxy" => {
+                    for (k, v) in self
+                        .map(v, "`settings.proxy`", PROXY_KEYS)
+                        .unwrap_or_default()
+                    {
+                        if k.name == "inspect" {
+                            s.proxy_inspect = Some(self.inspect_hosts(v));
+                        }
+                    }
+                }
                 "enforce" => {
                     for (k, v) in self
                         .map(v, "`settings.enforce`", ENFORCE_KEYS)
@@ -477,6 +500,35 @@ impl Parser<'_> {
             }
         }
         s
+    }
+
+    /// `settings.proxy.inspect`: `all`, or a list of host globs.
+    fn inspect_hosts(&mut self, node: &Node) -> Vec<String> {
+        if let Y::Str(s) = &node.value {
+            if s == "all" {
+                return vec!["*".to_owned()];
+            }
+            self.err(
+                node.pos,
+                format!("invalid `inspect` value `{s}`; expected `all` or a list of host globs"),
+            );
+            return Vec::new();
+        }
+        let hosts = self.strings(node, "inspect");
+        for (h, pos) in &hosts {
+            if h.is_empty() || h.contains(['/', ' ', ':']) {
+                self.err(
+                    *pos,
+                    format!(
+                        "invalid host pattern `{h}` in `inspect`; expected a host name glob such as `api.example.com` or `*.example.com`"
+                    ),
+                );
+            }
+        }
+        hosts
+            .into_iter()
+            .map(|(h, _)| h.to_ascii_lowercase())
+            .collect()
     }
 
     fn judges(&mut self, node: &Node) -> Vec<JudgeDef> {

@@ -290,6 +290,7 @@ impl Policy {
             settings.timeout = s.timeout.or(settings.timeout);
             settings.on_timeout = s.on_timeout.or(settings.on_timeout);
             settings.writable = s.writable.or(settings.writable);
+            settings.proxy_inspect = s.proxy_inspect.or(settings.proxy_inspect);
             for p in doc.env.scrub {
                 if !env_policy.scrub.contains(&p) {
                     env_policy.scrub.push(p);

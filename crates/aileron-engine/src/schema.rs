@@ -125,6 +125,10 @@ pub fn json_schema() -> Value {
                 "enforce": {"type": "object", "additionalProperties": false, "properties": {
                     "writable": {"type": "array", "items": {"type": "string"},
                                  "description": "under `aileron launch` (Linux, Landlock): besides the project and the temporary directories, the only places the agent's tree may write (~/ is the home directory)"}
+                }},
+                "proxy": {"type": "object", "additionalProperties": false, "properties": {
+                    "inspect": {"anyOf": [{"const": "all"}, {"type": "array", "items": {"type": "string"}}],
+                                "description": "hosts (globs such as *.example.com, or `all`) whose HTTPS the egress proxy opens with its local CA, to decide each request by method, URL and headers; other tunnels are decided by host and port"}
                 }}
             }},
             "env": {"type": "object", "additionalProperties": false,
