@@ -136,6 +136,12 @@ pub enum Error {
     /// The files could not be locked for the session.
     #[error("--enforce files: {0}")]
     Lockdown(#[source] aileron_supervisor::Error),
+    /// The egress proxy could not start.
+    #[error(transparent)]
+    Proxy(#[from] aileron_proxy::Error),
+    /// The session's egress proxy did not come up.
+    #[error("the egress proxy did not start: {why}")]
+    ProxyDidNotStart { why: String },
     #[error("cannot run {program}: not found in PATH")]
     NotInPath { program: String },
     /// The program could not be started, enforced or waited for.

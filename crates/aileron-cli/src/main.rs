@@ -173,6 +173,10 @@ enum Command {
         /// No start-up banner.
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Start no egress proxy: the agent's web requests are not decided
+        /// (only what its hooks and shell commands say).
+        #[arg(long)]
+        no_proxy: bool,
         /// The program and its arguments.
         #[arg(last = true, required = true)]
         program: Vec<String>,
@@ -192,6 +196,12 @@ enum Command {
     /// Serve the HTTP API, the dashboard and the approval queue (loopback by default).
     #[command(disable_help_flag = true)]
     Serve {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+    /// The egress gateway: an HTTP(S) proxy that decides each request by the policy.
+    #[command(disable_help_flag = true)]
+    Proxy {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
@@ -360,16 +370,21 @@ fn run() -> u8 {
             policy,
             enforce,
             quiet,
+            no_proxy,
             program,
         } => commands::launch::run(commands::launch::Args {
             policy,
             enforce,
             quiet,
+            no_proxy,
             program,
         }),
         Command::Approve(args) => commands::approve::run(args.into()),
         Command::Gate { line } => Ok(commands::shell_gate::run(&line)),
-        Command::Serve { .. } | Command::Token { .. } | Command::Rules { .. } => Ok(exec_server()),
+        Command::Serve { .. }
+        | Command::Proxy { .. }
+        | Command::Token { .. }
+        | Command::Rules { .. } => Ok(exec_server()),
         Command::Status(args) => commands::status::run(args),
         Command::Why(args) => commands::why::run(args),
         Command::Completions { shell } => {

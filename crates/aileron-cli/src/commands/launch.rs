@@ -1,13 +1,13 @@
 //! `aileron launch -- PROGRAM [ARGS]`: run an agent with its shell pointed
 //! at `aileron-sh`, a fresh session, and a scrubbed environment.
 
-use super::{EXIT_POLICY, current_dir, launch_agents, load};
+use super::{EXIT_POLICY, current_dir, launch_agents, launch_proxy, load};
 use aileron_cli::Error;
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
 use aileron_session::{Config, Decider, TtyPrompter};
 use aileron_supervisor::Enforce;
-use aileron_supervisor::files::{self, Lockdown};
+use aileron_supervisor::files::Lockdown;
 use aileron_supervisor::supervise::Supervisor;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::ExitStatusExt;
@@ -20,6 +20,8 @@ pub struct Args {
     pub enforce: Option<String>,
     /// No start-up banner.
     pub quiet: bool,
+    /// `--no-proxy`: no egress proxy for the session.
+    pub no_proxy: bool,
     pub program: Vec<String>,
 }
 
@@ -46,6 +48,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
     };
     let asked_enforce = args.enforce.is_some();
     let quiet = args.quiet;
+    let no_proxy = args.no_proxy;
     let enforce = match enforcement(args.enforce.as_deref()) {
         Ok(e) => e,
         Err(message) => {
@@ -188,6 +191,38 @@ pub fn run(args: Args) -> Result<u8, Error> {
         .env("AILERON_SOCKET", &socket)
         .env("AILERON_REAL_SHELL", &real_shell);
     cmd.envs(setup.env.iter().cloned());
+    // The egress proxy: the agent's tree reaches the network through it,
+    // each request decided by this session.
+    let proxy = if no_proxy {
+        decider.record_session_note("no egress proxy in this session (--no-proxy)");
+        None
+    } else {
+        match start_proxy(&StartProxy {
+            aileron: &aileron,
+            socket: &socket,
+            session: &session_id,
+            agent: agent.as_deref(),
+            policy: args_policy.as_deref(),
+            cwd: &cwd,
+            runtime: &runtime,
+            loaded: &loaded,
+            env: &env,
+            data_dir: &opts_data_dir,
+        }) {
+            Ok((proxy, proxy_env)) => {
+                for name in ["NO_PROXY", "no_proxy"] {
+                    cmd.env_remove(name);
+                }
+                cmd.envs(proxy_env);
+                Some(proxy)
+            }
+            Err(e) => {
+                eprintln!("aileron: not launching: {e} (--no-proxy launches without it)");
+                let _ = std::fs::remove_dir_all(&runtime);
+                return Ok(EXIT_POLICY);
+            }
+        }
+    };
     for note in &setup.notes {
         eprintln!("aileron: {note}");
         decider.record_session_note(note);
@@ -212,6 +247,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 &decider,
                 loaded.policy.settings.ask_mode == Some(aileron_engine::AskMode::Ui),
                 interactive,
+                proxy.as_ref(),
             )
         );
     }
@@ -260,6 +296,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
             child.wait().map_err(Error::Process)
         })
     };
+    drop(proxy);
     let _ = std::fs::remove_dir_all(&runtime);
     let status = status.map_err(|e| Error::Run {
         program: program.clone(),
@@ -270,6 +307,66 @@ pub fn run(args: Args) -> Result<u8, Error> {
         (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
         _ => 1,
     })
+}
+
+/// What the session's egress proxy is started from.
+struct StartProxy<'a> {
+    aileron: &'a Path,
+    socket: &'a Path,
+    session: &'a str,
+    agent: Option<&'a str>,
+    policy: Option<&'a Path>,
+    cwd: &'a Path,
+    runtime: &'a Path,
+    loaded: &'a aileron_config::Loaded,
+    env: &'a [(String, String)],
+    data_dir: &'a Path,
+}
+
+/// Starts the session's proxy; the variables that send the agent through it.
+fn start_proxy(
+    s: &StartProxy,
+) -> Result<(launch_proxy::SessionProxy, Vec<(String, String)>), Error> {
+    let home = s
+        .env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v))
+        .unwrap_or_default();
+    let agent_apis = aileron_proxy::agents::model_endpoints(s.agent, s.env, &home);
+    let inspect = s
+        .loaded
+        .policy
+        .settings
+        .proxy_inspect
+        .as_ref()
+        .is_some_and(|h| !h.is_empty());
+    let proxy = launch_proxy::start(&launch_proxy::Start {
+        aileron: s.aileron,
+        socket: s.socket,
+        session: s.session,
+        agent: s.agent,
+        policy: s.policy,
+        cwd: s.cwd,
+        runtime: s.runtime,
+        inspect,
+        agent_apis: &agent_apis,
+    })?;
+    // Aileron's own server is reached directly (its token is the session's).
+    let no_proxy: Vec<String> = aileron_session::remote::Remote::discover(s.data_dir)
+        .and_then(|r| {
+            let rest = r.url().split_once("://")?.1.to_owned();
+            let authority = rest.split('/').next()?.to_owned();
+            let host = match authority.rsplit_once(':') {
+                Some((h, p)) if p.parse::<u16>().is_ok() => h.to_owned(),
+                _ => authority,
+            };
+            Some(host.trim_matches(['[', ']']).to_owned())
+        })
+        .into_iter()
+        .collect();
+    let env = proxy.env(&no_proxy);
+    Ok((proxy, env))
 }
 
 /// The policy files in force: the project's (or `--policy`), and the
@@ -305,6 +402,7 @@ fn banner(
     decider: &Decider,
     dashboard_mode: bool,
     interactive: bool,
+    proxy: Option<&launch_proxy::SessionProxy>,
 ) -> String {
     let home = std::env::var("HOME").unwrap_or_default();
     let short = |f: &String| match f.strip_prefix(&home) {
@@ -331,6 +429,18 @@ fn banner(
         "aileron: session active · policy {policy} · kernel enforces {} · asks: {asks}",
         enforce.describe()
     );
+    match proxy {
+        Some(p) => {
+            text.push_str(&format!(
+                "\naileron: web requests go through the egress proxy http://{}",
+                p.address
+            ));
+            if p.trust.is_some() {
+                text.push_str(" (TLS inspected as settings.proxy.inspect says)");
+            }
+        }
+        None => text.push_str("\naileron: no egress proxy: web requests are not decided"),
+    }
     if interactive {
         text.push_str("\naileron: every line typed into this shell is decided before it runs");
     }
@@ -441,9 +551,10 @@ trap '__aileron_gate' DEBUG
 
 /// What to enforce: `--enforce` as asked (refused where the kernel cannot),
 /// or by default all that the kernel supports, said on the terminal.
+#[cfg(target_os = "linux")]
 fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
-    let exec_support = files::seccomp_notify_available();
-    let files_support = files::mount_namespace_available();
+    let exec_support = aileron_supervisor::exec_support();
+    let files_support = aileron_supervisor::files_support();
     match asked {
         Some(text) => {
             let e = Enforce::parse(text)?;
@@ -480,6 +591,25 @@ fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
             Ok(e)
         }
     }
+}
+
+/// Kernel enforcement needs Linux: elsewhere `--enforce` takes only
+/// `none`, which is also the default, said on the terminal.
+#[cfg(not(target_os = "linux"))]
+fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
+    let e = Enforce::parse(asked.unwrap_or("none"))?;
+    if !e.is_none() {
+        return Err(aileron_supervisor::Error::NeedsLinux.into());
+    }
+    eprintln!(
+        "aileron: --enforce none{}: programs the agent's commands start are not decided, and its files are not locked",
+        if asked.is_none() {
+            " (kernel enforcement needs Linux)"
+        } else {
+            ""
+        }
+    );
+    Ok(e)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -1,10 +1,11 @@
-//! `aileron-server`: `aileron serve`, `aileron token` and `aileron rules`.
+//! `aileron-server`: `aileron serve`, `aileron proxy`, `aileron token` and `aileron rules`.
 //!
 //! The only binary with an async runtime, a database driver and the
 //! dashboard's assets. `aileron` hands these commands to it (`exec`, so it
 //! is the same process), which keeps `aileron` itself small and quick to
 //! start for `aileron hook`, which runs before every tool call of an agent.
 
+mod proxy;
 mod rules;
 mod serve;
 mod token;
@@ -40,6 +41,30 @@ enum Command {
         /// Another Host name to accept (the server reached by name); repeatable.
         #[arg(long = "allow-host")]
         allow_host: Vec<String>,
+    },
+    /// The egress gateway: an HTTP(S) proxy that decides each request (and
+    /// each CONNECT tunnel) by the policy before forwarding it. `aileron
+    /// launch` starts one for its session.
+    Proxy {
+        /// Address to listen on (port 0: any free port).
+        #[arg(long, default_value = "127.0.0.1:8118")]
+        listen: String,
+        /// The policy file (default: aileron.yaml found from the current directory).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// The launch session that decides (set by `aileron launch`).
+        #[arg(long, hide = true)]
+        session_socket: Option<PathBuf>,
+        #[arg(long, hide = true)]
+        session: Option<String>,
+        #[arg(long, hide = true)]
+        agent: Option<String>,
+        /// The agent's own model endpoints (set by `aileron launch`).
+        #[arg(long = "agent-api", hide = true)]
+        agent_apis: Vec<String>,
+        /// Write the CA bundle the agent's tools trust here (set by `aileron launch`).
+        #[arg(long, hide = true)]
+        trust_dir: Option<PathBuf>,
     },
     /// API tokens of `aileron serve`.
     Token {
@@ -127,6 +152,23 @@ fn main() -> ExitCode {
             database,
             policy,
             allow_host,
+        }),
+        Command::Proxy {
+            listen,
+            policy,
+            session_socket,
+            session,
+            agent,
+            agent_apis,
+            trust_dir,
+        } => proxy::run(proxy::Args {
+            listen,
+            policy,
+            session_socket,
+            session,
+            agent,
+            agent_apis,
+            trust_dir,
         }),
         Command::Token {
             command:

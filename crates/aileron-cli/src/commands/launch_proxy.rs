@@ -1,0 +1,163 @@
+//! The egress proxy of a launch session: started before the agent, asking
+//! the session (over its socket) about every request, and named to the
+//! agent's tree through the proxy variables every HTTP client reads.
+
+use aileron_cli::Error;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// How long the proxy may take to say where it listens.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A running session proxy; stopped when dropped.
+pub struct SessionProxy {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    pub address: String,
+    /// The CA bundle and certificate the agent's tools trust, when TLS is inspected.
+    pub trust: Option<(PathBuf, PathBuf)>,
+}
+
+impl Drop for SessionProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the session's proxy is started with.
+pub struct Start<'a> {
+    pub aileron: &'a Path,
+    pub socket: &'a Path,
+    pub session: &'a str,
+    pub agent: Option<&'a str>,
+    pub policy: Option<&'a Path>,
+    pub cwd: &'a Path,
+    pub runtime: &'a Path,
+    /// The policy inspects some hosts' TLS.
+    pub inspect: bool,
+    /// The agent's own model endpoints (`builtin:agent-model-api`).
+    pub agent_apis: &'a [String],
+}
+
+/// Starts the proxy and waits until it listens.
+pub fn start(s: &Start) -> Result<SessionProxy, Error> {
+    let server = s.aileron.with_file_name("aileron-server");
+    let mut cmd = Command::new(&server);
+    cmd.arg("proxy")
+        .args(["--listen", "127.0.0.1:0"])
+        .arg("--session-socket")
+        .arg(s.socket)
+        .args(["--session", s.session]);
+    if let Some(agent) = s.agent {
+        cmd.args(["--agent", agent]);
+    }
+    if let Some(p) = s.policy {
+        cmd.arg("--policy").arg(p);
+    }
+    for api in s.agent_apis {
+        cmd.args(["--agent-api", api]);
+    }
+    let trust = s.inspect.then(|| {
+        (
+            s.runtime.join("ca-bundle.pem"),
+            s.runtime.join("proxy-ca.pem"),
+        )
+    });
+    if trust.is_some() {
+        cmd.arg("--trust-dir").arg(s.runtime);
+    }
+    cmd.current_dir(s.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    // The proxy ends with the session, even when the session is killed.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|source| Error::Io {
+        action: "start",
+        path: server.clone(),
+        source,
+    })?;
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        // Keep reading so that the proxy never blocks on a full pipe.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
+    let address = line
+        .trim()
+        .strip_prefix("aileron proxy: listening on http://")
+        .map(str::to_owned);
+    match address {
+        Some(address) => Ok(SessionProxy {
+            child,
+            address,
+            trust,
+        }),
+        None => {
+            let _ = child.kill();
+            let status = child.wait().ok();
+            Err(Error::ProxyDidNotStart {
+                why: match status.and_then(|s| s.code()) {
+                    Some(code) => format!("it exited with status {code}"),
+                    None => "it did not say where it listens".to_owned(),
+                },
+            })
+        }
+    }
+}
+
+impl SessionProxy {
+    /// The variables that send the agent's tree through the proxy (and,
+    /// under TLS inspection, make its tools trust the proxy's CA).
+    pub fn env(&self, no_proxy: &[String]) -> Vec<(String, String)> {
+        let url = format!("http://{}", self.address);
+        let mut env: Vec<(String, String)> = [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ]
+        .iter()
+        .map(|k| ((*k).to_owned(), url.clone()))
+        .collect();
+        if !no_proxy.is_empty() {
+            let list = no_proxy.join(",");
+            env.push(("NO_PROXY".into(), list.clone()));
+            env.push(("no_proxy".into(), list));
+        }
+        if let Some((bundle, ca)) = &self.trust {
+            let bundle = bundle.to_string_lossy().into_owned();
+            for k in [
+                "SSL_CERT_FILE",
+                "REQUESTS_CA_BUNDLE",
+                "CURL_CA_BUNDLE",
+                "GIT_SSL_CAINFO",
+                "CARGO_HTTP_CAINFO",
+                "PIP_CERT",
+            ] {
+                env.push((k.to_owned(), bundle.clone()));
+            }
+            env.push((
+                "NODE_EXTRA_CA_CERTS".into(),
+                ca.to_string_lossy().into_owned(),
+            ));
+        }
+        env
+    }
+}

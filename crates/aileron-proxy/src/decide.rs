@@ -1,0 +1,63 @@
+//! Who decides a request: the launch session the proxy was started for
+//! (over its socket, as the shim and the hooks ask it), or a decider of
+//! the proxy's own. Either way the decision is `aileron_session`'s, with
+//! its approvals, asks and audit line: the proxy only lowers and enforces.
+
+use aileron_engine::Action;
+use aileron_session::{Decider, Request, Response};
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Decides one request; blocking (an ask may wait for a human).
+pub trait Decide: Send + Sync + 'static {
+    fn decide(&self, req: &Request) -> Response;
+}
+
+/// A launch session, reached over its Unix socket.
+pub struct SessionSocket(pub PathBuf);
+
+impl Decide for SessionSocket {
+    fn decide(&self, req: &Request) -> Response {
+        aileron_session::server::request(&self.0, req).unwrap_or_else(|e| {
+            Response::refused(
+                format!("aileron: denied: the session cannot be reached: {e}"),
+                "",
+            )
+        })
+    }
+}
+
+impl Decide for Decider {
+    fn decide(&self, req: &Request) -> Response {
+        Decider::decide(self, req)
+    }
+}
+
+/// Where requests are decided from: the directory whose policy applies,
+/// and the session they belong to.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    pub cwd: String,
+    pub session: Option<String>,
+    pub agent: Option<String>,
+}
+
+impl Origin {
+    /// The request the session decides for one lowered web request.
+    pub fn request(&self, action: Action) -> Request {
+        let waiting_since = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .ok();
+        Request {
+            line: action.summary.clone(),
+            cwd: self.cwd.clone(),
+            actions: vec![action],
+            session: self.session.clone(),
+            agent: self.agent.clone(),
+            adapter: Some("proxy".into()),
+            waiting_since,
+            ..Request::default()
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! The proxy itself: each request (and each CONNECT that is not inspected)
+//! is lowered, decided, and only then forwarded; bodies stream through.
+
+use crate::ca::Authority;
+use crate::connect::{self, Guarded, Refused};
+use crate::decide::{Decide, Origin};
+use crate::lower::{self, Lowering, Target};
+use crate::{Error, Inspect};
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, Response, StatusCode, Uri, Version};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// A body either way: the client's or upstream's, streamed, or one the proxy wrote.
+pub type Body = BoxBody<Bytes, hyper::Error>;
+
+/// How long a client may take to send a request's head (slow clients).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most a request's head may hold, and the most headers.
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_HEADERS: usize = 100;
+
+type HttpClient = Client<Guarded, Body>;
+type HttpsClient = Client<hyper_rustls::HttpsConnector<Guarded>, Body>;
+
+/// What the proxy needs to run.
+pub struct Config {
+    /// Who decides.
+    pub decide: Arc<dyn Decide>,
+    /// The directory whose policy applies, and the session.
+    pub origin: Origin,
+    /// Hosts whose TLS is opened, with the CA that signs for them.
+    pub inspect: Option<(Inspect, Arc<Authority>)>,
+    /// Addresses never forwarded to: the proxy's own, Aileron's server.
+    pub refused: Vec<SocketAddr>,
+    /// The roots upstream certificates are checked against.
+    pub roots: rustls::RootCertStore,
+    /// The launched agent's own model endpoints (`scheme://host:port`):
+    /// requests to them are tagged `agent-model-api`.
+    pub agent_apis: Vec<String>,
+}
+
+/// A running proxy's shared state.
+pub struct Proxy {
+    decide: Arc<dyn Decide>,
+    origin: Origin,
+    inspect: Option<(Inspect, Arc<Authority>)>,
+    refused: Refused,
+    http: HttpClient,
+    https: HttpsClient,
+    /// HTTP/1.1 only: a WebSocket handshake inside TLS.
+    https1: HttpsClient,
+    tls_configs: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+    /// Host and port of the agent's own model endpoints.
+    agent_apis: Vec<(String, u16)>,
+}
+
+impl Proxy {
+    pub fn new(cfg: Config) -> Result<Arc<Proxy>, Error> {
+        let refused = Refused(Arc::new(cfg.refused));
+        let guarded = Guarded {
+            refused: refused.clone(),
+        };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::Tls(e.to_string()))?
+            .with_root_certificates(cfg.roots)
+            .with_no_client_auth();
+        let https_with = |h2: bool| {
+            let b = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls.clone())
+                .https_only();
+            let connector = if h2 {
+                b.enable_http1()
+                    .enable_http2()
+                    .wrap_connector(guarded.clone())
+            } else {
+                b.enable_http1().wrap_connector(guarded.clone())
+            };
+            Client::builder(TokioExecutor::new())
+                .pool_idle_timeout(Duration::from_secs(60))
+                .build(connector)
+        };
+        Ok(Arc::new(Proxy {
+            decide: cfg.decide,
+            origin: cfg.origin,
+            inspect: cfg.inspect,
+            http: Client::builder(TokioExecutor::new())
+                .pool_idle_timeout(Duration::from_secs(60))
+                .build(guarded.clone()),
+            https: https_with(true),
+            https1: https_with(false),
+            refused,
+            tls_configs: Mutex::default(),
+            agent_apis: cfg
+                .agent_apis
+                .iter()
+                .filter_map(|e| {
+                    let (_, authority) = e.split_once("://")?;
+                    let (host, port) = authority.rsplit_once(':')?;
+                    Some((host.to_owned(), port.parse().ok()?))
+                })
+                .collect(),
+        }))
+    }
+
+    /// Serves clients on `listener` until the process ends.
+    pub async fn serve(self: Arc<Self>, listener: TcpListener) {
+        loop {
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(_) => {
+                    // Out of descriptors, say: not a busy loop.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let proxy = Arc::clone(&self);
+            tokio::spawn(async move {
+                let service =
+                    service_fn(move |req| Arc::clone(&proxy).handle(req, None::<Arc<Target>>));
+                let _ = http1_server()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+                    .await;
+            });
+        }
+    }
+
+    /// One request from a client; `tunnel` is the inspected CONNECT it came
+    /// through. Boxed: a tunnel's requests are served by this same function.
+    fn handle(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+        tunnel: Option<Arc<Target>>,
+    ) -> Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>> {
+        Box::pin(self.answer(req, tunnel))
+    }
+
+    async fn answer(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+        tunnel: Option<Arc<Target>>,
+    ) -> Result<Response<Body>, Infallible> {
+        if req.method() == Method::CONNECT {
+            if tunnel.is_some() {
+                return Ok(plain(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "aileron proxy: CONNECT inside a tunnel is not forwarded\n",
+                ));
+            }
+            return Ok(self.connect(req).await);
+        }
+        let request_target = req
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str())
+            .filter(|_| req.uri().scheme().is_none())
+            .map(str::to_owned)
+            .unwrap_or_else(|| req.uri().to_string());
+        let parsed = match &tunnel {
+            Some(t) => lower::origin_target(t, &request_target, host_header(req.headers())),
+            None => lower::parse_target(req.method(), &request_target),
+        };
+        let target = match parsed {
+            Ok(t) => t,
+            Err(e) => return Ok(bad_target(&e)),
+        };
+        Ok(self.forward(req, target, tunnel.is_some()).await)
+    }
+
+    /// A CONNECT: opened and decided request by request (inspected), or
+    /// decided by host and port and then spliced.
+    async fn connect(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
+        let authority = req.uri().to_string();
+        let target = match lower::parse_target(&Method::CONNECT, &authority) {
+            Ok(t) => Arc::new(t),
+            Err(e) => return bad_target(&e),
+        };
+        if let Some((inspect, authority)) = &self.inspect
+            && inspect.covers(&target.host)
+        {
+            let config = match self.tls_config(&target.host, authority) {
+                Ok(c) => c,
+                Err(e) => return plain(StatusCode::BAD_GATEWAY, &format!("aileron proxy: {e}\n")),
+            };
+            let proxy = Arc::clone(&self);
+            tokio::spawn(async move {
+                if let Ok(upgraded) = hyper::upgrade::on(req).await {
+                    proxy.inspect_tunnel(upgraded, target, config).await;
+                }
+            });
+            return Response::new(empty());
+        }
+        let action = lower::lower(&Lowering {
+            method: &Method::CONNECT,
+            target: &target,
+            headers: req.headers(),
+            tunnel: true,
+            body_size: None,
+            body: None,
+        });
+        if let Some(refusal) = self.decide(action, &target).await {
+            return refusal;
+        }
+        let upstream = match connect::open(&target.host, target.port, &self.refused).await {
+            Ok(s) => s,
+            Err(e) => return unreachable(&target, &e),
+        };
+        tokio::spawn(async move {
+            if let Ok(upgraded) = hyper::upgrade::on(req).await {
+                let mut client = TokioIo::new(upgraded);
+                let mut upstream = upstream;
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            }
+        });
+        Response::new(empty())
+    }
+
+    /// Serves the requests a client sends inside an inspected tunnel.
+    async fn inspect_tunnel(
+        self: Arc<Self>,
+        upgraded: hyper::upgrade::Upgraded,
+        target: Arc<Target>,
+        config: Arc<rustls::ServerConfig>,
+    ) {
+        let acceptor = tokio_rustls::TlsAcceptor::from(config);
+        let Ok(tls) = acceptor.accept(TokioIo::new(upgraded)).await else {
+            return;
+        };
+        let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+        let proxy = Arc::clone(&self);
+        let service = service_fn(move |req| Arc::clone(&proxy).handle(req, Some(target.clone())));
+        if h2 {
+            let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .serve_connection(TokioIo::new(tls), service)
+                .await;
+        } else {
+            let _ = http1_server()
+                .serve_connection(TokioIo::new(tls), service)
+                .with_upgrades()
+                .await;
+        }
+    }
+
+    /// The TLS server configuration that presents `host`'s minted certificate.
+    fn tls_config(
+        &self,
+        host: &str,
+        authority: &Authority,
+    ) -> Result<Arc<rustls::ServerConfig>, Error> {
+        let mut configs = self.tls_configs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = configs.get(host) {
+            return Ok(Arc::clone(c));
+        }
+        let cert = authority.certificate_for(host)?;
+        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(Fixed(cert)));
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        if configs.len() >= 4096 {
+            configs.clear();
+        }
+        configs.insert(host.to_owned(), Arc::clone(&config));
+        Ok(config)
+    }
+
+    /// Decides, forwards and streams back one request.
+    async fn forward(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+        target: Target,
+        inside_tls: bool,
+    ) -> Response<Body> {
+        let mut req = req;
+        let websocket = is_websocket(req.headers());
+        let client_upgrade = websocket.then(|| hyper::upgrade::on(&mut req));
+        let wanted = lower::body_wanted(req.method(), &target, req.headers());
+        let (mut parts, incoming) = req.into_parts();
+        let body_size = content_length(&parts.headers);
+        let (prefix, rest) = match wanted {
+            Some(limit) if !websocket => match read_prefix(incoming, limit).await {
+                Ok(p) => p,
+                Err(e) => {
+                    return plain(
+                        StatusCode::BAD_REQUEST,
+                        &format!("aileron proxy: the request body could not be read: {e}\n"),
+                    );
+                }
+            },
+            _ => (Bytes::new(), Some(incoming)),
+        };
+        let action = lower::lower(&Lowering {
+            method: &parts.method,
+            target: &target,
+            headers: &parts.headers,
+            tunnel: false,
+            body_size,
+            body: wanted.map(|_| prefix.as_ref()),
+        });
+        if let Some(refusal) = self.decide(action, &target).await {
+            return refusal;
+        }
+        strip_hop_by_hop(&mut parts.headers, websocket);
+        parts.headers.remove(header::HOST);
+        parts.uri = match upstream_uri(&target, inside_tls) {
+            Ok(u) => u,
+            Err(e) => return bad_target(&e),
+        };
+        parts.version = Version::HTTP_11;
+        let body = with_prefix(prefix, rest);
+        let upstream_req = Request::from_parts(parts, body);
+        let sent = if !inside_tls {
+            self.http.request(upstream_req).await
+        } else if websocket {
+            self.https1.request(upstream_req).await
+        } else {
+            self.https.request(upstream_req).await
+        };
+        let mut resp = match sent {
+            Ok(r) => r,
+            Err(e) => return unreachable(&target, &e),
+        };
+        if websocket && resp.status() == StatusCode::SWITCHING_PROTOCOLS {
+            let theirs = hyper::upgrade::on(&mut resp);
+            if let Some(ours) = client_upgrade {
+                tokio::spawn(async move {
+                    if let (Ok(a), Ok(b)) = (ours.await, theirs.await) {
+                        let _ = tokio::io::copy_bidirectional(
+                            &mut TokioIo::new(a),
+                            &mut TokioIo::new(b),
+                        )
+                        .await;
+                    }
+                });
+            }
+            let (parts, body) = resp.into_parts();
+            return Response::from_parts(parts, body.boxed());
+        }
+        let (mut parts, body) = resp.into_parts();
+        strip_hop_by_hop(&mut parts.headers, false);
+        Response::from_parts(parts, body.boxed())
+    }
+
+    /// `None` when the action is allowed; the answer to send otherwise.
+    async fn decide(
+        &self,
+        mut action: aileron_engine::Action,
+        target: &Target,
+    ) -> Option<Response<Body>> {
+        if self
+            .agent_apis
+            .iter()
+            .any(|(h, p)| *h == target.host && *p == target.port)
+        {
+            action
+                .tags
+                .push(aileron_engine::builtin::AGENT_MODEL_API.to_owned());
+        }
+        let req = self.origin.request(action);
+        let decide = Arc::clone(&self.decide);
+        let answer = tokio::task::spawn_blocking(move || decide.decide(&req)).await;
+        match answer {
+            Ok(r) if r.allow => None,
+            Ok(r) => Some(denied(&r)),
+            Err(_) => Some(plain(
+                StatusCode::FORBIDDEN,
+                "aileron: denied: the decision failed\n",
+            )),
+        }
+    }
+}
+
+/// The HTTP/1 server side, bounded against slow and flooding clients.
+fn http1_server() -> hyper::server::conn::http1::Builder {
+    let mut b = hyper::server::conn::http1::Builder::new();
+    b.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_buf_size(MAX_HEAD)
+        .max_headers(MAX_HEADERS)
+        .pipeline_flush(true);
+    b
+}
+
+/// Always the same certificate: the one for the host the CONNECT named
+/// (and was decided for), whatever name the client's hello gives.
+#[derive(Debug)]
+struct Fixed(Arc<rustls::sign::CertifiedKey>);
+
+impl rustls::server::ResolvesServerCert for Fixed {
+    fn resolve(
+        &self,
+        _: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(Arc::clone(&self.0))
+    }
+}
+
+fn upstream_uri(target: &Target, inside_tls: bool) -> Result<Uri, lower::BadTarget> {
+    let scheme = if inside_tls { "https" } else { "http" };
+    let host = if target.host.contains(':') {
+        format!("[{}]", target.host)
+    } else {
+        target.host.clone()
+    };
+    let pq = if target.path_and_query.is_empty() {
+        "/"
+    } else {
+        &target.path_and_query
+    };
+    format!("{scheme}://{host}:{}{pq}", target.port)
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| lower::BadTarget::Unforwardable(e.to_string()))
+}
+
+fn host_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::HOST).and_then(|h| h.to_str().ok())
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn is_websocket(headers: &HeaderMap) -> bool {
+    let has = |name: HeaderName, word: &str| {
+        headers.get_all(name).iter().any(|v| {
+            v.to_str()
+                .is_ok_and(|s| s.split(',').any(|t| t.trim().eq_ignore_ascii_case(word)))
+        })
+    };
+    has(header::UPGRADE, "websocket") && has(header::CONNECTION, "upgrade")
+}
+
+/// Takes out what concerns only this hop (RFC 9110 7.6.1), and whatever
+/// `Connection` names; a WebSocket handshake keeps its upgrade.
+fn strip_hop_by_hop(headers: &mut HeaderMap, websocket: bool) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        if !(websocket && name == header::UPGRADE) {
+            headers.remove(name);
+        }
+    }
+    for name in [
+        "proxy-connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+    ] {
+        headers.remove(name);
+    }
+    if websocket {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    } else {
+        headers.remove(header::CONNECTION);
+        headers.remove(header::UPGRADE);
+    }
+}
+
+/// Reads up to `limit` bytes of a body for the decision; the rest stays in
+/// the stream (`None`: the body ended within the limit).
+async fn read_prefix(
+    mut body: Incoming,
+    limit: usize,
+) -> Result<(Bytes, Option<Incoming>), hyper::Error> {
+    let mut buf = bytes::BytesMut::new();
+    while buf.len() < limit {
+        match body.frame().await {
+            None => return Ok((buf.freeze(), None)),
+            Some(frame) => {
+                if let Ok(data) = frame?.into_data() {
+                    buf.extend_from_slice(&data);
+                }
+            }
+        }
+    }
+    Ok((buf.freeze(), Some(body)))
+}
+
+/// The bytes read for the decision, then the rest of the client's body.
+fn with_prefix(prefix: Bytes, rest: Option<Incoming>) -> Body {
+    match (prefix.is_empty(), rest) {
+        (true, Some(rest)) => rest.boxed(),
+        (_, None) => Full::new(prefix).map_err(|never| match never {}).boxed(),
+        (false, Some(rest)) => {
+            let first = futures_util::stream::once(async move { Ok(Frame::data(prefix)) });
+            let rest = http_body_util::BodyStream::new(rest);
+            StreamBody::new(futures_util::StreamExt::chain(first, rest)).boxed()
+        }
+    }
+}
+
+fn empty() -> Body {
+    Full::new(Bytes::new())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+/// A short plain-text answer: what a tool prints is what the agent reads.
+fn plain(status: StatusCode, text: &str) -> Response<Body> {
+    let mut r = Response::new(
+        Full::new(Bytes::from(text.to_owned()))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
+    r
+}
+
+fn denied(r: &aileron_session::Response) -> Response<Body> {
+    let message = r
+        .message
+        .clone()
+        .unwrap_or_else(|| "aileron: denied".to_owned());
+    let mut resp = plain(StatusCode::FORBIDDEN, &format!("{message}\n"));
+    resp.headers_mut()
+        .insert("x-aileron-decision", HeaderValue::from_static("deny"));
+    if let Some(rule) = r
+        .rule
+        .as_deref()
+        .and_then(|r| HeaderValue::from_str(r).ok())
+    {
+        resp.headers_mut().insert("x-aileron-rule", rule);
+    }
+    resp
+}
+
+fn bad_target(e: &lower::BadTarget) -> Response<Body> {
+    let status = match e {
+        lower::BadTarget::OriginForm => StatusCode::BAD_REQUEST,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    plain(status, &format!("aileron proxy: not forwarded: {e}\n"))
+}
+
+fn unreachable(target: &Target, e: &(dyn std::error::Error + 'static)) -> Response<Body> {
+    // The client's error says only "client error (Connect)"; the cause
+    // (refused, a certificate not trusted, ...) is in its sources.
+    let mut why = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        why = format!("{why}: {s}");
+        source = s.source();
+    }
+    plain(
+        StatusCode::BAD_GATEWAY,
+        &format!(
+            "aileron proxy: cannot reach {}:{}: {why}\n",
+            target.host, target.port
+        ),
+    )
+}
