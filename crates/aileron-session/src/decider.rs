@@ -508,8 +508,8 @@ impl Decider {
     /// Writes the audit line of an exec refused before the policy could
     /// decide it (unreadable, no path, changed after its check).
     pub fn record_refused_exec(&self, pid: u32, why: &str) {
-        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))
-            .map_or_else(|_| self.cfg.load.cwd.clone(), PathBuf::from);
+        let cwd =
+            crate::process::cwd(pid).map_or_else(|_| self.cfg.load.cwd.clone(), PathBuf::from);
         self.record_event(
             "shell.exec",
             &format!("an exec of process {pid}"),

@@ -13,6 +13,7 @@
 //! alone, default included.
 
 use crate::decider::Decider;
+use crate::process::{ProcStat, start_time};
 use crate::protocol::Request;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -201,181 +202,6 @@ impl Contexts {
     }
 }
 
-/// Who a process (or a thread) is: its parent, its thread group, and an
-/// identity that names it even after its number is reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProcStat {
-    pub ppid: u32,
-    /// The thread group (process) the task belongs to.
-    pub tgid: u32,
-    /// The task's identity: its pidfs inode number where the kernel
-    /// describes a pidfd (Linux 6.13+; never reused while it runs), else
-    /// its start time in clock ticks after boot (`/proc/PID/stat`). One
-    /// kind per kernel, so the two are never compared.
-    pub start: u64,
-}
-
-impl ProcStat {
-    /// Asks the kernel through a pidfd (four cheap calls) where it can,
-    /// else reads `/proc/PID/stat`, which the kernel composes field by
-    /// field at each read (about 30 µs, the largest cost of a supervised
-    /// exec before).
-    pub fn read(pid: u32) -> std::io::Result<Option<ProcStat>> {
-        match pidfs::read(pid) {
-            Some(found) => found.map(Some),
-            None => ProcStat::read_proc(pid),
-        }
-    }
-
-    fn read_proc(pid: u32) -> std::io::Result<Option<ProcStat>> {
-        let stat = read_proc_file(&format!("/proc/{pid}/stat"))?;
-        let Some(fields) = StatFields::parse(&stat) else {
-            return Ok(None);
-        };
-        // A task alone in its process is its leader; otherwise ask
-        // `status` (several times dearer to produce).
-        let tgid = if fields.threads <= 1 {
-            Some(pid)
-        } else {
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("Tgid:"))
-                .and_then(|v| v.trim().parse().ok())
-        };
-        Ok(tgid.map(|tgid| ProcStat {
-            ppid: fields.ppid,
-            tgid,
-            start: fields.start,
-        }))
-    }
-}
-
-/// The fields of `/proc/PID/stat` the supervisor uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct StatFields {
-    ppid: u32,
-    /// Threads of its process.
-    threads: u32,
-    /// Clock ticks after boot.
-    start: u64,
-}
-
-impl StatFields {
-    /// Parses the file's text; None when it is not what the kernel writes.
-    fn parse(stat: &[u8]) -> Option<StatFields> {
-        // The command name (field 2) may hold any byte but ')', so fields
-        // are counted from the last ')'.
-        let close = stat.iter().rposition(|&b| b == b')')?;
-        let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // fields[0] is field 3 (state): ppid is 4, num_threads 20, starttime 22.
-        let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
-        Some(StatFields {
-            ppid: u32::try_from(number(1)?).ok()?,
-            threads: u32::try_from(number(17)?).ok()?,
-            start: number(19)?,
-        })
-    }
-}
-
-/// Processes described through their pidfd (`PIDFD_GET_INFO`, Linux 6.13)
-/// and named by their pidfs inode (unique since Linux 6.9 on 64-bit).
-mod pidfs {
-    use super::ProcStat;
-    use std::os::fd::{FromRawFd, OwnedFd};
-    use std::sync::OnceLock;
-
-    /// `struct pidfd_info` as of its first version (64 bytes).
-    #[repr(C)]
-    #[derive(Default)]
-    struct PidfdInfo {
-        mask: u64,
-        cgroupid: u64,
-        pid: u32,
-        tgid: u32,
-        ppid: u32,
-        ids: [u32; 8],
-        exit_code: i32,
-    }
-
-    const PIDFD_INFO_PID: u64 = 1;
-    /// `_IOWR(PIDFS_IOCTL_MAGIC, 11, struct pidfd_info)`.
-    const PIDFD_GET_INFO: libc::c_ulong = (3 << 30) | (64 << 16) | (0xFF << 8) | 11;
-    /// `PIDFD_THREAD` (`O_EXCL`): a pidfd for a thread, not only a leader.
-    const PIDFD_THREAD: libc::c_int = libc::O_EXCL;
-
-    /// `None` where this kernel cannot describe a pidfd: use `/proc` then.
-    pub(super) fn read(pid: u32) -> Option<std::io::Result<ProcStat>> {
-        static WORKS: OnceLock<bool> = OnceLock::new();
-        let works = *WORKS.get_or_init(|| describe(std::process::id()).is_ok());
-        works.then(|| describe(pid))
-    }
-
-    fn describe(pid: u32) -> std::io::Result<ProcStat> {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, PIDFD_THREAD) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: the descriptor was just opened and is ours alone.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-        use std::os::fd::AsRawFd;
-        let mut info = PidfdInfo {
-            mask: PIDFD_INFO_PID,
-            ..PidfdInfo::default()
-        };
-        // SAFETY: info is a pidfd_info of the size the request encodes.
-        if unsafe { libc::ioctl(fd.as_raw_fd(), PIDFD_GET_INFO, &mut info as *mut PidfdInfo) } != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        if info.mask & PIDFD_INFO_PID == 0 || info.pid != pid {
-            return Err(std::io::Error::other("the pidfd describes another task"));
-        }
-        // SAFETY: an all-zero stat is valid for fstat to fill.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: st is a stat buffer, fd a descriptor we own.
-        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(ProcStat {
-            ppid: info.ppid,
-            tgid: info.tgid,
-            start: st.st_ino,
-        })
-    }
-}
-
-/// A `/proc` file, whole. Its size is not known before it is read (the
-/// kernel writes it as it is read), so it is read into a buffer that
-/// grows, without the size probe `std::fs::read` makes: these are read
-/// for every exec the supervisor decides.
-pub fn read_proc_file(path: &str) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut out = vec![0u8; 4096];
-    let mut len = 0;
-    loop {
-        if len == out.len() {
-            out.resize(len * 2, 0);
-        }
-        match file.read(&mut out[len..]) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    out.truncate(len);
-    Ok(out)
-}
-
-/// A process's start time, as `/proc` gives it.
-pub fn start_time(pid: u32) -> Option<u64> {
-    Some(ProcStat::read(pid).ok()??.start)
-}
-
 impl Decider {
     /// Decides an exec of the agent's tree, writes its audit line, and
     /// remembers an allowed one as the context of what it starts.
@@ -482,7 +308,7 @@ impl Decider {
     ///   shell, runs `line` next, so the shell's execs that are part of it
     ///   were decided with it.
     pub fn expect_hand_over(&self, pid: u32, argv: Option<Vec<String>>, line: String, cwd: &str) {
-        let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
+        let Ok(exe) = crate::process::exe(pid) else {
             return;
         };
         let context = Context {
@@ -757,61 +583,6 @@ mod tests {
         let mut c = call("/usr/bin/ls", &["ls"]);
         c.code_env = vec![("LD_PRELOAD".into(), "/tmp/x.so".into())];
         assert_eq!(exec_line(&c), "LD_PRELOAD=/tmp/x.so ls");
-    }
-
-    #[test]
-    fn stat_fields_are_counted_from_the_last_parenthesis() {
-        let line = b"42 (a) b (c)) S 7 42 42 0 -1 0 0 0 0 0 1 2 0 0 20 0 3 0 987 0 0";
-        assert_eq!(
-            StatFields::parse(line),
-            Some(StatFields {
-                ppid: 7,
-                threads: 3,
-                start: 987
-            })
-        );
-        assert_eq!(StatFields::parse(b"42 (a) S"), None);
-    }
-
-    #[test]
-    fn a_process_is_named_the_same_by_each_read_and_differently_from_another() {
-        let me = ProcStat::read(std::process::id()).unwrap().unwrap();
-        assert_eq!(me.tgid, std::process::id());
-        // SAFETY: getppid cannot fail.
-        assert_eq!(me.ppid, unsafe { libc::getppid() } as u32);
-        assert_eq!(ProcStat::read(std::process::id()).unwrap(), Some(me));
-        // Where the kernel has no pidfd description, /proc says the same.
-        let by_proc = ProcStat::read_proc(std::process::id()).unwrap().unwrap();
-        assert_eq!((by_proc.ppid, by_proc.tgid), (me.ppid, me.tgid));
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .spawn()
-            .unwrap();
-        let other = ProcStat::read(child.id()).unwrap().unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
-        assert_eq!((other.ppid, other.tgid), (std::process::id(), child.id()));
-        assert_ne!(other.start, me.start);
-        // Gone: no description, as /proc has no file.
-        assert!(ProcStat::read(child.id()).is_err());
-    }
-
-    #[test]
-    fn a_thread_names_its_process_as_its_group() {
-        let pid = std::process::id();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-        let t = std::thread::spawn(move || {
-            // SAFETY: gettid cannot fail.
-            tx.send(unsafe { libc::gettid() } as u32).unwrap();
-            done_rx.recv().ok();
-        });
-        let tid2 = rx.recv().unwrap();
-        let seen = ProcStat::read(tid2).unwrap().unwrap();
-        done_tx.send(()).unwrap();
-        t.join().unwrap();
-        assert_eq!(seen.tgid, pid);
-        assert_ne!(tid2, pid);
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod error;
 pub mod exec;
 pub mod notify;
 pub mod pool;
+pub mod process;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;

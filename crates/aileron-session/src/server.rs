@@ -66,7 +66,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
             Ok(_) if bytes.len() as u64 > MAX_SHIM_CALL => ShimReply::Refuse(
                 "aileron: denied: the command's arguments are too long to check".into(),
             ),
-            Ok(_) => answer_shim_call(&bytes, decider, peer_pid(&stream)),
+            Ok(_) => answer_shim_call(&bytes, decider, crate::process::peer_pid(&stream)),
             Err(_) => return,
         };
         let _ = (&stream).write_all(&reply.encode());
@@ -77,7 +77,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
         return;
     }
     if let Ok(control) = serde_json::from_str::<Control>(&line) {
-        let reply = answer_control(control, decider, peer_pid(&stream));
+        let reply = answer_control(control, decider, crate::process::peer_pid(&stream));
         let mut out = serde_json::to_string(&reply).unwrap_or_default();
         out.push('\n');
         let _ = (&stream).write_all(out.as_bytes());
@@ -85,7 +85,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
     }
     let response = match serde_json::from_str::<Request>(&line) {
         Ok(mut req) => {
-            req.peer = peer_pid(&stream);
+            req.peer = crate::process::peer_pid(&stream);
             if req.actions.is_empty()
                 && let Invocation::Command(cmd) = invocation::parse(&req.argv)
             {
@@ -96,7 +96,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
             let response = decider.decide(&req);
             if response.allow
                 && req.actions.is_empty()
-                && let Some(pid) = peer_pid(&stream)
+                && let Some(pid) = crate::process::peer_pid(&stream)
             {
                 decider.expect_hand_over(pid, None, req.line.clone(), &req.cwd);
             }
@@ -204,8 +204,9 @@ fn answer_control(control: Control, decider: &Decider, peer: Option<u32>) -> Con
     }
 }
 
-/// Whether `pid` is this process or one it started (its parents, read
-/// from `/proc`, lead here). Unknown counts as ours: refused.
+/// Whether `pid` is this process or one it started (its parents lead
+/// here). Unknown counts as ours, also where the system does not say:
+/// refused.
 fn descends_from_this_process(pid: u32) -> bool {
     let me = std::process::id();
     let mut p = pid;
@@ -216,11 +217,9 @@ fn descends_from_this_process(pid: u32) -> bool {
         if p <= 1 {
             return false;
         }
-        match crate::exec::ProcStat::read(p) {
+        match crate::process::ProcStat::read(p) {
             Ok(Some(stat)) => p = stat.ppid,
-            Ok(None) => return true,
-            // No /proc at all (macOS): the approver key alone decides.
-            Err(_) => return Path::new("/proc/self/stat").exists(),
+            Ok(None) | Err(_) => return true,
         }
     }
     true
@@ -229,28 +228,6 @@ fn descends_from_this_process(pid: u32) -> bool {
 /// Sends `control` to the session at `socket` and reads its reply.
 pub fn control(socket: &Path, control: &Control) -> Result<ControlReply, Error> {
     exchange(socket, control)
-}
-
-/// The process at the other end of `stream` (`SO_PEERCRED`).
-fn peer_pid(stream: &UnixStream) -> Option<u32> {
-    use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: cred and len describe a buffer of the size passed.
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
 }
 
 /// Sends `req` to the session at `socket` and waits for the decision.

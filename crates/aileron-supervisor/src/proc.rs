@@ -2,7 +2,7 @@
 //! `/proc` entries. Every value read here came from a process that may be
 //! hostile, so lengths are capped and nothing is trusted beyond its bytes.
 
-use aileron_session::exec::{ProcStat, read_proc_file};
+use aileron_session::process::{ProcStat, read_proc_file};
 use std::path::PathBuf;
 
 /// The most bytes of arguments and environment read for one exec (the

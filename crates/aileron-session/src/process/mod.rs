@@ -1,0 +1,120 @@
+//! What the system says about a process: who it is and who its parent is
+//! ([`ProcStat`]), the program it runs, its working directory, and which
+//! process is at the other end of a Unix socket.
+//!
+//! Linux answers through pidfds and `/proc` (`linux.rs`), macOS through
+//! libproc and `LOCAL_PEERPID` (`macos.rs`). Elsewhere every question is
+//! an error (`other.rs`), and each caller refuses what it cannot check:
+//! an `aileron approve` whose process is not known is turned away, a shim
+//! whose program is not known gets no context.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as imp;
+#[cfg(target_os = "linux")]
+pub use linux::read_proc_file;
+
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as imp;
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+mod other;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+use other as imp;
+
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+
+/// Who a process (or a thread) is: its parent, its thread group, and an
+/// identity that names it even after its number is reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcStat {
+    pub ppid: u32,
+    /// The thread group (process) the task belongs to.
+    pub tgid: u32,
+    /// The task's identity. On Linux its pidfs inode number where the
+    /// kernel describes a pidfd (Linux 6.13+; never reused while it runs),
+    /// else its start time in clock ticks after boot (`/proc/PID/stat`):
+    /// one kind per kernel, so the two are never compared. On macOS its
+    /// unique id (`p_uniqueid`, never reused until the next boot).
+    pub start: u64,
+}
+
+impl ProcStat {
+    /// Asks the kernel who `pid` is. `Ok(None)` when its answer cannot be
+    /// read (a malformed `/proc` file); an error when there is no such
+    /// process or the system cannot say.
+    pub fn read(pid: u32) -> std::io::Result<Option<ProcStat>> {
+        imp::read(pid)
+    }
+}
+
+/// A process's identity ([`ProcStat::start`]).
+pub fn start_time(pid: u32) -> Option<u64> {
+    Some(ProcStat::read(pid).ok()??.start)
+}
+
+/// The program file `pid` runs.
+pub fn exe(pid: u32) -> std::io::Result<PathBuf> {
+    imp::exe(pid)
+}
+
+/// The working directory of `pid`.
+pub fn cwd(pid: u32) -> std::io::Result<PathBuf> {
+    imp::cwd(pid)
+}
+
+/// The process at the other end of `stream`, as the kernel recorded it
+/// when it connected (`SO_PEERCRED`, `LOCAL_PEERPID`); `None` where the
+/// system does not say.
+pub fn peer_pid(stream: &UnixStream) -> Option<u32> {
+    imp::peer_pid(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_is_named_the_same_by_each_read_and_differently_from_another() {
+        let me = ProcStat::read(std::process::id()).unwrap().unwrap();
+        assert_eq!(me.tgid, std::process::id());
+        // SAFETY: getppid cannot fail.
+        assert_eq!(me.ppid, unsafe { libc::getppid() } as u32);
+        assert_eq!(ProcStat::read(std::process::id()).unwrap(), Some(me));
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let other = ProcStat::read(child.id()).unwrap().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!((other.ppid, other.tgid), (std::process::id(), child.id()));
+        assert_ne!(other.start, me.start);
+        // Gone: no description.
+        assert!(ProcStat::read(child.id()).is_err());
+    }
+
+    #[test]
+    fn a_process_runs_its_program_in_its_directory() {
+        let me = std::process::id();
+        assert_eq!(
+            exe(me).unwrap().canonicalize().unwrap(),
+            std::env::current_exe().unwrap().canonicalize().unwrap()
+        );
+        assert_eq!(
+            cwd(me).unwrap().canonicalize().unwrap(),
+            std::env::current_dir().unwrap().canonicalize().unwrap()
+        );
+    }
+
+    #[test]
+    fn a_socket_names_the_process_that_connected() {
+        let (a, b) = UnixStream::pair().unwrap();
+        assert_eq!(peer_pid(&a), Some(std::process::id()));
+        assert_eq!(peer_pid(&b), Some(std::process::id()));
+    }
+}
