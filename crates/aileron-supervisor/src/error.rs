@@ -1,6 +1,7 @@
 //! Why enforcement could not be set up, and why an exec was killed at its
 //! exec event.
 
+#[cfg(target_os = "linux")]
 use crate::proc::ReadError;
 use std::io;
 use std::path::PathBuf;
@@ -17,6 +18,9 @@ pub enum Error {
         path: &'static str,
         source: io::Error,
     },
+    /// A system other than Linux: no seccomp, Landlock or mount namespaces.
+    #[error("kernel enforcement needs Linux (seccomp, Landlock, mount namespaces)")]
+    NeedsLinux,
     #[error("seccomp user notification is not available")]
     NoSeccompNotify,
     #[error("unprivileged user namespaces are disabled")]
@@ -47,6 +51,7 @@ pub enum Error {
     #[error("cannot read the program loaded: {0}")]
     LoadedProgram(#[source] io::Error),
     /// At the exec event: the new image's arguments cannot be read.
+    #[cfg(target_os = "linux")]
     #[error(transparent)]
     Read(#[from] ReadError),
 }

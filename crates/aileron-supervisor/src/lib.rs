@@ -7,15 +7,43 @@
 //! ([`supervise`]), and under a Landlock domain and a private mount
 //! namespace that keep Aileron's own files out of its reach ([`files`]).
 //! See `docs/enforcement.md` for what this covers and what it does not.
+//!
+//! Only Linux has the means. Elsewhere [`exec_support`] and
+//! [`files_support`] say so, and `files`, `spawn` and `supervise` hold
+//! only what `aileron launch` names, with types that cannot be made
+//! (`unsupported.rs`): the code that would start an enforced session
+//! compiles, and cannot run.
 
 mod error;
+#[cfg(target_os = "linux")]
 pub mod files;
+#[cfg(target_os = "linux")]
 pub mod filter;
+#[cfg(target_os = "linux")]
 pub mod proc;
+#[cfg(target_os = "linux")]
 pub mod spawn;
+#[cfg(target_os = "linux")]
 pub mod supervise;
 
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
+#[cfg(not(target_os = "linux"))]
+pub use unsupported::{files, spawn, supervise};
+
 pub use error::Error;
+
+/// Whether this kernel can stop every exec of the tree for a decision
+/// (`--enforce exec`), or why not.
+pub fn exec_support() -> Result<(), Error> {
+    files::seccomp_notify_available()
+}
+
+/// Whether this system can lock Aileron's files away from the tree
+/// (`--enforce files`), or why not.
+pub fn files_support() -> Result<(), Error> {
+    files::mount_namespace_available()
+}
 
 /// What `aileron launch` asks the kernel to enforce.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
