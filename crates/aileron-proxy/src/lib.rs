@@ -15,9 +15,11 @@ pub mod ca;
 mod connect;
 pub mod decide;
 pub mod lower;
+mod meter;
 mod proxy;
 
 pub use decide::{Decide, Origin, SessionSocket};
+pub use meter::UsageLog;
 pub use proxy::{Config, Proxy};
 
 use std::path::PathBuf;

@@ -5,6 +5,7 @@ use crate::ca::Authority;
 use crate::connect::{self, Guarded, Refused};
 use crate::decide::{Decide, Origin};
 use crate::lower::{self, Lowering, Target};
+use crate::meter::{self, Metered, UsageLog};
 use crate::{Error, Inspect};
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -50,6 +51,8 @@ pub struct Config {
     /// The launched agent's own model endpoints (`scheme://host:port`):
     /// requests to them are tagged `agent-model-api`.
     pub agent_apis: Vec<String>,
+    /// Where the token usage of LLM API calls is written.
+    pub usage_log: Option<Arc<UsageLog>>,
 }
 
 /// A running proxy's shared state.
@@ -65,6 +68,7 @@ pub struct Proxy {
     tls_configs: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
     /// Host and port of the agent's own model endpoints.
     agent_apis: Vec<(String, u16)>,
+    usage_log: Option<Arc<UsageLog>>,
 }
 
 impl Proxy {
@@ -114,6 +118,7 @@ impl Proxy {
                     Some((host.to_owned(), port.parse().ok()?))
                 })
                 .collect(),
+            usage_log: cfg.usage_log,
         }))
     }
 
@@ -214,7 +219,7 @@ impl Proxy {
             body_size: None,
             body: None,
         });
-        if let Some(refusal) = self.decide(action, &target).await {
+        if let Err(refusal) = self.decide(action, &target).await {
             return refusal;
         }
         let upstream = match connect::open(&target.host, target.port, &self.refused).await {
@@ -310,7 +315,7 @@ impl Proxy {
             },
             _ => (Bytes::new(), Some(incoming)),
         };
-        let action = lower::lower(&Lowering {
+        let mut action = lower::lower(&Lowering {
             method: &parts.method,
             target: &target,
             headers: &parts.headers,
@@ -318,8 +323,22 @@ impl Proxy {
             body_size,
             body: wanted.map(|_| prefix.as_ref()),
         });
-        if let Some(refusal) = self.decide(action, &target).await {
-            return refusal;
+        action.id = self.origin.action_id();
+        let metered = self
+            .usage_log
+            .clone()
+            .filter(|_| action.facets.contains_key("llm"))
+            .map(|log| (log, self.origin.placed(action.clone())));
+        let rule = match self.decide(action, &target).await {
+            Ok(rule) => rule,
+            Err(refusal) => return refusal,
+        };
+        if metered.is_some() {
+            // The usage is read from the bytes as they pass: no compression.
+            parts.headers.insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
         }
         strip_hop_by_hop(&mut parts.headers, websocket);
         parts.headers.remove(header::HOST);
@@ -359,15 +378,22 @@ impl Proxy {
         }
         let (mut parts, body) = resp.into_parts();
         strip_hop_by_hop(&mut parts.headers, false);
-        Response::from_parts(parts, body.boxed())
+        let body = match metered {
+            Some((log, action)) => Metered::new(body, move |usage| {
+                meter::report(log, action, rule, usage);
+            })
+            .boxed(),
+            None => body.boxed(),
+        };
+        Response::from_parts(parts, body)
     }
 
-    /// `None` when the action is allowed; the answer to send otherwise.
+    /// The rule that allowed the action, or the answer to send instead.
     async fn decide(
         &self,
         mut action: aileron_engine::Action,
         target: &Target,
-    ) -> Option<Response<Body>> {
+    ) -> Result<Option<String>, Response<Body>> {
         if self
             .agent_apis
             .iter()
@@ -381,9 +407,9 @@ impl Proxy {
         let decide = Arc::clone(&self.decide);
         let answer = tokio::task::spawn_blocking(move || decide.decide(&req)).await;
         match answer {
-            Ok(r) if r.allow => None,
-            Ok(r) => Some(denied(&r)),
-            Err(_) => Some(plain(
+            Ok(r) if r.allow => Ok(r.rule),
+            Ok(r) => Err(denied(&r)),
+            Err(_) => Err(plain(
                 StatusCode::FORBIDDEN,
                 "aileron: denied: the decision failed\n",
             )),

@@ -67,9 +67,17 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             &opts.data_dir.join("proxy-ca"),
         )?))
     };
+    // On its own, the proxy is one session: its "always" answers hold
+    // until it stops.
+    let session = args.session.clone().or_else(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Some(format!("proxy-{:x}-{nanos:x}", std::process::id()))
+    });
     let origin = Origin {
         cwd: cwd.to_string_lossy().into_owned(),
-        session: args.session.clone(),
+        session: session.clone(),
         agent: args.agent.clone(),
     };
     let decide: Arc<dyn Decide> = match &args.session_socket {
@@ -77,7 +85,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         None => Arc::new(Decider::new(
             aileron_session::Config {
                 cache_dir: Some(opts.data_dir.join("cache")),
-                session_id: args.session.clone(),
+                session_id: session,
                 agent: args.agent.clone(),
                 real_shell: String::new(),
                 secrets: Vec::new(),
@@ -112,6 +120,14 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         refused,
         roots: aileron_proxy::system_roots(),
         agent_apis: args.agent_apis,
+        usage_log: Some(Arc::new(aileron_proxy::UsageLog {
+            path: aileron_config::audit_log_path(
+                &loaded.policy,
+                loaded.project_file.as_deref(),
+                &opts,
+            ),
+            masker: aileron_audit::Masker::new(Vec::new()),
+        })),
     })?;
     // The first line says where: `aileron launch` reads it.
     let mut out = std::io::stdout().lock();
