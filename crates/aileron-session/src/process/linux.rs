@@ -47,24 +47,8 @@ pub(super) fn cwd(pid: u32) -> std::io::Result<PathBuf> {
 
 /// `SO_PEERCRED`: the process that connected.
 pub(super) fn peer_pid(stream: &UnixStream) -> Option<u32> {
-    use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: cred and len describe a buffer of the size passed.
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
+    let cred: libc::ucred = super::socket_option(stream, libc::SOL_SOCKET, libc::SO_PEERCRED)?;
+    (cred.pid > 0).then_some(cred.pid as u32)
 }
 
 /// The fields of `/proc/PID/stat` the supervisor uses.

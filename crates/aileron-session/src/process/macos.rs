@@ -102,18 +102,6 @@ pub(super) fn cwd(pid: u32) -> io::Result<PathBuf> {
 
 /// `LOCAL_PEERPID`: the process that connected.
 pub(super) fn peer_pid(stream: &UnixStream) -> Option<u32> {
-    use std::os::fd::AsRawFd;
-    let mut pid: libc::pid_t = 0;
-    let mut len = std::mem::size_of::<libc::pid_t>() as libc::socklen_t;
-    // SAFETY: pid and len describe a buffer of the size passed.
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_LOCAL,
-            libc::LOCAL_PEERPID,
-            (&mut pid as *mut libc::pid_t).cast(),
-            &mut len,
-        )
-    };
-    (r == 0 && pid > 0).then_some(pid as u32)
+    let pid: libc::pid_t = super::socket_option(stream, libc::SOL_LOCAL, libc::LOCAL_PEERPID)?;
+    (pid > 0).then_some(pid as u32)
 }

@@ -74,6 +74,28 @@ pub fn peer_pid(stream: &UnixStream) -> Option<u32> {
     imp::peer_pid(stream)
 }
 
+/// The option `name` of `stream`'s socket at `level`, a value of type `T`
+/// (plain integers), when the system gives one of that size.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn socket_option<T>(stream: &UnixStream, level: libc::c_int, name: libc::c_int) -> Option<T> {
+    use std::os::fd::AsRawFd;
+    let mut value = std::mem::MaybeUninit::<T>::zeroed();
+    let size = std::mem::size_of::<T>();
+    let mut len = size as libc::socklen_t;
+    // SAFETY: value and len describe a buffer of the size passed.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            level,
+            name,
+            value.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: the system filled it; every bit pattern is valid for T.
+    (r == 0 && len as usize == size).then(|| unsafe { value.assume_init() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
