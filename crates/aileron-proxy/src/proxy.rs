@@ -346,6 +346,9 @@ impl Proxy {
             Ok(u) => u,
             Err(e) => return bad_target(&e),
         };
+        // Each hop speaks its own version: the client's answer is in the
+        // client's (an HTTP/1.0 upstream must not end a keep-alive client).
+        let client_version = parts.version;
         parts.version = Version::HTTP_11;
         let body = with_prefix(prefix, rest);
         let upstream_req = Request::from_parts(parts, body);
@@ -378,6 +381,7 @@ impl Proxy {
         }
         let (mut parts, body) = resp.into_parts();
         strip_hop_by_hop(&mut parts.headers, false);
+        parts.version = client_version;
         let body = match metered {
             Some((log, action)) => Metered::new(body, move |usage| {
                 meter::report(log, action, rule, usage);
