@@ -381,14 +381,50 @@ pub const KNOWN_FACETS: &[(&str, &[&str])] = &[
     (
         "http",
         &[
-            "method", "url", "scheme", "host", "port", "path", "query", "headers",
+            "method",
+            "url",
+            "scheme",
+            "host",
+            "port",
+            "path",
+            "query",
+            "headers",
+            "body_size",
+            "tunnel",
         ],
     ),
     ("mcp", &["server", "tool", "arguments"]),
     ("tool", &["name", "input"]),
     ("sql", &["verb", "tables", "text"]),
-    ("llm", &["model", "provider", "cost", "tokens"]),
+    (
+        "llm",
+        &[
+            "model",
+            "provider",
+            "cost",
+            "tokens",
+            "max_tokens",
+            "stream",
+            "input_tokens",
+            "output_tokens",
+        ],
+    ),
     ("agent", &["tool", "input", "count"]),
+    // Added by the egress proxy to `http.request` actions.
+    ("git", &["remote", "operation", "service"]),
+    (
+        "k8s",
+        &[
+            "verb",
+            "namespace",
+            "resource",
+            "name",
+            "subresource",
+            "group",
+            "version",
+        ],
+    ),
+    ("ws", &["url"]),
 ];
 
 /// Facet fields that hold objects, so deeper paths (`mcp.arguments.repo`) are fine.

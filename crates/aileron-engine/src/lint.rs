@@ -890,7 +890,7 @@ mod tests {
             // The hooks keep the agent's tool on every action.
             "version: 1\nallow:\n  - {id: a, when: {type: fs.write, tool.name: Write}}\n",
             // Names of two letters are not taken for misspellings.
-            "version: 1\nallow:\n  - {id: a, when: {type: ws.request, ws.path: x}}\n",
+            "version: 1\nallow:\n  - {id: a, when: {type: ui.click, ui.path: x}}\n",
             "version: 1\nallow:\n  - {id: a, when: {db.name: x}}\n",
             // The proxy may add facets to web requests.
             "version: 1\nallow:\n  - {id: a, when: {type: http.request, git.service: upload-pack}}\n",

@@ -488,7 +488,7 @@ fn numeric_comparisons() {
             ("{llm.tokens: {gte: 1000, lt: 1100}}", false),
             // not numbers
             ("{http.method: {gt: 0}}", false),
-            ("{k8s.replicas: {lt: 10}}", false),
+            ("{deploy.replicas: {lt: 10}}", false),
         ],
     );
 }

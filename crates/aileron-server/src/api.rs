@@ -712,7 +712,7 @@ const ACTION_TYPES: &[(&str, &str, &str, &str, &str)] = &[
     (
         "http.request",
         "Web request",
-        "A request through the egress proxy or a fetch tool.",
+        "A request through the egress proxy or a fetch tool; the proxy adds git, k8s, llm and ws facets to the requests it recognises.",
         "http",
         "read",
     ),
@@ -746,18 +746,30 @@ const ACTION_TYPES: &[(&str, &str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The facets an action type may carry besides its primary one: those the
+/// egress proxy adds to the requests it recognises.
+const EXTRA_FACETS: &[(&str, &[&str])] = &[("http.request", &["git", "k8s", "llm", "ws"])];
+
 async fn action_schemas() -> Response {
     let schemas: Vec<Value> = ACTION_TYPES
         .iter()
         .map(|(ty, label, desc, primary, sens)| {
-            let fields: Vec<String> = KNOWN_FACETS
+            let facets: Vec<&str> = std::iter::once(*primary)
+                .chain(
+                    EXTRA_FACETS
+                        .iter()
+                        .filter(|(t, _)| t == ty)
+                        .flat_map(|(_, fs)| fs.iter().copied()),
+                )
+                .collect();
+            let fields: Vec<String> = facets
                 .iter()
-                .filter(|(f, _)| f == primary)
+                .filter_map(|f| KNOWN_FACETS.iter().find(|(k, _)| k == f))
                 .flat_map(|(f, fs)| fs.iter().map(move |x| format!("{f}.{x}")))
                 .collect();
             json!({
                 "pluginId": "aileron", "type": ty, "label": label, "description": desc,
-                "primary": primary, "defaultSensitivity": sens, "facets": [primary],
+                "primary": primary, "defaultSensitivity": sens, "facets": facets,
                 "fields": fields,
             })
         })

@@ -1026,6 +1026,30 @@ async fn catalogs_and_openapi() {
         .map(|s| s["type"].as_str().unwrap())
         .collect();
     assert!(types.contains(&"shell.exec") && types.contains(&"http.request"));
+    let http = v["schemas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["type"] == "http.request")
+        .unwrap();
+    assert_eq!(http["facets"], json!(["http", "git", "k8s", "llm", "ws"]));
+    for field in [
+        "http.body_size",
+        "git.operation",
+        "k8s.namespace",
+        "llm.max_tokens",
+        "ws.url",
+    ] {
+        assert!(
+            http["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == field),
+            "{field}"
+        );
+    }
+    assert_eq!(v["facets"]["k8s"][0], "verb");
     assert!(
         v["operators"]
             .as_array()
