@@ -179,6 +179,7 @@ fn build_id() -> Option<Vec<u8>> {
 /// The descriptor of the first ELF note of type `kind` owned by `name`
 /// (with its NUL) in a note segment whose entries are padded to `align`
 /// bytes (4, or 8 for a segment aligned so).
+#[cfg(any(test, all(target_os = "linux", target_env = "gnu")))]
 fn find_note<'a>(mut notes: &'a [u8], align: usize, kind: u32, name: &[u8]) -> Option<&'a [u8]> {
     let word = |b: &[u8], i: usize| -> Option<usize> {
         Some(u32::from_ne_bytes(b.get(i..i.checked_add(4)?)?.try_into().ok()?) as usize)

@@ -25,17 +25,14 @@ pub fn take() -> Result<String, Error> {
 fn refill_stdin(bytes: &[u8]) -> Result<(), Error> {
     let mut fds = [0i32; 2];
     // SAFETY: plain POSIX calls on descriptors this process owns; the pipe
-    // is sized to hold all bytes, so the write cannot block.
+    // holds all bytes or its write end does not block (`hold`), so the
+    // write cannot block.
     unsafe {
         if libc::pipe(fds.as_mut_ptr()) != 0 {
             return Err(Error::StdinPipe);
         }
         let (read_end, write_end) = (fds[0], fds[1]);
-        if bytes.len() > 60 * 1024
-            && libc::fcntl(write_end, libc::F_SETPIPE_SZ, MAX_STDIN as libc::c_int) < 0
-        {
-            return Err(Error::StdinPipeSize);
-        }
+        hold(write_end, bytes.len())?;
         let mut off = 0;
         while off < bytes.len() {
             let n = libc::write(write_end, bytes[off..].as_ptr().cast(), bytes.len() - off);
@@ -49,6 +46,30 @@ fn refill_stdin(bytes: &[u8]) -> Result<(), Error> {
             return Err(Error::StdinHandOver);
         }
         libc::close(read_end);
+    }
+    Ok(())
+}
+
+/// Makes the pipe hold `len` bytes with nobody reading: Linux sizes it.
+#[cfg(target_os = "linux")]
+fn hold(write_end: libc::c_int, len: usize) -> Result<(), Error> {
+    // SAFETY: fcntl on a descriptor this process owns.
+    if len > 60 * 1024
+        && unsafe { libc::fcntl(write_end, libc::F_SETPIPE_SZ, MAX_STDIN as libc::c_int) } < 0
+    {
+        return Err(Error::StdinPipeSize);
+    }
+    Ok(())
+}
+
+/// Elsewhere a pipe holds what the system gives it (16 to 64 KiB on
+/// macOS): its write end does not block, so a longer program is refused
+/// (a write that would block fails) instead of waiting for ever.
+#[cfg(not(target_os = "linux"))]
+fn hold(write_end: libc::c_int, _len: usize) -> Result<(), Error> {
+    // SAFETY: fcntl on a descriptor this process owns.
+    if unsafe { libc::fcntl(write_end, libc::F_SETFL, libc::O_NONBLOCK) } < 0 {
+        return Err(Error::StdinPipeSize);
     }
     Ok(())
 }
