@@ -198,6 +198,19 @@ fn status_shows_the_policy_hooks_server_and_data_directory() {
     assert_eq!(v["server"]["from"], "AILERON_SERVER");
     assert_eq!(v["server"]["reachable"], true);
     assert_eq!(v["data_dir"], p.home.join(".aileron").to_str().unwrap());
+    // What `aileron launch` has the kernel enforce without --enforce.
+    let enforce = v["launch"]["enforce"].as_str().unwrap();
+    assert!(
+        ["exec and files", "exec", "files", "none"].contains(&enforce),
+        "{v}"
+    );
+    for part in ["exec", "files"] {
+        let available = v["launch"][part]["available"].as_bool().unwrap();
+        assert_eq!(available, v["launch"][part]["why"].is_null(), "{v}");
+    }
+    if !cfg!(target_os = "linux") {
+        assert_eq!(enforce, "none");
+    }
     let hooks = v["hooks"].as_array().unwrap();
     let names: Vec<&str> = hooks.iter().map(|h| h["agent"].as_str().unwrap()).collect();
     for agent in ["claude-code", "codex", "gemini", "opencode"] {
@@ -224,6 +237,7 @@ fn status_shows_the_policy_hooks_server_and_data_directory() {
     assert!(s.contains("does not load"), "{s}");
     assert!(s.contains("default"), "{s}");
     assert!(s.contains("not reachable"), "{s}");
+    assert!(s.contains("kernel enforcement: "), "{s}");
     assert!(s.contains("claude-code  installed"), "{s}");
     assert!(s.contains("codex        not installed"), "{s}");
 }

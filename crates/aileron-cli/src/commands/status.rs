@@ -28,10 +28,12 @@ pub fn run(args: Args) -> Result<u8, Error> {
     let opts = options(args.policy, cwd.clone());
     let policy = policy(&opts);
     let hooks = hooks(&opts, &cwd);
+    let launch = launch();
     let server = server(&opts.data_dir);
     let report = json!({
         "policy": policy,
         "hooks": hooks,
+        "launch": launch,
         "server": server,
         "data_dir": opts.data_dir,
     });
@@ -88,6 +90,22 @@ fn hooks(opts: &aileron_config::LoadOptions, cwd: &Path) -> Vec<Value> {
             json!({"agent": agent.name(), "project": at(false), "user": at(true)})
         })
         .collect()
+}
+
+/// What the kernel enforces under `aileron launch` without `--enforce`:
+/// all this system supports (nothing but on Linux), and why not the rest.
+fn launch() -> Value {
+    let exec = aileron_supervisor::exec_support();
+    let files = aileron_supervisor::files_support();
+    let enforce = aileron_supervisor::Enforce {
+        exec: exec.is_ok(),
+        files: files.is_ok(),
+    };
+    let part = |support: Result<(), aileron_supervisor::Error>| match support {
+        Ok(()) => json!({"available": true}),
+        Err(why) => json!({"available": false, "why": why.to_string()}),
+    };
+    json!({"enforce": enforce.describe(), "exec": part(exec), "files": part(files)})
 }
 
 /// The server the adapters would report to: `AILERON_SERVER`, else the
@@ -201,6 +219,22 @@ fn print_text(r: &Value) {
             }
         };
         println!("  {:<12} {state}", s(&h["agent"]));
+    }
+    let launch = &r["launch"];
+    let enforces = s(&launch["enforce"]);
+    let enforces = if launch["exec"]["available"] == true && launch["files"]["available"] == true {
+        paint::good(&enforces)
+    } else {
+        enforces
+    };
+    println!(
+        "{}     kernel enforcement: {enforces} (aileron launch without --enforce)",
+        paint::bold("launch")
+    );
+    for part in ["exec", "files"] {
+        if launch[part]["available"] != true {
+            println!("  {part:<9}{}", paint::dim(&s(&launch[part]["why"])));
+        }
     }
     let sv = &r["server"];
     let reach = if sv["reachable"] == true {
