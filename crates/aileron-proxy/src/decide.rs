@@ -1,37 +1,10 @@
-//! Who decides a request: the launch session the proxy was started for
-//! (over its socket, as the shim and the hooks ask it), or a decider of
-//! the proxy's own. Either way the decision is `aileron_session`'s, with
-//! its approvals, asks and audit line: the proxy only lowers and enforces.
+//! The request the session decides for one lowered web request (who
+//! decides is `aileron_session::Decide`: the launch session's socket, or a
+//! `Decider` of the proxy's own).
 
 use aileron_engine::Action;
-use aileron_session::{Decider, Request, Response};
-use std::path::PathBuf;
+use aileron_session::Request;
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Decides one request; blocking (an ask may wait for a human).
-pub trait Decide: Send + Sync + 'static {
-    fn decide(&self, req: &Request) -> Response;
-}
-
-/// A launch session, reached over its Unix socket.
-pub struct SessionSocket(pub PathBuf);
-
-impl Decide for SessionSocket {
-    fn decide(&self, req: &Request) -> Response {
-        aileron_session::server::request(&self.0, req).unwrap_or_else(|e| {
-            Response::refused(
-                format!("aileron: denied: the session cannot be reached: {e}"),
-                "",
-            )
-        })
-    }
-}
-
-impl Decide for Decider {
-    fn decide(&self, req: &Request) -> Response {
-        Decider::decide(self, req)
-    }
-}
 
 /// Where requests are decided from: the directory whose policy applies,
 /// and the session they belong to.

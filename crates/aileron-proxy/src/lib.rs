@@ -18,7 +18,8 @@ pub mod lower;
 mod meter;
 mod proxy;
 
-pub use decide::{Decide, Origin, SessionSocket};
+pub use aileron_session::{Decide, SessionSocket};
+pub use decide::Origin;
 pub use meter::UsageLog;
 pub use proxy::{Config, Proxy};
 

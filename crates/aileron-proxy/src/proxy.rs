@@ -3,10 +3,11 @@
 
 use crate::ca::Authority;
 use crate::connect::{self, Guarded, Refused};
-use crate::decide::{Decide, Origin};
+use crate::decide::Origin;
 use crate::lower::{self, Lowering, Target};
 use crate::meter::{self, Metered, UsageLog};
 use crate::{Error, Inspect};
+use aileron_session::Decide;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri, Version};
@@ -422,13 +423,16 @@ impl Proxy {
 }
 
 /// The HTTP/1 server side, bounded against slow and flooding clients.
+///
+/// No `pipeline_flush`: hyper then skips flushing while unread bytes wait
+/// in its buffer, and a head it refuses (malformed, too many headers, too
+/// large) stays there, so its 400 or 431 was never sent before the close.
 fn http1_server() -> hyper::server::conn::http1::Builder {
     let mut b = hyper::server::conn::http1::Builder::new();
     b.timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
         .max_buf_size(MAX_HEAD)
-        .max_headers(MAX_HEADERS)
-        .pipeline_flush(true);
+        .max_headers(MAX_HEADERS);
     b
 }
 

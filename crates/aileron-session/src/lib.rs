@@ -4,6 +4,7 @@
 //! amendments, and the audit line for every decision.
 
 pub mod board;
+pub mod decide;
 pub mod decider;
 mod error;
 pub mod exec;
@@ -16,6 +17,7 @@ pub mod registry;
 pub mod remote;
 pub mod server;
 
+pub use decide::{Decide, SessionSocket};
 pub use decider::{Config, Decider, SavedApproval, SavedSession};
 pub use error::Error;
 pub use exec::{ExecCall, ExecRuling};

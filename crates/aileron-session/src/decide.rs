@@ -1,0 +1,35 @@
+//! Who decides a request for an adapter that runs beside the agent (the
+//! egress proxy, the MCP gateway): the launch session it was started for,
+//! over its socket as the shim and the hooks ask it, or a [`Decider`] of
+//! its own. Either way the decision is the session's, with its approvals,
+//! asks and audit line: the adapter only lowers and enforces.
+
+use crate::decider::Decider;
+use crate::protocol::{Request, Response};
+use std::path::PathBuf;
+
+/// Decides one request; blocking (an ask may wait for a human).
+pub trait Decide: Send + Sync + 'static {
+    fn decide(&self, req: &Request) -> Response;
+}
+
+/// A launch session, reached over its Unix socket. A session that cannot
+/// be reached is a refusal, never an allow.
+pub struct SessionSocket(pub PathBuf);
+
+impl Decide for SessionSocket {
+    fn decide(&self, req: &Request) -> Response {
+        crate::server::request(&self.0, req).unwrap_or_else(|e| {
+            Response::refused(
+                format!("aileron: denied: the session cannot be reached: {e}"),
+                "",
+            )
+        })
+    }
+}
+
+impl Decide for Decider {
+    fn decide(&self, req: &Request) -> Response {
+        Decider::decide(self, req)
+    }
+}
