@@ -4,7 +4,7 @@
 
 use hyper_util::rt::TokioIo;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -18,11 +18,23 @@ impl Refused {
     /// Whether `addr` is one of them (an unspecified listen address stands
     /// for every local address on its port).
     pub fn covers(&self, addr: &SocketAddr) -> bool {
+        let addr = SocketAddr::new(reached(addr.ip()), addr.port());
         self.0.iter().any(|own| {
             own.port() == addr.port()
                 && (own.ip() == addr.ip()
-                    || (own.ip().is_unspecified() && (addr.ip().is_loopback() || is_local(addr))))
+                    || (own.ip().is_unspecified() && (addr.ip().is_loopback() || is_local(&addr))))
         })
+    }
+}
+
+/// The address a connection to `ip` reaches: an IPv4-mapped IPv6 address
+/// is the IPv4 one, and an unspecified one (`0.0.0.0`, `::`) this host's
+/// loopback, as the kernel routes it.
+fn reached(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V4(a) if a.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(a) if a.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
     }
 }
 

@@ -424,13 +424,17 @@ impl Proxy {
 
 /// The HTTP/1 server side, bounded against slow and flooding clients.
 ///
-/// No `pipeline_flush`: hyper then skips flushing while unread bytes wait
-/// in its buffer, and a head it refuses (malformed, too many headers, too
-/// large) stays there, so its 400 or 431 was never sent before the close.
+/// The head's size is `max_header_size`: `max_buf_size` alone bounds a
+/// head only when it arrives in pieces (one read may overshoot it, and a
+/// 100 KiB header sent at once was forwarded). No `pipeline_flush`: hyper
+/// then skips flushing while unread bytes wait in its buffer, and a head
+/// it refuses (malformed, too many headers, too large) stays there, so its
+/// 400 or 431 was never sent before the close.
 fn http1_server() -> hyper::server::conn::http1::Builder {
     let mut b = hyper::server::conn::http1::Builder::new();
     b.timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
+        .max_header_size(MAX_HEAD)
         .max_buf_size(MAX_HEAD)
         .max_headers(MAX_HEADERS);
     b
