@@ -4,8 +4,8 @@
 #   curl -fsSL https://raw.githubusercontent.com/aileron-dev/aileron/main/install.sh | sh
 #   sh install.sh --version 0.1.0 --dir /usr/local/bin
 #
-# It picks the archive for this system (Linux x86-64 or aarch64; macOS
-# when the release has a build for it), downloads it and the release's
+# It picks the archive for this system (Linux or macOS, x86-64 or
+# aarch64/Apple silicon), downloads it and the release's
 # SHA256SUMS, refuses an archive whose SHA-256 does not match, and copies
 # the binaries to ~/.local/bin (or --dir, or $AILERON_INSTALL_DIR). Nothing
 # else is changed: it says what to add to PATH when the directory is not on
@@ -74,7 +74,14 @@ if [ -z "$target" ]; then
     esac
     case "$os" in
     Linux) target="$arch-unknown-linux-gnu" ;;
-    Darwin) target="$arch-apple-darwin" ;;
+    Darwin)
+        # A shell under Rosetta 2 is told x86_64 on Apple silicon: the
+        # native build is the one to install.
+        if [ "$arch" = x86_64 ] && [ "$(sysctl -n sysctl.proc_translated 2>/dev/null)" = 1 ]; then
+            arch="aarch64"
+        fi
+        target="$arch-apple-darwin"
+        ;;
     *) fail "no release build for $os; build from source: cargo install aileron-cli" ;;
     esac
 fi

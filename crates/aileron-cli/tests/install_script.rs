@@ -89,15 +89,20 @@ fn make_release(dir: &Path) -> PathBuf {
 /// `sh install.sh ARGS` with `url` as the download location, a home of
 /// its own and a PATH without the install directory.
 fn install(tmp: &Path, url: &str, args: &[&str]) -> Output {
+    run(&mut installer(tmp, url, args))
+}
+
+fn installer(tmp: &Path, url: &str, args: &[&str]) -> Command {
     let home = tmp.join("home");
     std::fs::create_dir_all(&home).unwrap();
-    run(Command::new("/bin/sh")
-        .arg(repo().join("install.sh"))
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg(repo().join("install.sh"))
         .args(args)
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env("HOME", &home)
-        .env("AILERON_DOWNLOAD_URL", url))
+        .env("AILERON_DOWNLOAD_URL", url);
+    cmd
 }
 
 #[test]
@@ -208,6 +213,52 @@ fn a_tampered_archive_or_a_missing_build_is_refused() {
         text(&out.stderr)
     );
     assert!(!dir.exists() || std::fs::read_dir(&dir).unwrap().next().is_none());
+}
+
+#[test]
+fn a_mac_is_given_the_apple_darwin_build_of_its_processor() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tmp.path();
+    // A release without macOS builds: the refusal names the build asked for.
+    let release = tmp.join("release");
+    std::fs::create_dir_all(&release).unwrap();
+    let sums = format!(
+        "{}  aileron-{VERSION}-x86_64-unknown-linux-gnu.tar.gz\n",
+        "0".repeat(64)
+    );
+    std::fs::write(release.join("SHA256SUMS"), sums).unwrap();
+    // uname and sysctl as macOS answers them (`translated`: a shell under
+    // Rosetta 2 on Apple silicon), first on PATH.
+    for (machine, translated, target) in [
+        ("arm64", "0", "aarch64-apple-darwin"),
+        ("x86_64", "0", "x86_64-apple-darwin"),
+        ("x86_64", "1", "aarch64-apple-darwin"),
+    ] {
+        let fake = tmp.join(format!("mac-{machine}-{translated}"));
+        std::fs::create_dir_all(&fake).unwrap();
+        for (name, script) in [
+            (
+                "uname",
+                format!("[ \"$1\" = -s ] && echo Darwin || echo {machine}\n"),
+            ),
+            ("sysctl", format!("echo {translated}\n")),
+        ] {
+            let path = fake.join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{script}")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let out = run(installer(tmp, &release.display().to_string(), &[]).env(
+            "PATH",
+            format!("{}:/usr/local/bin:/usr/bin:/bin", fake.display()),
+        ));
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{}", text(&out.stdout));
+        assert!(
+            err.contains(&format!("the release has no build for {target};")),
+            "{machine}, translated {translated}: {err}"
+        );
+    }
 }
 
 #[test]
