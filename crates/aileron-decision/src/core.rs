@@ -63,6 +63,11 @@ pub struct Request<'a> {
     /// The same call again (a permission request after its pre-tool
     /// event): not counted for the doom loop or `rate`.
     pub repeat: bool,
+    /// A program's traffic seen by a gateway (the egress proxy), not a
+    /// call of the agent's own: programs repeat requests (polling,
+    /// retries), so it never makes a doom loop, nor breaks one; `rate`
+    /// still counts it.
+    pub traffic: bool,
     /// When the adapter started waiting: a "reject" given since rejects
     /// this request too (the cascade across processes).
     pub waiting_since: Option<jiff::Timestamp>,
@@ -245,7 +250,11 @@ impl Core {
             return Step::Done(rejected_earlier(verdict, action));
         }
         let lv = self.evaluate(policy, req);
-        let doom = self.doom_loop(policy, req, &lv, !req.repeat);
+        let doom = if req.traffic {
+            None
+        } else {
+            self.doom_loop(policy, req, &lv, !req.repeat)
+        };
         if !req.repeat {
             self.record_history(policy, req.session, &lv);
         }
@@ -680,7 +689,11 @@ impl Core {
         );
         action.normalize();
         let verdict = policy.evaluate(&action, &State::default());
-        Some((verdict, action))
+        // Only a rule makes a loop a question (the built-in asks unless the
+        // call only reads): the policy's `default` already decided the
+        // call itself, and under `default: deny` the third `ls` in a row
+        // must not be denied for being the third.
+        (verdict.source != VerdictSource::Default).then_some((verdict, action))
     }
 
     /// Adds the request's actions to the history `rate` counts. Under a

@@ -29,6 +29,7 @@
 //!     now: "2026-01-01T00:00:00Z".parse().unwrap(),
 //!     agent_asks: false,
 //!     repeat: false,
+//!     traffic: false,
 //!     waiting_since: None,
 //!     prompt_budget: None,
 //!     default_timeout: std::time::Duration::from_secs(60),

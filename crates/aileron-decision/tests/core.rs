@@ -64,6 +64,7 @@ impl Fixture {
             now: self.time.parse().unwrap(),
             agent_asks: false,
             repeat: false,
+            traffic: false,
             waiting_since: None,
             prompt_budget: None,
             default_timeout: Duration::from_secs(60),
@@ -522,6 +523,63 @@ fn a_read_only_call_repeated_is_not_a_doom_loop_by_default() {
     assert_eq!(
         done(line(&core, &p, "ls")).verdict.rule.as_deref(),
         Some("no-loops")
+    );
+}
+
+/// Regression: under `default: deny`, the third `ls` in a row was denied
+/// by the default deciding its `agent.doom_loop` action (no rule matched
+/// it, since the built-in leaves reads alone). A loop only a rule decides.
+#[test]
+fn a_loop_no_rule_decides_leaves_the_call_to_the_policy() {
+    let core = Core::new();
+    let p = policy("version: 1\ndefault: deny\nallow: [\"ls\"]\n");
+    for i in 0..5 {
+        let d = done(line(&core, &p, "ls"));
+        assert!(d.allow, "ls #{i}: {d:?}");
+    }
+    // A loop of calls that change something is still the built-in's ask.
+    let p = policy("version: 1\ndefault: deny\nallow: [\"touch x\"]\n");
+    let core = Core::new();
+    for _ in 0..2 {
+        assert!(done(line(&core, &p, "touch x")).allow);
+    }
+    let pending = asked(line(&core, &p, "touch x"));
+    assert_eq!(pending.verdict.rule.as_deref(), Some("builtin:doom-loop"));
+}
+
+/// A gateway's traffic (the egress proxy) is programs' requests, which
+/// repeat by nature: never a doom loop, and it does not break the
+/// agent's own count either.
+#[test]
+fn traffic_makes_no_doom_loop_nor_breaks_one() {
+    let p = policy(
+        "version: 1\ndefault: allow\ndeny:\n  - {id: no-loops, when: {type: agent.doom_loop}}\n",
+    );
+    let core = Core::new();
+    let f = Fixture::new("t1");
+    let web = aileron_engine::Action {
+        kind: "http.request".into(),
+        facets: serde_json::from_value(serde_json::json!({
+            "http": {"method": "POST", "url": "http://127.0.0.1:9/poll"}
+        }))
+        .unwrap(),
+        ..aileron_engine::Action::default()
+    };
+    let actions = [web];
+    let mut traffic = f.req(Some("s1"), Subject::Actions("POST /poll", &actions));
+    traffic.traffic = true;
+    for i in 0..5 {
+        assert!(done(core.decide(&p, &traffic)).allow, "request #{i}");
+    }
+    // Interleaved with the agent's own calls, it leaves their count alone.
+    let make = f.req(Some("s1"), Subject::Line("make"));
+    assert!(done(core.decide(&p, &make)).allow);
+    assert!(done(core.decide(&p, &traffic)).allow);
+    assert!(done(core.decide(&p, &make)).allow);
+    assert!(done(core.decide(&p, &traffic)).allow);
+    assert!(
+        !done(core.decide(&p, &make)).allow,
+        "the third make in a row"
     );
 }
 

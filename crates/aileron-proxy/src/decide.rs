@@ -52,6 +52,7 @@ impl Origin {
             session: self.session.clone(),
             agent: self.agent.clone(),
             adapter: Some("proxy".into()),
+            traffic: true,
             waiting_since,
             ..Request::default()
         }

@@ -626,6 +626,7 @@ impl App {
             now: jiff::Timestamp::now(),
             agent_asks: false,
             repeat: false,
+            traffic: false,
             waiting_since: None,
             prompt_budget: None,
             default_timeout: self.cfg.default_timeout,

@@ -286,6 +286,7 @@ impl Decider {
                     now,
                     agent_asks: req.agent_asks,
                     repeat: req.repeat,
+                    traffic: req.traffic,
                     waiting_since: req.waiting_since.and_then(|n| {
                         jiff::Timestamp::from_nanosecond(n.min(i128::MAX as u128) as i128).ok()
                     }),

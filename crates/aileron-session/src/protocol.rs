@@ -48,6 +48,10 @@ pub struct Request {
     /// not counted for the doom loop or `rate`.
     #[serde(default)]
     pub repeat: bool,
+    /// A program's traffic seen by a gateway (the egress proxy), not a
+    /// call of the agent's own: no doom loop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub traffic: bool,
     /// An exec inside a command already allowed (that command's line): a
     /// verdict of the policy's default gives way to it, and a command
     /// already approved as part of it is not asked again. Set only by the

@@ -228,6 +228,7 @@ fn question(
         now: now.parse().unwrap_or_default(),
         agent_asks: false,
         repeat: true,
+        traffic: false,
         waiting_since: None,
         prompt_budget: None,
         default_timeout: Duration::from_secs(60),
