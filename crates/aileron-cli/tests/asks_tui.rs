@@ -9,7 +9,7 @@ mod support;
 
 use serde_json::Value;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -68,18 +68,7 @@ impl Pty {
             .stderr(Stdio::from(slave));
         let child = cmd.spawn().expect("spawn on the pty");
         // The parent's copies of the slave are closed with `cmd`'s Stdio.
-        let screen = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = master.try_clone().unwrap();
-        let s = Arc::clone(&screen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                s.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
+        let screen = support::collect(master.try_clone().unwrap());
         Pty {
             child,
             master,

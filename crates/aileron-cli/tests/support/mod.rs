@@ -11,6 +11,8 @@ pub mod model;
 pub mod npm;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod proxy;
+pub mod upstream;
 
 use serde_json::Value;
 use std::fs::File;
@@ -318,6 +320,23 @@ impl Watchdog {
     }
 }
 
+/// What `reader` gives, gathered by a thread as it arrives, until its end
+/// or an error: a child's output read while it runs.
+pub fn collect(mut reader: impl Read + Send + 'static) -> Arc<Mutex<Vec<u8>>> {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g = Arc::clone(&got);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            g.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    got
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -420,19 +439,8 @@ impl PtyChild {
                 let _ = pipe.write_all(&data);
             });
         }
-        let screen = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = master.try_clone().expect("dup master");
-        let s = Arc::clone(&screen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            // Ends with EIO once every slave fd is closed (see `finish`).
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                s.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
+        // Ends with EIO once every slave fd is closed (see `finish`).
+        let screen = collect(master.try_clone().expect("dup master"));
         let mut out = child.stdout.take().expect("stdout");
         let mut err = child.stderr.take().expect("stderr");
         let stdout = std::thread::spawn(move || {
