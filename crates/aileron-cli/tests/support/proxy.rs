@@ -135,8 +135,7 @@ impl ProxyProcess {
     }
 
     /// Asserts that a plain GET through it still gets `upstream`'s answer
-    /// (`/ok/still-there/N`: never the same request three times in a row,
-    /// which the doom loop would stop).
+    /// (`/ok/still-there/N`, a path of its own each time).
     pub fn assert_serves(&mut self, p: &Project, upstream: &super::upstream::Upstream) {
         assert!(
             self.running(),
