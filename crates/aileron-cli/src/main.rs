@@ -74,6 +74,10 @@ enum Command {
     /// One decision of the audit log: its record, its rule's file:line, and
     /// how the current policy decides it now.
     Why(commands::why::Args),
+    /// The MCP gateway: run an MCP server behind it (`aileron mcp -- npx
+    /// -y @modelcontextprotocol/server-github`); each tool call, resource
+    /// read and prompt is decided by the policy before the server sees it.
+    Mcp(commands::mcp::Args),
     /// Print a shell completion script: `source <(aileron completions bash)`.
     Completions {
         #[arg(value_enum)]
@@ -387,6 +391,7 @@ fn run() -> u8 {
         | Command::Rules { .. } => Ok(exec_server()),
         Command::Status(args) => commands::status::run(args),
         Command::Why(args) => commands::why::run(args),
+        Command::Mcp(args) => commands::mcp::run(args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "aileron", &mut std::io::stdout());

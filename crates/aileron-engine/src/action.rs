@@ -393,7 +393,20 @@ pub const KNOWN_FACETS: &[(&str, &[&str])] = &[
             "tunnel",
         ],
     ),
-    ("mcp", &["server", "tool", "arguments"]),
+    // `resource` (a `resources/read` URI) and `prompt` (a `prompts/get`
+    // name) come from the MCP gateway, with a tool's `annotations` from
+    // its server's `tools/list`.
+    (
+        "mcp",
+        &[
+            "server",
+            "tool",
+            "arguments",
+            "annotations",
+            "resource",
+            "prompt",
+        ],
+    ),
     ("tool", &["name", "input"]),
     ("sql", &["verb", "tables", "text"]),
     (
@@ -428,7 +441,7 @@ pub const KNOWN_FACETS: &[(&str, &[&str])] = &[
 ];
 
 /// Facet fields that hold objects, so deeper paths (`mcp.arguments.repo`) are fine.
-const OBJECT_FIELDS: &[&str] = &["arguments", "input", "headers"];
+const OBJECT_FIELDS: &[&str] = &["arguments", "input", "headers", "annotations"];
 
 impl FieldPath {
     /// Resolves a path as written in a rule. The error says what was expected.

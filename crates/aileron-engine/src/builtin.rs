@@ -147,6 +147,10 @@ const HARMLESS_DIR_READERS: &[&str] = &[
 ];
 
 impl Check {
+    /// The fields every check reads (`Policy::denies_all_like` evaluates
+    /// one only when they are all known).
+    pub const READS: &[&str] = &["type", "shell", "fs"];
+
     /// Whether the built-in check holds for `action`.
     pub fn is_match(&self, action: &Action) -> bool {
         match self {

@@ -680,6 +680,64 @@ pub(crate) fn is_blanket_tool_deny(matcher: &Matcher, tool: &str) -> bool {
     names_tool
 }
 
+/// An action of which only the fields at some paths are known
+/// ([`Policy::denies_all_like`]).
+pub(crate) struct Known<'a> {
+    pub action: &'a Action,
+    pub fixed: &'a [FieldPath],
+}
+
+/// A field path as [`Policy::denies_all_like`] names it: as rules write
+/// them, or a whole facet (`shell`).
+pub(crate) fn known_path(f: &str) -> Option<FieldPath> {
+    FieldPath::parse(f).ok().or_else(|| {
+        (!f.is_empty() && !f.contains('.')).then(|| FieldPath::Facet(vec![f.to_owned()]))
+    })
+}
+
+impl Known<'_> {
+    /// The value at `path`, when it is one of the known fields.
+    fn value(&self, path: &FieldPath) -> Option<Option<Lookup<'_>>> {
+        let known = self.fixed.iter().any(|f| match (f, path) {
+            (FieldPath::Facet(f), FieldPath::Facet(p)) => p.starts_with(f),
+            (f, p) => f == p,
+        });
+        known.then(|| self.action.lookup(path))
+    }
+
+    /// Whether a built-in check holds, when every field it reads is known.
+    fn check(&self, c: &crate::builtin::Check) -> Option<bool> {
+        crate::builtin::Check::READS
+            .iter()
+            .all(|f| known_path(f).is_some_and(|f| self.value(&f).is_some()))
+            .then(|| c.is_match(self.action))
+    }
+
+    /// `m` holds on every action with these known fields.
+    pub fn certainly(&self, m: &Matcher) -> bool {
+        match m {
+            Matcher::All(ms) => ms.iter().all(|m| self.certainly(m)),
+            Matcher::Any(ms) => ms.iter().any(|m| self.certainly(m)),
+            Matcher::Not(m) => !self.possibly(m),
+            Matcher::Field(path, cond) => self.value(path).is_some_and(|v| cond.holds(v)),
+            Matcher::Builtin(c) => self.check(c) == Some(true),
+            Matcher::Rate { .. } => false,
+        }
+    }
+
+    /// `m` may hold on some action with these known fields.
+    pub fn possibly(&self, m: &Matcher) -> bool {
+        match m {
+            Matcher::All(ms) => ms.iter().all(|m| self.possibly(m)),
+            Matcher::Any(ms) => ms.iter().any(|m| self.possibly(m)),
+            Matcher::Not(m) => !self.certainly(m),
+            Matcher::Field(path, cond) => self.value(path).is_none_or(|v| cond.holds(v)),
+            Matcher::Rate { of, .. } => self.possibly(of),
+            Matcher::Builtin(c) => self.check(c) != Some(false),
+        }
+    }
+}
+
 fn is_tool_name(path: &[String]) -> bool {
     path.len() == 2 && path[0] == "tool" && path[1] == "name"
 }

@@ -2,7 +2,7 @@
 //! overrides applied, the deny invariant checked, and the rules sorted and
 //! indexed for evaluation.
 
-use crate::action::FieldPath;
+use crate::action::{Action, FieldPath};
 use crate::builtin::{self, Environment};
 use crate::deferred::{Deferred, Unreadable};
 use crate::diagnostic::{Code, Diagnostic, quote};
@@ -448,6 +448,47 @@ impl Policy {
                 })
             })
             .collect()
+    }
+
+    /// Whether every action like `template` is denied, whatever the fields
+    /// not named in `fixed` hold (SPEC 10, disabled tools, for actions an
+    /// adapter knows only in part: the MCP gateway hides a tool whose every
+    /// call is denied, whatever its arguments). `fixed` names field paths as
+    /// rules write them (`type`, `verb`, `mcp.tool`; a facet path covers the
+    /// paths below it, and a facet's name the whole facet: `shell`), whose
+    /// values in `template` (or their absence) every such action has.
+    ///
+    /// True only when a deny rule that applies to every session holds on
+    /// every such action, and no rule that could decide otherwise comes
+    /// before it (one of a lower layer, or of its own: a higher layer's allow
+    /// loses to it anyway). A field path `fixed` does not name makes a deny
+    /// uncertain and any other rule possible, so the answer errs towards
+    /// `false`: a tool left listed is still decided at each call.
+    pub fn denies_all_like(&self, template: &Action, fixed: &[&str]) -> bool {
+        let fixed: Vec<FieldPath> = fixed
+            .iter()
+            .filter_map(|f| crate::evaluate::known_path(f))
+            .collect();
+        let known = crate::evaluate::Known {
+            action: template,
+            fixed: &fixed,
+        };
+        // The lowest layer of the rules met so far that could decide
+        // otherwise: a deny wins over them only from a lower layer.
+        let mut other = u8::MAX;
+        for r in self.rules() {
+            if r.decision == Decision::Deny {
+                if (r.layer as u8) < other
+                    && r.scope == Default::default()
+                    && known.certainly(&r.matcher)
+                {
+                    return true;
+                }
+            } else if known.possibly(&r.matcher) {
+                other = other.min(r.layer as u8);
+            }
+        }
+        false
     }
 
     fn sort_and_index(&mut self) {

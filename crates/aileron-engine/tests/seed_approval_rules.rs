@@ -1155,6 +1155,63 @@ ask:
 }
 
 #[test]
+fn an_mcp_tool_is_disabled_when_every_call_of_it_is_denied_whatever_its_arguments() {
+    let p = load(
+        r#"version: 1
+default: allow
+deny:
+  - {id: no-gh-delete, when: {type: mcp.call, mcp.server: github, mcp.tool: {glob: "delete_*"}}}
+  - {id: no-db, when: {mcp.server: db}}
+  - {id: no-destructive, when: {type: mcp.call, mcp.annotations.destructiveHint: true}}
+  - {id: no-secret-files, when: {type: mcp.call, mcp.tool: read_file, mcp.arguments.path: {glob: "*.pem"}}}
+  - {id: scoped, scope: {plugin: x}, when: {type: mcp.call, mcp.tool: scoped}}
+  - {id: not-reads, when: {type: mcp.call, mcp.server: fs, not: {mcp.tool: {pattern: "^read_"}}}}
+  - {id: low-write, priority: 10, when: {type: mcp.call, mcp.tool: write_issue}}
+allow:
+  - {id: write-own-issues, priority: 20, when: {type: mcp.call, mcp.tool: write_issue, mcp.arguments.repo: mine}}
+"#,
+    );
+    let call = |server: &str, tool: &str, annotations: Value| {
+        let mut a = action(json!({
+            "type": "mcp.call",
+            "facets": {"mcp": {"server": server, "tool": tool, "annotations": annotations}}
+        }));
+        a.verb = tool.to_owned();
+        a
+    };
+    // What every call of one tool shares (the MCP gateway's list).
+    let fixed: Vec<&str> =
+        "type primary verb sensitivity mcp.server mcp.tool mcp.annotations shell fs"
+            .split(' ')
+            .collect();
+    let disabled = |server: &str, tool: &str, annotations: Value| {
+        p.denies_all_like(&call(server, tool, annotations), &fixed)
+    };
+    assert!(disabled("github", "delete_repo", json!({})));
+    assert!(!disabled("github", "create_issue", json!({})));
+    assert!(disabled("db", "query", json!({})));
+    assert!(disabled("x", "drop", json!({"destructiveHint": true})));
+    assert!(!disabled("x", "drop", json!({"destructiveHint": false})));
+    // Denied for some arguments only, or for some sessions only: listed.
+    assert!(!disabled("fs", "read_file", json!({})));
+    assert!(!disabled("x", "read_file", json!({})));
+    assert!(!disabled("x", "scoped", json!({})));
+    assert!(disabled("fs", "write_file", json!({})));
+    // An allow of the deny's own layer ranked before it may decide a call.
+    assert!(!disabled("x", "write_issue", json!({})));
+    // And such a call is denied, whatever its arguments.
+    let mut delete = call("github", "delete_repo", json!({}));
+    delete.facets.insert(
+        "mcp".into(),
+        json!({"server": "github", "tool": "delete_repo", "arguments": {"x": 1}}),
+    );
+    assert_eq!(
+        outcome(&decide(&p, &delete)),
+        ("deny", Some("no-gh-delete"))
+    );
+}
+
+#[test]
 fn builtin_dynamic_asks_are_priority_150_and_overridable_by_id() {
     let p = load("version: 1\ndefault: allow\n");
     let piped = shell_with("bash", DIR, Sensitivity::Mutate, &["pipe-to-shell"]);

@@ -719,7 +719,7 @@ const ACTION_TYPES: &[(&str, &str, &str, &str, &str)] = &[
     (
         "mcp.call",
         "MCP tool call",
-        "tools/call of an MCP server.",
+        "An MCP server's tools/call (mcp.tool, mcp.arguments, mcp.annotations), resources/read (mcp.resource) or prompts/get (mcp.prompt): from the agent hooks and the MCP gateway, aileron mcp.",
         "mcp",
         "write",
     ),

@@ -1050,6 +1050,19 @@ async fn catalogs_and_openapi() {
         );
     }
     assert_eq!(v["facets"]["k8s"][0], "verb");
+    // The MCP gateway's fields.
+    let mcp = v["schemas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["type"] == "mcp.call")
+        .unwrap();
+    for field in ["mcp.annotations", "mcp.resource", "mcp.prompt"] {
+        assert!(
+            mcp["fields"].as_array().unwrap().iter().any(|f| f == field),
+            "{field}"
+        );
+    }
     assert!(
         v["operators"]
             .as_array()

@@ -6,6 +6,7 @@
 
 use crate::decider::Decider;
 use crate::protocol::{Request, Response};
+use aileron_engine::Action;
 use std::path::PathBuf;
 
 /// Decides one request; blocking (an ask may wait for a human).
@@ -31,5 +32,31 @@ impl Decide for SessionSocket {
 impl Decide for Decider {
     fn decide(&self, req: &Request) -> Response {
         Decider::decide(self, req)
+    }
+}
+
+/// The request a gateway sends for one action it lowered, waiting from
+/// now: decided by the policy of `cwd`, in `session` (`None`: the deciding
+/// session's own), under the adapter name `adapter`.
+pub fn action_request(
+    action: Action,
+    cwd: &str,
+    session: Option<String>,
+    agent: Option<String>,
+    adapter: &str,
+) -> Request {
+    let waiting_since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .ok();
+    Request {
+        line: action.summary.clone(),
+        cwd: cwd.to_owned(),
+        actions: vec![action],
+        session,
+        agent,
+        adapter: Some(adapter.to_owned()),
+        waiting_since,
+        ..Request::default()
     }
 }

@@ -10,6 +10,7 @@ pub mod judge;
 pub mod launch;
 pub mod launch_agents;
 pub mod launch_proxy;
+pub mod mcp;
 pub mod paint;
 pub mod shell_gate;
 pub mod status;
