@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 pub mod gemini_api;
+pub mod mcp;
 pub mod model;
 pub mod npm;
 pub mod openai_chat;

@@ -40,6 +40,13 @@ pub const OPENCODE: Package = Package {
     bin: "opencode",
 };
 
+/// The reference filesystem MCP server (`aileron mcp`'s tests).
+pub const MCP_FILESYSTEM: Package = Package {
+    name: "@modelcontextprotocol/server-filesystem",
+    version: "2026.8.31",
+    bin: "mcp-server-filesystem",
+};
+
 fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("AILERON_AGENTS_CACHE") {
         return PathBuf::from(d);

@@ -1,0 +1,421 @@
+//! `aileron mcp`, the MCP gateway, in front of a real MCP server (the rmcp
+//! test server, and the reference filesystem server from npm) and driven
+//! by a stdio client as an agent drives a server: calls allowed and
+//! answered, denied with the rule's reason before the server sees them,
+//! disabled tools not listed, and bad input from either side.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::mcp::{Client, server_calls, test_server, tool_text};
+use support::{LaunchSession, Project};
+
+const POLICY: &str = r#"version: 1
+default: allow
+deny:
+  - id: no-wipe
+    description: wiping the notes loses them
+    when: {type: mcp.call, mcp.server: notes, mcp.tool: wipe}
+  - id: no-secret-notes
+    description: secret notes stay out of the notes server
+    when: {type: mcp.call, mcp.tool: write_note, mcp.arguments.name: secret}
+  - id: no-needle
+    description: the needle stays out
+    when: {type: mcp.call, mcp.tool: echo, mcp.arguments.text: {contains: NEEDLE}}
+  - id: no-unlisted-mutations
+    description: a tool never listed changes things
+    when: {type: mcp.call, mcp.tool: revealed, sensitivity: mutate}
+  - id: no-private-resources
+    description: private resources stay private
+    when: {type: mcp.call, mcp.resource: {glob: "private:*"}}
+"#;
+
+/// The gateway in front of the rmcp test server, its calls logged.
+fn notes(p: &Project) -> Client {
+    notes_with(p, &[])
+}
+
+fn notes_with(p: &Project, args: &[&str]) -> Client {
+    let server = test_server();
+    let mut cmd = p.aileron(&["mcp", "--name", "notes"]);
+    cmd.args(args)
+        .arg("--")
+        .arg(&server)
+        .env("MCP_TEST_LOG", p.path("calls.jsonl"));
+    let mut c = Client::spawn(cmd);
+    c.initialize();
+    c
+}
+
+fn calls(p: &Project) -> Vec<Value> {
+    server_calls(&p.path("calls.jsonl"))
+}
+
+fn names_called(p: &Project) -> Vec<String> {
+    calls(p)
+        .iter()
+        .map(|c| c["params"]["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn allowed_calls_are_answered_denied_ones_never_reach_the_server_and_disabled_tools_are_not_listed()
+{
+    let p = Project::new(POLICY);
+    let mut c = notes(&p);
+    let tools = c.tool_names();
+    assert!(tools.contains(&"write_note".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"wipe".to_owned()), "{tools:?}");
+
+    let answer = c.call("write_note", json!({"name": "todo", "text": "milk"}));
+    assert_eq!(tool_text(&answer), ("written".to_owned(), false));
+    let answer = c.call("read_note", json!({"name": "todo"}));
+    assert_eq!(tool_text(&answer), ("milk".to_owned(), false));
+
+    let answer = c.call("write_note", json!({"name": "secret", "text": "x"}));
+    assert_eq!(
+        tool_text(&answer),
+        (
+            "aileron: denied: secret notes stay out of the notes server (rule no-secret-notes)"
+                .to_owned(),
+            true
+        )
+    );
+    // A disabled tool called anyway: decided, denied.
+    let (text, error) = tool_text(&c.call("wipe", json!({})));
+    assert!(error && text.contains("(rule no-wipe)"), "{text}");
+    assert_eq!(names_called(&p), ["write_note", "read_note"]);
+
+    let (status, stderr) = c.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("not shown to the agent") && stderr.contains("wipe"),
+        "{stderr}"
+    );
+    // One audit line per decision, from the gateway.
+    let audit = p.audit();
+    let decided: Vec<(&str, &str)> = audit
+        .iter()
+        .map(|r| {
+            (
+                r["decision"].as_str().unwrap(),
+                r["adapter"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("allow", "mcp"),
+            ("allow", "mcp"),
+            ("deny", "mcp"),
+            ("deny", "mcp")
+        ]
+    );
+    assert_eq!(
+        audit[0]["action"]["facets"]["mcp"],
+        json!({"server": "notes", "tool": "write_note", "arguments": {"name": "todo", "text": "milk"}})
+    );
+    assert_eq!(
+        audit[1]["action"]["facets"]["mcp"]["annotations"],
+        json!({"readOnlyHint": true})
+    );
+}
+
+#[test]
+fn resources_and_prompts_are_decided_too() {
+    let p = Project::new(POLICY);
+    let mut c = notes(&p);
+    let answer = c.request("resources/read", json!({"uri": "notes:todo"}));
+    assert_eq!(
+        answer["result"]["contents"][0]["text"],
+        "contents of notes:todo"
+    );
+    let answer = c.request("resources/read", json!({"uri": "private:diary"}));
+    assert_eq!(answer["error"]["code"], -32001);
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("(rule no-private-resources)"),
+        "{answer}"
+    );
+    let answer = c.request(
+        "prompts/get",
+        json!({"name": "review", "arguments": {"x": "1"}}),
+    );
+    assert_eq!(
+        answer["result"]["messages"][0]["content"]["text"],
+        "the prompt review"
+    );
+    let seen = calls(&p);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0]["params"]["uri"], "notes:todo");
+    c.finish();
+    let audit = p.audit();
+    assert_eq!(
+        audit[1]["action"]["facets"]["mcp"]["resource"],
+        "private:diary"
+    );
+    assert_eq!(audit[2]["action"]["facets"]["mcp"]["prompt"], "review");
+}
+
+#[test]
+fn bad_input_from_the_client_is_refused_and_the_gateway_goes_on() {
+    let p = Project::new(POLICY);
+    let mut c = notes(&p);
+    // Not JSON.
+    c.send_raw(b"this is not json");
+    let answer = c.recv().unwrap();
+    assert_eq!(answer["error"]["code"], -32700);
+    assert_eq!(answer["id"], Value::Null);
+    // A key given twice: which one the server would read is not known.
+    c.send_raw(
+        br#"{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"echo","name":"wipe"}}"#,
+    );
+    assert_eq!(c.recv().unwrap()["error"]["code"], -32700);
+    // A batch: refused whole, no call in it reaches the server.
+    c.send(&json!([
+        {"jsonrpc": "2.0", "id": 51, "method": "tools/call", "params": {"name": "write_note", "arguments": {"name": "b", "text": "b"}}},
+        {"jsonrpc": "2.0", "id": 52, "method": "tools/list"},
+    ]));
+    let answers = c.recv().unwrap();
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
+    assert_eq!(answers[0]["id"], 51);
+    assert_eq!(answers[0]["error"]["code"], -32600);
+    // An answer to a request the server never sent: dropped.
+    c.send(&json!({"jsonrpc": "2.0", "id": "nobody-asked", "result": {}}));
+    assert!(c.quiet_for(300));
+    // A tool never listed: still decided (no annotations: mutate).
+    let (text, error) = tool_text(&c.call("revealed", json!({})));
+    assert!(
+        error && text.contains("(rule no-unlisted-mutations)"),
+        "{text}"
+    );
+    // A huge argument is decided whole: the needle at its end is found.
+    let big = "a".repeat(8 << 20);
+    let answer = c.call("echo", json!({ "text": big }));
+    assert_eq!(tool_text(&answer), (format!("{} bytes", 8 << 20), false));
+    let answer = c.call("echo", json!({ "text": format!("{big}NEEDLE") }));
+    let (text, error) = tool_text(&answer);
+    assert!(error && text.contains("(rule no-needle)"), "{text}");
+    // Over the limit: refused by its id, never held whole.
+    let huge = "b".repeat(17 << 20);
+    c.send(&json!({"jsonrpc": "2.0", "id": 60, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": huge}}}));
+    let answer = c.recv().unwrap();
+    assert_eq!(answer["id"], 60);
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 16 MiB")
+    );
+    // Still working, and the server saw only what was allowed.
+    assert!(!tool_text(&c.call("read_note", json!({"name": "b"}))).1);
+    assert_eq!(names_called(&p), ["echo", "read_note"]);
+    let (status, stderr) = c.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("not JSON"), "{stderr}");
+    assert!(stderr.contains("batch"), "{stderr}");
+    assert!(stderr.contains("never sent"), "{stderr}");
+}
+
+/// A server that writes junk, answers ids never asked, and its real answers.
+const BAD_SERVER: &str = r#"
+read -r line
+echo 'Starting the server...'
+echo '{"jsonrpc":"2.0","id":999,"result":{}}'
+echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"bad","version":"1"}}}'
+read -r line
+"#;
+
+#[test]
+fn bad_input_from_the_server_is_dropped() {
+    let p = Project::new(POLICY);
+    let mut c = Client::start(&p, &[], &["/bin/sh", "-c", BAD_SERVER]);
+    let answer = c.request("initialize", json!({}));
+    assert_eq!(answer["result"]["serverInfo"]["name"], "bad");
+    assert!(c.seen.is_empty(), "{:?}", c.seen);
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (status, stderr) = c.wait();
+    assert!(
+        stderr.contains("not JSON") && stderr.contains("Starting the server"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("never sent (id 999)"), "{stderr}");
+    // It ended while the client was there: said, and exit 1.
+    assert!(
+        stderr.contains("while the client was connected"),
+        "{stderr}"
+    );
+    assert_eq!(status.code(), Some(1), "{stderr}");
+}
+
+#[test]
+fn a_server_that_dies_mid_call_answers_its_callers_with_an_error() {
+    let p = Project::new(POLICY);
+    let mut c = notes(&p);
+    let answer = c.call("crash", json!({}));
+    assert_eq!(answer["error"]["code"], -32000);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("exited") && message.contains("before answering"),
+        "{message}"
+    );
+    let (status, stderr) = c.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the MCP server notes") && stderr.contains("exit status: 3"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_changed_tool_list_is_filtered_again() {
+    let p = Project::new(POLICY);
+    let mut c = notes(&p);
+    assert!(c.tool_names().contains(&"write_note".to_owned()));
+    // The policy changes, then the server's tools do.
+    p.write(
+        "aileron.yaml",
+        &format!("{POLICY}  - {{id: no-writes, when: {{type: mcp.call, mcp.tool: write_note}}}}\n"),
+    );
+    assert_eq!(tool_text(&c.call("reveal", json!({}))).0, "revealed");
+    assert!(
+        c.seen
+            .iter()
+            .any(|m| m["method"] == "notifications/tools/list_changed"),
+        "{:?}",
+        c.seen
+    );
+    // The new tool is listed as the policy says (`no-unlisted-mutations`
+    // denies its every call), and so is the old one under the new policy.
+    let tools = c.tool_names();
+    assert!(!tools.contains(&"revealed".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"write_note".to_owned()), "{tools:?}");
+    assert!(tools.contains(&"read_note".to_owned()), "{tools:?}");
+    let (_, stderr) = c.finish();
+    assert!(stderr.contains("write_note, wipe, revealed"), "{stderr}");
+}
+
+#[test]
+fn sampling_requests_from_the_server_pass_and_are_noted() {
+    let p = Project::new(POLICY);
+    let mut c = notes(&p);
+    let answer = c.call("sample", json!({}));
+    assert_eq!(tool_text(&answer).0, "the model test-model answered");
+    assert!(
+        c.seen
+            .iter()
+            .any(|m| m["method"] == "sampling/createMessage"),
+        "{:?}",
+        c.seen
+    );
+    c.finish();
+    let note = p
+        .audit()
+        .into_iter()
+        .find(|r| r["action"]["type"] == "mcp.server_request")
+        .expect("an audit note for the sampling request");
+    assert_eq!(note["adapter"], "mcp");
+    assert_eq!(note["outcome"], "passed-through");
+}
+
+#[test]
+fn under_launch_the_session_decides_and_an_unreachable_one_refuses() {
+    let p = Project::new(POLICY);
+    let session = LaunchSession::start_with(&p, &["--enforce", "none", "--no-proxy"]);
+    let mut c = {
+        let mut cmd = p.aileron(&["mcp", "--name", "notes", "--"]);
+        cmd.arg(test_server())
+            .env("MCP_TEST_LOG", p.path("calls.jsonl"))
+            .env("AILERON_SOCKET", &session.socket);
+        Client::spawn(cmd)
+    };
+    c.initialize();
+    let (text, error) = tool_text(&c.call("write_note", json!({"name": "secret", "text": "x"})));
+    assert!(error && text.contains("(rule no-secret-notes)"), "{text}");
+    c.finish();
+    let line = p
+        .audit()
+        .into_iter()
+        .find(|r| r["adapter"] == "mcp")
+        .expect("the session's audit line");
+    assert_eq!(line["decision"], "deny");
+    assert!(
+        line["session"]
+            .as_str()
+            .is_some_and(|s| !s.starts_with("mcp-")),
+        "{line}"
+    );
+    drop(session);
+
+    // A session that cannot be reached: refused, never forwarded.
+    let mut c = {
+        let mut cmd = p.aileron(&["mcp", "--name", "notes", "--"]);
+        cmd.arg(test_server())
+            .env("MCP_TEST_LOG", p.path("calls.jsonl"))
+            .env("AILERON_SOCKET", p.path("no-such.sock"));
+        Client::spawn(cmd)
+    };
+    c.initialize();
+    let (text, error) = tool_text(&c.call("read_note", json!({"name": "x"})));
+    assert!(error && text.contains("cannot be reached"), "{text}");
+    assert!(calls(&p).is_empty());
+}
+
+#[test]
+fn a_policy_that_does_not_load_refuses_every_call() {
+    let p = Project::new("version: 1\ndeny:\n  - {id: x, when: {mcp.nonsense: 1}}\n");
+    let mut c = notes(&p);
+    let (text, error) = tool_text(&c.call("read_note", json!({"name": "x"})));
+    assert!(error && text.contains("the policy does not load"), "{text}");
+    assert!(calls(&p).is_empty());
+    let (_, stderr) = c.finish();
+    assert!(stderr.contains("every call will be refused"), "{stderr}");
+}
+
+#[test]
+fn the_reference_filesystem_server_reads_and_is_refused_a_write() {
+    let Some(server) = support::npm::MCP_FILESYSTEM.installed() else {
+        return;
+    };
+    let p = Project::new(
+        r#"version: 1
+default: allow
+deny:
+  - id: no-fs-writes
+    description: the agent reads files through this server, it does not write them
+    when: {type: mcp.call, mcp.server: filesystem, mcp.tool: {in: [write_file, edit_file]}}
+"#,
+    );
+    p.write("data/hello.txt", "hello from the project\n");
+    let data = p.path("data");
+    let mut c = Client::start(
+        &p,
+        &["--name", "filesystem"],
+        &[server.to_str().unwrap(), data.to_str().unwrap()],
+    );
+    c.initialize();
+    let tools = c.tool_names();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t == "read_text_file" || t == "read_file"),
+        "{tools:?}"
+    );
+    assert!(!tools.contains(&"write_file".to_owned()), "{tools:?}");
+    let read = if tools.contains(&"read_text_file".to_owned()) {
+        "read_text_file"
+    } else {
+        "read_file"
+    };
+    let hello = data.join("hello.txt");
+    let (text, error) = tool_text(&c.call(read, json!({"path": hello})));
+    assert!(!error && text.contains("hello from the project"), "{text}");
+    let target = data.join("new.txt");
+    let (text, error) = tool_text(&c.call("write_file", json!({"path": target, "content": "x"})));
+    assert!(error && text.contains("(rule no-fs-writes)"), "{text}");
+    assert!(!target.exists());
+    c.finish();
+}

@@ -1,0 +1,247 @@
+//! `aileron mcp`'s tests: the rmcp test server (`aileron-mcp`'s example
+//! `mcp_test_server`) and a stdio JSON-RPC client written by hand, as an
+//! agent speaks to an MCP server: one JSON text per line.
+
+use super::{Project, WAIT, collect, text};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The rmcp test server, built if it is missing or older than its source
+/// (`cargo test --workspace` builds it with the examples).
+pub fn test_server() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test's path");
+            // target/PROFILE/deps/TEST → target/PROFILE/examples/
+            let profile_dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+            let server = profile_dir.join("examples/mcp_test_server");
+            let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../aileron-mcp/examples/mcp_test_server.rs");
+            let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            if modified(&server).is_none() || modified(&server) < modified(&source) {
+                let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+                let status = Command::new(cargo)
+                    .args([
+                        "build",
+                        "-q",
+                        "-p",
+                        "aileron-mcp",
+                        "--example",
+                        "mcp_test_server",
+                    ])
+                    .status()
+                    .expect("run cargo");
+                assert!(status.success(), "cannot build the MCP test server");
+            }
+            server
+        })
+        .clone()
+}
+
+/// `aileron mcp ARGS -- COMMAND` in `p`, driven as an MCP client.
+pub struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    next_id: i64,
+    /// Messages read while waiting for another (notifications, requests).
+    pub seen: Vec<Value>,
+}
+
+impl Client {
+    pub fn start(p: &Project, gateway_args: &[&str], server: &[&str]) -> Client {
+        let mut cmd = p.aileron(&["mcp"]);
+        cmd.args(gateway_args).arg("--").args(server);
+        Client::spawn(cmd)
+    }
+
+    /// `cmd` (an `aileron mcp` command), spawned.
+    pub fn spawn(mut cmd: Command) -> Client {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        super::no_tty(&mut cmd);
+        let mut child = cmd.spawn().expect("spawn aileron mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = collect(child.stderr.take().expect("stderr"));
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("aileron mcp wrote a line that is not JSON ({e}): {line}")
+                });
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+            next_id: 0,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Writes one line as is.
+    pub fn send_raw(&mut self, line: &[u8]) {
+        let w = self.stdin.as_mut().expect("stdin open");
+        w.write_all(line).expect("write to aileron mcp");
+        w.write_all(b"\n").expect("write to aileron mcp");
+        w.flush().expect("flush");
+    }
+
+    pub fn send(&mut self, msg: &Value) {
+        self.send_raw(msg.to_string().as_bytes());
+    }
+
+    /// The next message, or `None` after [`WAIT`].
+    pub fn recv(&mut self) -> Option<Value> {
+        self.lines.recv_timeout(WAIT).ok()
+    }
+
+    /// Whether a message comes within `ms` milliseconds.
+    pub fn quiet_for(&mut self, ms: u64) -> bool {
+        match self
+            .lines
+            .recv_timeout(std::time::Duration::from_millis(ms))
+        {
+            Ok(v) => {
+                self.seen.push(v);
+                false
+            }
+            Err(_) => true,
+        }
+    }
+
+    /// The answer to the request with `id`; server requests met on the way
+    /// are answered (sampling: a canned message; others: an empty result).
+    pub fn answer_to(&mut self, id: &Value) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(i) = self
+                .seen
+                .iter()
+                .position(|m| m.get("id") == Some(id) && m.get("method").is_none())
+            {
+                return self.seen.remove(i);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no answer to {id}; stderr: {}",
+                self.stderr()
+            );
+            let Some(m) = self.recv() else {
+                panic!("no answer to {id}; stderr: {}", self.stderr())
+            };
+            if let (Some(sid), Some(method)) =
+                (m.get("id"), m.get("method").and_then(Value::as_str))
+            {
+                let result = match method {
+                    "sampling/createMessage" => json!({
+                        "role": "assistant", "model": "test-model",
+                        "content": {"type": "text", "text": "hello"}, "stopReason": "endTurn"
+                    }),
+                    _ => json!({}),
+                };
+                let answer = json!({"jsonrpc": "2.0", "id": sid, "result": result});
+                self.send(&answer);
+            }
+            self.seen.push(m);
+        }
+    }
+
+    /// Sends a request and waits for its answer.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer_to(&id)
+    }
+
+    /// `initialize` and `notifications/initialized`.
+    pub fn initialize(&mut self) -> Value {
+        let answer = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"sampling": {}},
+                "clientInfo": {"name": "aileron-test", "version": "1"},
+            }),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// The names `tools/list` answers with.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let answer = self.request("tools/list", json!({}));
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no tools in {answer}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// `tools/call`; its answer.
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    pub fn stderr(&self) -> String {
+        text(&self.stderr.lock().unwrap())
+    }
+
+    /// Closes the gateway's input and waits for it to exit.
+    pub fn finish(mut self) -> (ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait for aileron mcp");
+        // Let the stderr reader drain.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        (status, self.stderr())
+    }
+
+    /// Waits for the gateway to exit by itself.
+    pub fn wait(mut self) -> (ExitStatus, String) {
+        let status = self.child.wait().expect("wait for aileron mcp");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        (status, self.stderr())
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a `tools/call` answer's first content, and whether it is an error.
+pub fn tool_text(answer: &Value) -> (String, bool) {
+    let result = &answer["result"];
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (text, result["isError"] == json!(true))
+}
+
+/// The calls the test server received (`$MCP_TEST_LOG`).
+pub fn server_calls(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a call log line"))
+        .collect()
+}
