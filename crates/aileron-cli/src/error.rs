@@ -28,6 +28,8 @@ pub enum Error {
         path: PathBuf,
         source: io::Error,
     },
+    #[error("--upstream {why} (expected postgres://HOST:PORT)")]
+    BadUpstream { why: String },
     #[error("--listen {text}: {source} (expected IP:PORT, e.g. 127.0.0.1:7878)")]
     BadListen {
         text: String,

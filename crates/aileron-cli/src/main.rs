@@ -203,7 +203,8 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
-    /// The egress gateway: an HTTP(S) proxy that decides each request by the policy.
+    /// The egress gateway: an HTTP(S) proxy that decides each request by the
+    /// policy; `aileron proxy postgres`: the database gateway.
     #[command(disable_help_flag = true)]
     Proxy {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -408,7 +408,8 @@ pub const KNOWN_FACETS: &[(&str, &[&str])] = &[
         ],
     ),
     ("tool", &["name", "input"]),
-    ("sql", &["verb", "tables", "text"]),
+    // `database` and `user` come from the database gateway's connection.
+    ("sql", &["verb", "tables", "text", "database", "user"]),
     (
         "llm",
         &[

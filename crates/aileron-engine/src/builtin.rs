@@ -796,6 +796,12 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             has_tag(tag),
         ])
     };
+    let sql_tagged = |tag| {
+        Matcher::All(vec![
+            Matcher::Field(FieldPath::Type, Cond::Equals("sql.query".into())),
+            has_tag(tag),
+        ])
+    };
     vec![
         builtin_rule(
             "protect-policy",
@@ -863,6 +869,22 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             "the command line cannot be analysed (parse error or over the size or depth limit)",
             tagged(UNPARSABLE),
             true,
+        ),
+        builtin_rule(
+            "sql-unparsable",
+            Decision::Ask,
+            "the SQL text cannot be analysed (a statement the parser does not read, or \
+             text the server may read otherwise)",
+            sql_tagged(UNPARSABLE),
+            true,
+        ),
+        builtin_rule(
+            "sql-dynamic",
+            Decision::Ask,
+            "the SQL runs code the analysis cannot see through (a DO block, a call of a \
+             function or procedure, EXECUTE of a statement not prepared here, COPY with a program)",
+            sql_tagged(DYNAMIC),
+            false,
         ),
         builtin_rule(
             "pipe-to-shell",
@@ -971,6 +993,10 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
 
 /// Tag of the single action that stands for a line the analysis could not read.
 pub const UNPARSABLE: &str = "unparsable";
+
+/// Tag the database gateway gives a statement that runs code it cannot see
+/// through (`DO`, a function call, `EXECUTE` of dynamic SQL).
+pub const DYNAMIC: &str = "dynamic";
 
 /// Tag the egress proxy gives a request to the launched agent's own model
 /// API (the endpoint `aileron launch` knows the agent talks to).

@@ -24,36 +24,14 @@ pub use stdio::{Ended, Setup, run};
 use aileron_audit::{AuditLog, AuditRecord, Masker};
 use aileron_config::{LoadOptions, Loaded, Memo};
 use aileron_engine::{Action, Decision, Verdict, VerdictSource};
-use aileron_session::Request;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The adapter's name in the audit log.
 pub const ADAPTER: &str = "mcp";
 
-/// Where requests are decided from: the directory whose policy applies,
-/// and the session they belong to.
-#[derive(Clone, Debug, Default)]
-pub struct Origin {
-    pub cwd: String,
-    /// The session (a launch session's id, or the gateway's own); `None`
-    /// lets the deciding session name it.
-    pub session: Option<String>,
-    pub agent: Option<String>,
-}
-
-impl Origin {
-    /// The request the session decides for one lowered MCP request.
-    pub fn request(&self, action: Action) -> Request {
-        aileron_session::decide::action_request(
-            action,
-            &self.cwd,
-            self.session.clone(),
-            self.agent.clone(),
-            ADAPTER,
-        )
-    }
-}
+/// Where requests are decided from (the session's, shared by the gateways).
+pub use aileron_session::decide::Origin;
 
 /// The policy as the gateway itself reads it: which tools are disabled,
 /// and where the audit notes go. (Calls are decided by the [`Decide`].)
@@ -105,9 +83,7 @@ impl PolicyView {
         let time = aileron_engine::action::timestamp_from_unix(now.as_second())
             .unwrap_or_else(|| "1970-01-01T00:00:00Z".into());
         action.timestamp = jiff::Timestamp::from_second(now.as_second()).ok();
-        action.session.id = origin.session.clone();
-        action.session.agent = origin.agent.clone();
-        action.session.cwd = Some(origin.cwd.clone());
+        let mut action = origin.placed(action);
         action.normalize();
         let verdict = Verdict {
             decision: Decision::Allow,

@@ -197,7 +197,7 @@ fn apply(shared: &Arc<Shared>, effects: Vec<Effect>) {
                     std::thread::Builder::new()
                         .name("mcp-decide".into())
                         .spawn(move || {
-                            let req = shared2.origin.request(call.action);
+                            let req = shared2.origin.request(call.action, crate::ADAPTER);
                             let response = shared2.decide.decide(&req);
                             let ruling = Ruling {
                                 allow: response.allow && response.decision != "ask",

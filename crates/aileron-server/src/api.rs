@@ -733,7 +733,7 @@ const ACTION_TYPES: &[(&str, &str, &str, &str, &str)] = &[
     (
         "sql.query",
         "SQL query",
-        "A statement sent to a database.",
+        "A statement sent to a database (the PostgreSQL gateway: verb, tables, text, database, user; tags dynamic and unparsable).",
         "sql",
         "write",
     ),

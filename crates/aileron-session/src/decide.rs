@@ -1,5 +1,5 @@
 //! Who decides a request for an adapter that runs beside the agent (the
-//! egress proxy, the MCP gateway): the launch session it was started for,
+//! egress proxy, the MCP gateway, the database gateway): the launch session it was started for,
 //! over its socket as the shim and the hooks ask it, or a [`Decider`] of
 //! its own. Either way the decision is the session's, with its approvals,
 //! asks and audit line: the adapter only lowers and enforces.
@@ -58,5 +58,38 @@ pub fn action_request(
         adapter: Some(adapter.to_owned()),
         waiting_since,
         ..Request::default()
+    }
+}
+
+/// Where a gateway's requests are decided from: the directory whose policy
+/// applies, and the session they belong to.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    pub cwd: String,
+    /// The session (a launch session's id, or the gateway's own); `None`
+    /// lets the deciding session name it.
+    pub session: Option<String>,
+    pub agent: Option<String>,
+}
+
+impl Origin {
+    /// The request for one action the gateway `adapter` lowered.
+    pub fn request(&self, action: Action, adapter: &str) -> Request {
+        action_request(
+            action,
+            &self.cwd,
+            self.session.clone(),
+            self.agent.clone(),
+            adapter,
+        )
+    }
+
+    /// `action` placed in this origin's session and directory, as the
+    /// decider places it (for an audit line written beside a decision).
+    pub fn placed(&self, mut action: Action) -> Action {
+        action.session.id = self.session.clone();
+        action.session.agent = self.agent.clone();
+        action.session.cwd = Some(self.cwd.clone());
+        action
     }
 }

@@ -1,10 +1,12 @@
-//! `aileron-server`: `aileron serve`, `aileron proxy`, `aileron token` and `aileron rules`.
+//! `aileron-server`: `aileron serve`, `aileron proxy` (and `proxy postgres`), `aileron token` and `aileron rules`.
 //!
 //! The only binary with an async runtime, a database driver and the
 //! dashboard's assets. `aileron` hands these commands to it (`exec`, so it
 //! is the same process), which keeps `aileron` itself small and quick to
 //! start for `aileron hook`, which runs before every tool call of an agent.
 
+mod gateway;
+mod postgres;
 mod proxy;
 mod rules;
 mod serve;
@@ -44,21 +46,17 @@ enum Command {
     },
     /// The egress gateway: an HTTP(S) proxy that decides each request (and
     /// each CONNECT tunnel) by the policy before forwarding it. `aileron
-    /// launch` starts one for its session.
+    /// launch` starts one for its session. `aileron proxy postgres`: the
+    /// database gateway.
+    #[command(args_conflicts_with_subcommands = true)]
     Proxy {
+        #[command(subcommand)]
+        gateway: Option<Box<ProxyGateway>>,
         /// Address to listen on (port 0: any free port).
         #[arg(long, default_value = "127.0.0.1:8118")]
         listen: String,
-        /// The policy file (default: aileron.yaml found from the current directory).
-        #[arg(long)]
-        policy: Option<PathBuf>,
-        /// The launch session that decides (set by `aileron launch`).
-        #[arg(long, hide = true)]
-        session_socket: Option<PathBuf>,
-        #[arg(long, hide = true)]
-        session: Option<String>,
-        #[arg(long, hide = true)]
-        agent: Option<String>,
+        #[command(flatten)]
+        options: gateway::Options,
         /// The agent's own model endpoints (set by `aileron launch`).
         #[arg(long = "agent-api", hide = true)]
         agent_apis: Vec<String>,
@@ -75,6 +73,23 @@ enum Command {
     Rules {
         #[command(subcommand)]
         command: RulesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ProxyGateway {
+    /// The database gateway: a PostgreSQL wire-protocol proxy that decides
+    /// each SQL statement by the policy before the server sees it (TLS
+    /// from clients refused; authentication passed through to the server).
+    Postgres {
+        /// Address to listen on (port 0: any free port).
+        #[arg(long, default_value = "127.0.0.1:6432")]
+        listen: String,
+        /// The real server: postgres://HOST:PORT (a Unix socket: postgres://%2Frun%2Fpostgresql:5432).
+        #[arg(long)]
+        upstream: String,
+        #[command(flatten)]
+        options: gateway::Options,
     },
 }
 
@@ -154,19 +169,29 @@ fn main() -> ExitCode {
             allow_host,
         }),
         Command::Proxy {
+            gateway: Some(gateway),
+            ..
+        } => {
+            let ProxyGateway::Postgres {
+                listen,
+                upstream,
+                options,
+            } = *gateway;
+            postgres::run(postgres::Args {
+                listen,
+                options,
+                upstream,
+            })
+        }
+        Command::Proxy {
+            gateway: None,
             listen,
-            policy,
-            session_socket,
-            session,
-            agent,
+            options,
             agent_apis,
             trust_dir,
         } => proxy::run(proxy::Args {
             listen,
-            policy,
-            session_socket,
-            session,
-            agent,
+            options,
             agent_apis,
             trust_dir,
         }),

@@ -1,0 +1,76 @@
+//! What the database gateway needs from the engine: the `sql.database` and
+//! `sql.user` fields, and the built-in asks for SQL the analysis cannot read
+//! (`builtin:sql-unparsable`, structural) or see through
+//! (`builtin:sql-dynamic`, which a policy may override by id).
+
+mod common;
+
+use aileron_engine::{Action, ActionType, Decision, Sensitivity, VerdictSource};
+use common::*;
+use serde_json::json;
+
+fn sql(verb: &str, tags: &[&str]) -> Action {
+    let mut a = Action {
+        kind: ActionType::SqlQuery,
+        verb: verb.into(),
+        sensitivity: Some(Sensitivity::Mutate),
+        primary: "sql".into(),
+        tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+        ..Action::default()
+    };
+    a.facets.insert(
+        "sql".into(),
+        json!({"verb": verb, "tables": ["users"], "text": "x", "database": "app", "user": "agent"}),
+    );
+    a
+}
+
+#[test]
+fn sql_the_analysis_cannot_read_or_see_through_is_asked() {
+    let p = load("version: 1\ndefault: allow\n");
+    for (tag, rule) in [
+        ("unparsable", "builtin:sql-unparsable"),
+        ("dynamic", "builtin:sql-dynamic"),
+    ] {
+        let v = decide(&p, &sql("DO", &[tag]));
+        assert_eq!(
+            (v.decision, v.source, v.rule.as_deref()),
+            (Decision::Ask, VerdictSource::Builtin, Some(rule)),
+            "{tag}"
+        );
+    }
+    assert_eq!(decide(&p, &sql("SELECT", &[])).decision, Decision::Allow);
+    // A shell command tagged `dynamic` is none of their business.
+    let v = decide(&p, &shell_with("x", "/p", Sensitivity::Mutate, &["dynamic"]));
+    assert_ne!(v.rule.as_deref(), Some("builtin:sql-dynamic"));
+}
+
+#[test]
+fn dynamic_sql_may_be_allowed_by_id_unparsable_sql_may_not() {
+    let p = load("version: 1\ndefault: allow\nallow:\n  - {override: \"builtin:sql-dynamic\"}\n");
+    assert_eq!(decide(&p, &sql("DO", &["dynamic"])).decision, Decision::Allow);
+    let d = load_err1("version: 1\nallow:\n  - {override: \"builtin:sql-unparsable\"}\n");
+    assert!(d.message.contains("cannot be overridden"), "{d}");
+    // A deny still beats the ask.
+    let p = load(
+        "version: 1\ndefault: allow\ndeny:\n  - {id: no-do, when: {type: sql.query, sql.verb: DO}}\n",
+    );
+    let v = decide(&p, &sql("DO", &["dynamic"]));
+    assert_eq!((v.decision, v.rule.as_deref()), (Decision::Deny, Some("no-do")));
+}
+
+#[test]
+fn rules_read_the_database_and_the_user() {
+    let p = load(
+        "version: 1
+default: allow
+deny:
+  - id: prod-writes
+    when: {type: sql.query, sql.database: app, sql.user: agent, sql.tables: {in: [users]}}
+",
+    );
+    let v = decide(&p, &sql("UPDATE", &[]));
+    assert_eq!((v.decision, v.rule.as_deref()), (Decision::Deny, Some("prod-writes")));
+    let d = load_err1("version: 1\ndeny:\n  - {when: {sql.databse: app}}\n");
+    assert!(d.message.contains("databse"), "{d}");
+}

@@ -1,0 +1,486 @@
+//! The gateway in front of a real PostgreSQL (Debian's, started by the
+//! tests), reached by `psql` and by a Rust client (tokio-postgres, which
+//! speaks the extended protocol), and by hand for what no client sends.
+
+mod support;
+
+use aileron_session::prompt::Answer;
+use support::raw::{self, Raw};
+use support::{Env, column, error_of};
+
+const DENY_DROP: &str = "version: 1
+default: allow
+deny:
+  - id: no-drop
+    description: the agent may not drop or truncate tables
+    when: {type: sql.query, sql.verb: {in: [DROP, TRUNCATE]}}
+";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drop_is_denied_while_select_works_and_the_table_stays() {
+    let Some(env) = Env::start(DENY_DROP).await else {
+        return;
+    };
+    let c = env.client().await;
+    c.batch_execute("CREATE TABLE users (id int, name text); INSERT INTO users VALUES (1, 'ann')")
+        .await
+        .unwrap();
+    let e = c.simple_query("DROP TABLE users").await.unwrap_err();
+    let (code, message) = error_of(&e);
+    assert_eq!(code, "42501");
+    assert!(message.contains("no-drop"), "{message}");
+    assert!(message.contains("may not drop"), "{message}");
+    // The connection goes on.
+    assert_eq!(column(&c, "SELECT name FROM users").await, ["ann"]);
+    let e = c.simple_query("TRUNCATE users").await.unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    // The table is still there, with its row, as the server says directly.
+    assert_eq!(env.count("users").await, "1");
+    // Each decision is in the audit log, by the adapter `postgres`.
+    let audit = env.audit();
+    let drop = audit
+        .iter()
+        .find(|r| r["action"]["facets"]["sql"]["verb"] == "DROP")
+        .expect("the DROP's audit line");
+    assert_eq!(drop["decision"], "deny");
+    assert_eq!(drop["adapter"], "postgres");
+    assert_eq!(drop["rule"], "no-drop");
+    assert_eq!(drop["action"]["facets"]["sql"]["tables"][0], "users");
+    assert_eq!(drop["action"]["facets"]["sql"]["database"], env.db.as_str());
+    assert_eq!(drop["action"]["facets"]["sql"]["user"], "aileron");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn psql_reads_the_denial_and_goes_on() {
+    let Some(env) = Env::start(DENY_DROP).await else {
+        return;
+    };
+    let (status, out, err) = env.psql(
+        &[],
+        "CREATE TABLE t (id int);\nINSERT INTO t VALUES (1), (2);\nDROP TABLE t;\nSELECT count(*) FROM t;\n",
+    );
+    assert_eq!(status, 0, "{out}\n{err}");
+    assert!(
+        err.contains(
+            "ERROR:  aileron: denied: the agent may not drop or truncate tables (rule no-drop)"
+        ),
+        "{err}"
+    );
+    assert!(out.contains(" 2\n"), "{out}");
+    // Through psql -c too, with TLS asked for where available (`prefer`: the
+    // gateway says no, psql goes on in the clear).
+    let (status, _, err) = env.psql(&["-c", "DROP TABLE t"], "");
+    assert_eq!(status, 1, "{err}");
+    assert!(
+        err.contains("42501") || err.contains("aileron: denied"),
+        "{err}"
+    );
+    assert_eq!(env.count("t").await, "2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_string_with_a_hidden_drop_is_denied_as_a_whole() {
+    let Some(env) = Env::start(DENY_DROP).await else {
+        return;
+    };
+    let c = env.client().await;
+    c.batch_execute("CREATE TABLE t (id int)").await.unwrap();
+    for text in [
+        "INSERT INTO t VALUES (9); DROP TABLE t",
+        "INSERT INTO t VALUES (9); /* ; */ DROP TABLE t",
+        "INSERT INTO t VALUES (9); -- x\nDROP TABLE t",
+        "INSERT INTO t VALUES (9); SELECT $$ a $$; DROP TABLE t",
+        "INSERT INTO t VALUES (9);SELECT E'\\'';DROP TABLE t",
+    ] {
+        let e = c.simple_query(text).await.unwrap_err();
+        assert_eq!(error_of(&e).0, "42501", "{text}");
+    }
+    // What is hidden inside quotes and comments is no statement: allowed.
+    for text in [
+        "SELECT $$ ; DROP TABLE t $$",
+        "SELECT 1 /* ; DROP TABLE t */",
+        "SELECT E'\\'; DROP TABLE t; --'",
+    ] {
+        c.simple_query(text)
+            .await
+            .unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+    // None of the inserts ran: the whole string was refused.
+    assert_eq!(env.count("t").await, "0");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_extended_protocol_is_decided_at_parse() {
+    let Some(env) = Env::start(
+        "version: 1
+default: allow
+deny:
+  - id: no-delete
+    description: no deletes
+    when: {type: sql.query, sql.verb: DELETE}
+",
+    )
+    .await
+    else {
+        return;
+    };
+    let c = env.client().await;
+    c.batch_execute("CREATE TABLE t (id int, name text); INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        .await
+        .unwrap();
+    let rows = c
+        .query("SELECT name FROM t WHERE id = $1", &[&2i32])
+        .await
+        .unwrap();
+    assert_eq!(rows[0].get::<_, String>(0), "b");
+    let e = c
+        .execute("DELETE FROM t WHERE id = $1", &[&1i32])
+        .await
+        .unwrap_err();
+    let (code, message) = error_of(&e);
+    assert_eq!(code, "42501");
+    assert!(message.contains("no-delete"), "{message}");
+    // A prepared statement refused stays refused; the connection goes on.
+    assert!(c.prepare("DELETE FROM t").await.is_err());
+    let n = c
+        .execute("UPDATE t SET name = $1 WHERE id = $2", &[&"z", &1i32])
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    // Pipelined: each answered in its place.
+    let (a, b, d) = tokio::join!(
+        c.query("SELECT id FROM t ORDER BY id", &[]),
+        c.execute("DELETE FROM t WHERE id = $1", &[&2i32]),
+        c.query("SELECT count(*) FROM t", &[]),
+    );
+    assert_eq!(a.unwrap().len(), 2);
+    assert_eq!(error_of(&b.unwrap_err()).0, "42501");
+    assert_eq!(d.unwrap()[0].get::<_, i64>(0), 2);
+    // SQL's own PREPARE is decided as what it prepares, EXECUTE as it.
+    let e = c
+        .simple_query("PREPARE d (int) AS DELETE FROM t WHERE id = $1")
+        .await
+        .unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    assert_eq!(env.count("t").await, "2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_inside_a_batch_aborts_it_as_a_server_error_does() {
+    let Some(env) = Env::start(DENY_DROP).await else {
+        return;
+    };
+    env.run("CREATE TABLE t (id int)").await;
+    let mut r = Raw::connect(env.addr.port(), &env.db).await;
+    // P B E (an insert) then a refused Parse, then B E and Sync: the insert
+    // is answered, then the refusal, and the server discards up to Sync and
+    // rolls the implicit transaction back.
+    let mut batch = Vec::new();
+    batch.extend(raw::parse("", "INSERT INTO t VALUES (1)"));
+    batch.extend(raw::bind(""));
+    batch.extend(raw::execute());
+    batch.extend(raw::parse("s2", "DROP TABLE t"));
+    batch.extend(raw::bind("s2"));
+    batch.extend(raw::execute());
+    batch.extend(raw::sync());
+    r.send(&batch).await;
+    let msgs = r.until_ready().await;
+    assert_eq!(raw::kinds(&msgs), "12CEZ", "{msgs:?}");
+    let (code, message) = raw::error(&msgs[3].1);
+    assert_eq!(code, "42501");
+    assert!(message.contains("no-drop"), "{message}");
+    assert_eq!(msgs[4].1, b"I");
+    // Usable afterwards.
+    r.send(&raw::query("SELECT count(*) FROM t")).await;
+    let msgs = r.until_ready().await;
+    assert_eq!(raw::kinds(&msgs), "TDCZ", "{msgs:?}");
+    assert_eq!(&msgs[1].1[6..], b"0");
+    // In a transaction block, the refusal fails the transaction as any error does.
+    r.send(&raw::query("BEGIN; INSERT INTO t VALUES (5)")).await;
+    r.until_ready().await;
+    r.send(&raw::query("DROP TABLE t")).await;
+    let msgs = r.until_ready().await;
+    assert_eq!(raw::kinds(&msgs), "EZ");
+    assert_eq!(msgs[1].1, b"E");
+    r.send(&raw::query("ROLLBACK")).await;
+    r.until_ready().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn copy_from_stdin_goes_through_under_an_allowing_rule() {
+    let Some(env) = Env::start(
+        "version: 1
+default: deny
+allow:
+  - id: setup
+    when: {type: sql.query, sql.verb: {in: [CREATE, SELECT]}}
+  - id: load-t
+    when: {type: sql.query, sql.verb: COPY, sql.tables: {in: [t]}}
+",
+    )
+    .await
+    else {
+        return;
+    };
+    let c = env.client().await;
+    c.batch_execute("CREATE TABLE t (id int, name text)")
+        .await
+        .unwrap();
+    // The Rust client's COPY (the extended protocol).
+    let sink = c.copy_in("COPY t FROM STDIN").await.unwrap();
+    futures_util::pin_mut!(sink);
+    use futures_util::SinkExt;
+    sink.send(bytes::Bytes::from_static(b"1\ta\n2\tb\n"))
+        .await
+        .unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 2);
+    // psql's (the simple protocol).
+    let (status, out, err) = env.psql(&["-c", "\\copy t from stdin"], "3\tc\n\\.\n");
+    assert_eq!(status, 0, "{out}\n{err}");
+    // Into another table: denied by the default.
+    c.batch_execute("CREATE TABLE u (id int)").await.unwrap();
+    assert!(
+        c.copy_in::<_, bytes::Bytes>("COPY u FROM STDIN")
+            .await
+            .is_err()
+    );
+    assert_eq!(column(&c, "SELECT count(*) FROM t").await, ["3"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ask_holds_the_query_until_the_human_answers() {
+    let Some(env) = Env::start(
+        "version: 1
+default: allow
+ask:
+  - id: users-writes
+    description: writes to users
+    when: {type: sql.query, sql.tables: {in: [users]}, sensitivity: {in: [write, mutate, destructive]}}
+",
+    )
+    .await else {
+        return;
+    };
+    let c = env.client().await;
+    // The CREATE names users and writes: the human is asked.
+    env.answer(|| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Answer::Once
+    });
+    let t = std::time::Instant::now();
+    c.batch_execute("CREATE TABLE users (id int)")
+        .await
+        .unwrap();
+    assert!(t.elapsed() >= std::time::Duration::from_millis(300));
+    assert_eq!(env.asked().len(), 1);
+    c.batch_execute("INSERT INTO users VALUES (1)")
+        .await
+        .unwrap();
+    env.answer(|| Answer::Reject);
+    let e = c.simple_query("DELETE FROM users").await.unwrap_err();
+    let (code, message) = error_of(&e);
+    assert_eq!(code, "42501");
+    assert!(message.contains("rejected"), "{message}");
+    assert_eq!(column(&c, "SELECT count(*) FROM users").await, ["1"]);
+    assert_eq!(env.asked().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn do_blocks_and_functions_the_analysis_cannot_see_through_are_asked() {
+    let Some(env) = Env::start("version: 1\ndefault: allow\n").await else {
+        return;
+    };
+    let c = env.client().await;
+    c.batch_execute("CREATE TABLE t (id int)").await.unwrap();
+    env.answer(|| Answer::Reject);
+    for text in [
+        "DO $$ BEGIN EXECUTE 'DROP TABLE t'; END $$",
+        "SELECT f()",
+        "SELECT query_to_xml('DROP TABLE t', true, true, '')",
+        "CHECKPOINT",
+    ] {
+        let e = c.simple_query(text).await.unwrap_err();
+        assert_eq!(error_of(&e).0, "42501", "{text}");
+    }
+    assert_eq!(env.asked().len(), 4);
+    let audit = env.audit();
+    let rules: Vec<&str> = audit
+        .iter()
+        .filter(|r| r["decision"] == "ask" && r["outcome"] == "rejected")
+        .filter_map(|r| r["rule"].as_str())
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "builtin:sql-dynamic",
+            "builtin:sql-dynamic",
+            "builtin:sql-dynamic",
+            "builtin:sql-unparsable"
+        ]
+    );
+    // PostgreSQL's own functions are no code to ask about.
+    column(&c, "SELECT lower('A'), count(*) FROM t").await;
+    assert_eq!(env.asked().len(), 4);
+    // A policy may let dynamic SQL through by overriding the built-in.
+    let env =
+        Env::start("version: 1\ndefault: allow\nallow:\n  - {override: \"builtin:sql-dynamic\"}\n")
+            .await
+            .expect("PostgreSQL");
+    let c = env.client().await;
+    c.batch_execute("DO $$ BEGIN PERFORM 1; END $$")
+        .await
+        .unwrap();
+    assert!(env.asked().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_over_the_limit_is_refused_and_the_connection_kept() {
+    let Some(env) = Env::start("version: 1\ndefault: allow\n").await else {
+        return;
+    };
+    let mut r = Raw::connect(env.addr.port(), &env.db).await;
+    let big = format!("SELECT '{}'", "x".repeat(aileron_postgres::wire::MAX_QUERY));
+    r.send(&raw::query(&big)).await;
+    let msgs = r.until_ready().await;
+    assert_eq!(raw::kinds(&msgs), "EZ");
+    assert_eq!(raw::error(&msgs[0].1).0, "54000");
+    // And as a Parse.
+    let mut batch = raw::parse("big", &big);
+    batch.extend(raw::sync());
+    r.send(&batch).await;
+    let msgs = r.until_ready().await;
+    assert_eq!(raw::kinds(&msgs), "EZ");
+    assert_eq!(raw::error(&msgs[0].1).0, "54000");
+    r.send(&raw::query("SELECT 1")).await;
+    assert_eq!(raw::kinds(&r.until_ready().await), "TDCZ");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_messages_end_the_connection_and_nothing_else() {
+    let Some(env) = Env::start(DENY_DROP).await else {
+        return;
+    };
+    env.run("CREATE TABLE t (id int)").await;
+    let port = env.addr.port();
+    let fatal = |msgs: &[raw::Msg]| {
+        msgs.iter()
+            .find(|m| m.0 == b'E')
+            .map(|m| raw::error(&m.1).0)
+            .unwrap_or_default()
+    };
+    // After authentication: lengths below the header, negative, an
+    // unknown message type, a Query with bytes after its NUL, a Parse
+    // that does not add up.
+    let mut bad: Vec<Vec<u8>> = vec![
+        vec![b'Q', 0, 0, 0, 3],
+        vec![b'Q', 0xff, 0xff, 0xff, 0xf0],
+        raw::msg(b'z', b"junk"),
+        raw::msg(b'Q', b"SELECT 1\0; DROP TABLE t\0"),
+        raw::msg(b'P', b"\0DROP TABLE t\0\x00\x05"),
+        raw::msg(b'Q', b"no terminator"),
+    ];
+    bad.push(raw::msg(b'F', b"\x00\x01"));
+    for m in bad {
+        let mut r = Raw::connect(port, &env.db).await;
+        r.send(&m).await;
+        let msgs = r.until_ready().await;
+        assert_eq!(fatal(&msgs), "08P01", "{m:?}: {msgs:?}");
+        assert!(r.closed().await, "{m:?}");
+    }
+    // In the startup phase: too short, negative, over the limit, a protocol
+    // that is not 3.
+    for len in [3i32, -8, 20_000] {
+        let mut s = tokio::net::TcpStream::connect(env.addr).await.unwrap();
+        use tokio::io::AsyncWriteExt;
+        s.write_all(&len.to_be_bytes()).await.unwrap();
+        s.write_all(&[0u8; 16]).await.unwrap();
+        let mut r = Raw { s };
+        let msgs = r.until_ready().await;
+        assert_eq!(fatal(&msgs), "08P01", "{len}");
+    }
+    let mut v2 = 8i32.to_be_bytes().to_vec();
+    v2.extend_from_slice(&(2i32 << 16).to_be_bytes());
+    let mut r = Raw {
+        s: tokio::net::TcpStream::connect(env.addr).await.unwrap(),
+    };
+    r.send(&v2).await;
+    assert_eq!(fatal(&r.until_ready().await), "0A000");
+    // A message cut short, then the client gone.
+    let mut r = Raw::connect(port, &env.db).await;
+    r.send(&[b'Q', 0, 0, 0, 100, b'S']).await;
+    drop(r);
+    // Through it all, the gateway serves, and the table is there.
+    let c = env.client().await;
+    assert_eq!(column(&c, "SELECT count(*) FROM t").await, ["0"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_and_gss_encryption_are_refused_and_a_cancel_passes_through() {
+    let Some(env) = Env::start("version: 1\ndefault: allow\n").await else {
+        return;
+    };
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    for code in [80_877_103i32, 80_877_104] {
+        let mut s = tokio::net::TcpStream::connect(env.addr).await.unwrap();
+        let mut m = 8i32.to_be_bytes().to_vec();
+        m.extend_from_slice(&code.to_be_bytes());
+        s.write_all(&m).await.unwrap();
+        let mut n = [0u8; 1];
+        s.read_exact(&mut n).await.unwrap();
+        assert_eq!(&n, b"N");
+        // The startup goes on in the clear.
+        s.write_all(&raw::startup(&env.db)).await.unwrap();
+        let mut r = Raw { s };
+        assert!(raw::kinds(&r.until_ready().await).ends_with('Z'));
+    }
+    // psql with sslmode=require is told no.
+    let out = std::process::Command::new("psql")
+        .args([
+            &format!(
+                "host=127.0.0.1 port={} user=aileron dbname={} sslmode=require",
+                env.addr.port(),
+                env.db
+            ),
+            "-c",
+            "SELECT 1",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // A cancel request reaches the server.
+    let c = env.client().await;
+    let token = c.cancel_token();
+    let slow = tokio::spawn(async move { c.simple_query("SELECT pg_sleep(30)").await });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    token.cancel_query(tokio_postgres::NoTls).await.unwrap();
+    let e = tokio::time::timeout(std::time::Duration::from_secs(10), slow)
+        .await
+        .expect("cancelled within 10 s")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error_of(&e).0, "57014");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_the_server_may_read_otherwise_is_asked() {
+    let Some(env) = Env::start(DENY_DROP).await else {
+        return;
+    };
+    let c = env.client().await;
+    c.batch_execute("CREATE TABLE t (id int)").await.unwrap();
+    env.answer(|| Answer::Reject);
+    // With standard_conforming_strings off, '\'' ends where the analysis
+    // would not: backslashes are asked about from the moment it may be off.
+    c.batch_execute("SET standard_conforming_strings = off")
+        .await
+        .unwrap();
+    let e = c
+        .simple_query("SELECT '\\''; DROP TABLE t; --'")
+        .await
+        .unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    let e = c.simple_query("SELECT 'a\\b'").await.unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    assert_eq!(column(&c, "SELECT 'plain'").await, ["plain"]);
+    assert_eq!(env.count("t").await, "0");
+}
