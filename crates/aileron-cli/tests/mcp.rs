@@ -186,6 +186,10 @@ fn bad_input_from_the_client_is_refused_and_the_gateway_goes_on() {
     // An answer to a request the server never sent: dropped.
     c.send(&json!({"jsonrpc": "2.0", "id": "nobody-asked", "result": {}}));
     assert!(c.quiet_for(300));
+    // A call without an id (a notification): dropped, never run undecided.
+    c.send(&json!({"jsonrpc": "2.0", "method": "tools/call",
+                   "params": {"name": "write_note", "arguments": {"name": "n", "text": "n"}}}));
+    assert!(c.quiet_for(300));
     // A tool never listed: still decided (no annotations: mutate).
     let (text, error) = tool_text(&c.call("revealed", json!({})));
     assert!(
@@ -218,6 +222,7 @@ fn bad_input_from_the_client_is_refused_and_the_gateway_goes_on() {
     assert!(stderr.contains("not JSON"), "{stderr}");
     assert!(stderr.contains("batch"), "{stderr}");
     assert!(stderr.contains("never sent"), "{stderr}");
+    assert!(stderr.contains("without an id"), "{stderr}");
 }
 
 /// A server that writes junk, answers ids never asked, and its real answers.

@@ -191,6 +191,13 @@ impl Gateway {
                     }
                 }
             }
+            Message::Notification { method, .. } if lower::DECIDED.contains(&method.as_str()) => {
+                // A call without an id would go undecided to a server that
+                // runs it anyway: it is not a notification MCP has.
+                vec![Effect::Note(format!(
+                    "the client sent {method} without an id: dropped, not decided"
+                ))]
+            }
             Message::Notification { method, params } => {
                 // A call the client gave up on while it was decided is
                 // not sent once decided.
@@ -546,6 +553,10 @@ mod tests {
         let answers = text(answers);
         assert_eq!(answers.as_array().unwrap().len(), 2);
         assert_eq!(answers[0]["id"], json!(7));
+        // A call without an id: not forwarded, not decided.
+        let fx =
+            g.from_client(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"wipe"}}"#);
+        assert!(matches!(&fx[..], [Effect::Note(n)] if n.contains("without an id")));
         // An answer to nothing the server asked.
         let fx = g.from_client(br#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
         assert!(matches!(&fx[..], [Effect::Note(_)]));
