@@ -8,7 +8,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::mcp::{Client, server_calls, test_server, tool_text};
-use support::{LaunchSession, Project};
+use support::{LaunchSession, Project, PtyChild};
 
 const POLICY: &str = r#"version: 1
 default: allow
@@ -423,4 +423,78 @@ deny:
     assert!(error && text.contains("(rule no-fs-writes)"), "{text}");
     assert!(!target.exists());
     c.finish();
+}
+
+/// An MCP client as an agent is one: it starts `aileron mcp ...` (its
+/// arguments), sends a call and then a ping without waiting, and prints
+/// which answer came first and then the call's answer.
+const ASKING_CLIENT: &str = r#"
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(m):
+    p.stdin.write((json.dumps(m) + "\n").encode()); p.stdin.flush()
+def recv():
+    return json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+recv()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_note", "arguments": {"name": "todo", "text": "milk"}}})
+send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+first = recv()
+open("first.txt", "w").write(str(first["id"]))
+second = recv()
+print("first=%s second=%s %s" % (first["id"], second["id"], second["result"]["content"][0]["text"]))
+p.stdin.close()
+p.wait()
+"#;
+
+#[test]
+fn an_ask_holds_only_its_call_and_the_session_asks_on_the_terminal() {
+    let p = Project::new(
+        "version: 1\ndefault: allow\nask:\n  - {id: ask-writes, when: {type: mcp.call, mcp.tool: write_note}}\n",
+    );
+    p.write("client.py", ASKING_CLIENT);
+    let server = test_server();
+    let mut cmd = p.aileron(&[
+        "launch",
+        "--enforce",
+        "none",
+        "--no-proxy",
+        "--",
+        "python3",
+        "client.py",
+    ]);
+    cmd.arg(support::AILERON)
+        .args(["mcp", "--name", "notes", "--"])
+        .arg(&server)
+        .env("MCP_TEST_LOG", p.path("calls.jsonl"));
+    let mut t = PtyChild::spawn(&mut cmd);
+    let screen = t.expect("[o] allow once");
+    assert!(screen.contains("notes/write_note"), "{screen}");
+    // While the call waits for the human, the ping has been answered.
+    let deadline = std::time::Instant::now() + support::WAIT;
+    while !p.path("first.txt").exists() {
+        assert!(std::time::Instant::now() < deadline, "the ping waited too");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(p.read("first.txt"), "3");
+    assert!(
+        calls(&p).is_empty(),
+        "the call reached the server before its answer"
+    );
+    t.type_keys("o\n");
+    let out = t.finish();
+    assert_eq!(
+        out.stdout.trim(),
+        "first=3 second=2 written",
+        "{}",
+        out.stderr
+    );
+    assert_eq!(names_called(&p), ["write_note"]);
+    let rec = p
+        .audit()
+        .into_iter()
+        .find(|r| r["adapter"] == "mcp")
+        .expect("the call's audit line");
+    assert_eq!(rec["outcome"], "approved-once", "{rec}");
 }
