@@ -103,9 +103,11 @@ impl Env {
             answer: Mutex::new(Box::new(|| Answer::Reject)),
             asked: Mutex::new(Vec::new()),
         });
+        // With a cache, as `aileron proxy postgres` runs: the policy is
+        // compiled once, not per statement.
         let decider = Decider::new(
             aileron_session::Config {
-                cache_dir: None,
+                cache_dir: Some(load.data_dir.join("cache")),
                 session_id: Some("pg-test".into()),
                 agent: None,
                 real_shell: String::new(),
