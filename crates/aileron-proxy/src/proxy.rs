@@ -33,6 +33,11 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most a request's head may hold, and the most headers.
 const MAX_HEAD: usize = 64 * 1024;
 const MAX_HEADERS: usize = 100;
+/// Reads from upstream this large: a download passes in fewer, larger
+/// frames (each one a hand-over between the two connections' tasks).
+const UPSTREAM_READ: usize = 256 * 1024;
+/// The buffer of each direction of a tunnel.
+const SPLICE_BUFFER: usize = 64 * 1024;
 
 type HttpClient = Client<Guarded, Body>;
 type HttpsClient = Client<hyper_rustls::HttpsConnector<Guarded>, Body>;
@@ -97,6 +102,7 @@ impl Proxy {
             };
             Client::builder(TokioExecutor::new())
                 .pool_idle_timeout(Duration::from_secs(60))
+                .http1_read_buf_exact_size(UPSTREAM_READ)
                 .build(connector)
         };
         Ok(Arc::new(Proxy {
@@ -105,6 +111,7 @@ impl Proxy {
             inspect: cfg.inspect,
             http: Client::builder(TokioExecutor::new())
                 .pool_idle_timeout(Duration::from_secs(60))
+                .http1_read_buf_exact_size(UPSTREAM_READ)
                 .build(guarded.clone()),
             https: https_with(true),
             https1: https_with(false),
@@ -231,7 +238,7 @@ impl Proxy {
             if let Ok(upgraded) = hyper::upgrade::on(req).await {
                 let mut client = TokioIo::new(upgraded);
                 let mut upstream = upstream;
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+                let _ = splice(&mut client, &mut upstream).await;
             }
         });
         Response::new(empty())
@@ -369,11 +376,7 @@ impl Proxy {
             if let Some(ours) = client_upgrade {
                 tokio::spawn(async move {
                     if let (Ok(a), Ok(b)) = (ours.await, theirs.await) {
-                        let _ = tokio::io::copy_bidirectional(
-                            &mut TokioIo::new(a),
-                            &mut TokioIo::new(b),
-                        )
-                        .await;
+                        let _ = splice(&mut TokioIo::new(a), &mut TokioIo::new(b)).await;
                     }
                 });
             }
@@ -420,6 +423,16 @@ impl Proxy {
             )),
         }
     }
+}
+
+/// Copies both ways until both sides are done, through buffers larger
+/// than tokio's 8 KiB default (a download passes in fewer system calls).
+async fn splice<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
+where
+    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+{
+    tokio::io::copy_bidirectional_with_sizes(a, b, SPLICE_BUFFER, SPLICE_BUFFER).await
 }
 
 /// The HTTP/1 server side, bounded against slow and flooding clients.
