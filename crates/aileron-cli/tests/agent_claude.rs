@@ -351,6 +351,38 @@ fn launch_without_enforcement_decides_every_tool_call() {
     let p = project();
     let r = run(&p, &claude, Mode::LaunchNone, &main_script(&p));
     check_main_session(&p, &r, USER_SETTINGS);
+    check_model_calls_went_through_the_proxy(&p, &r);
+}
+
+/// Under launch, Claude Code reaches its model through the session's
+/// egress proxy (it honours `HTTPS_PROXY`), every turn decided and
+/// allowed as the agent's own model API, never asked (no doom loop for
+/// the turns, however alike), and the token usage written beside it.
+fn check_model_calls_went_through_the_proxy(p: &Project, r: &ClaudeRun) {
+    let why = r.describe();
+    let audit = p.audit();
+    let calls: Vec<&Value> = audit
+        .iter()
+        .filter(|a| {
+            a["adapter"] == "proxy" && a["action"]["facets"]["llm"]["provider"] == "anthropic"
+        })
+        .collect();
+    let decisions: Vec<&&Value> = calls.iter().filter(|a| a["outcome"].is_null()).collect();
+    assert!(
+        decisions.len() >= step::COUNT,
+        "{} model calls through the proxy for {} steps\n{why}",
+        decisions.len(),
+        step::COUNT
+    );
+    for d in &decisions {
+        assert_eq!(d["decision"], "allow", "{d}");
+        assert_eq!(d["rule"], "builtin:agent-model-api", "{d}");
+    }
+    assert!(
+        calls.iter().any(|a| a["outcome"] == "response"
+            && a["action"]["facets"]["llm"]["output_tokens"].is_u64()),
+        "no usage line\n{why}"
+    );
 }
 
 /// (d) `aileron launch --enforce all -- claude`.
