@@ -30,6 +30,8 @@ pub enum Error {
     },
     #[error("--upstream {why} (expected postgres://HOST:PORT)")]
     BadUpstream { why: String },
+    #[error("--header {0}: expected NAME: VALUE")]
+    BadHeader(String),
     #[error("--listen {text}: {source} (expected IP:PORT, e.g. 127.0.0.1:7878)")]
     BadListen {
         text: String,

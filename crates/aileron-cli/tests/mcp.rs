@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::mcp::{Client, server_calls, test_server, tool_text};
+use support::mcp::{Client, http_server, server_calls, test_server, tool_text};
 use support::{LaunchSession, Project, PtyChild};
 
 const POLICY: &str = r#"version: 1
@@ -497,4 +497,42 @@ fn an_ask_holds_only_its_call_and_the_session_asks_on_the_terminal() {
         .find(|r| r["adapter"] == "mcp")
         .expect("the call's audit line");
     assert_eq!(rec["outcome"], "approved-once", "{rec}");
+}
+
+#[test]
+fn a_remote_server_over_streamable_http_is_decided_alike() {
+    let p = Project::new(POLICY);
+    let log = p.path("http.jsonl");
+    let url = http_server(log.clone());
+    let mut c = Client::spawn(p.aileron(&["mcp", "--name", "notes", "--url", &url]));
+    let answer = c.initialize();
+    assert_eq!(answer["result"]["serverInfo"]["name"], "http-notes");
+    assert_eq!(c.tool_names(), ["write_note"]);
+    let answer = c.call("write_note", json!({"name": "todo", "text": "milk"}));
+    assert_eq!(tool_text(&answer), ("written over http".to_owned(), false));
+    assert!(
+        c.seen
+            .iter()
+            .any(|m| m["method"] == "notifications/message"),
+        "{:?}",
+        c.seen
+    );
+    let (text, error) = tool_text(&c.call("write_note", json!({"name": "secret", "text": "x"})));
+    assert!(error && text.contains("(rule no-secret-notes)"), "{text}");
+    let (status, stderr) = c.finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server_calls(&log);
+    let tools: Vec<&Value> = requests.iter().map(|r| &r["tool"]).collect();
+    assert_eq!(
+        tools.iter().filter(|t| **t == "write_note").count(),
+        1,
+        "{requests:?}"
+    );
+    // After initialize, every request carries the session and the version;
+    // the session is ended when the agent leaves.
+    for r in &requests[1..] {
+        assert_eq!(r["session"], "sess-1", "{r}");
+        assert_eq!(r["version"], "2025-06-18", "{r}");
+    }
+    assert_eq!(requests.last().unwrap()["http"], "DELETE", "{requests:?}");
 }

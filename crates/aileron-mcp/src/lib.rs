@@ -8,18 +8,20 @@
 //! - [`message`] (pure): JSON-RPC lines read strictly, answers written.
 //! - [`lower`] (pure): a request → an `mcp.call` Action; which tools to hide.
 //! - [`gateway`] (pure): what to do with each message, as [`gateway::Effect`]s.
-//! - [`stdio`]: the server as a child process, threads, blocking I/O.
+//! - [`stdio`]: the server as a child process, threads, blocking I/O;
+//!   [`http`]: or a remote server over Streamable HTTP (`--url`).
 //!
 //! Who decides is [`aileron_session::Decide`]: the launch session over
 //! `$AILERON_SOCKET`, or a `Decider` of the gateway's own.
 
 pub mod gateway;
+pub mod http;
 pub mod lower;
 pub mod message;
 pub mod stdio;
 
 pub use aileron_session::{Decide, SessionSocket};
-pub use stdio::{Ended, Setup, run};
+pub use stdio::{Ended, Setup, Upstream, run};
 
 use aileron_audit::{AuditLog, AuditRecord, Masker};
 use aileron_config::{LoadOptions, Loaded, Memo};

@@ -9,7 +9,7 @@ use crate::{Origin, PolicyView};
 use aileron_session::Decide;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,14 +17,27 @@ use std::time::Duration;
 pub struct Setup {
     /// `mcp.server`.
     pub name: String,
-    /// The server's command and its arguments.
-    pub command: Vec<OsString>,
+    /// The server: a command to run, or a URL.
+    pub upstream: Upstream,
     pub decide: Arc<dyn Decide>,
     pub origin: Origin,
     pub policy: PolicyView,
     /// Message size limits (client, server); [`MAX_CLIENT_MESSAGE`] and
     /// [`MAX_SERVER_MESSAGE`] by default.
     pub limits: (usize, usize),
+}
+
+/// Where the server is.
+#[derive(Clone, Debug)]
+pub enum Upstream {
+    /// A command and its arguments, run as a child on stdio.
+    Command(Vec<OsString>),
+    /// A Streamable HTTP endpoint, with headers for every request
+    /// (`Authorization`).
+    Url {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
 }
 
 /// How a run ended.
@@ -46,8 +59,9 @@ pub const GRACE: Duration = Duration::from_secs(5);
 struct Shared {
     gateway: Mutex<Gateway>,
     to_client: Mutex<Box<dyn Write + Send>>,
-    to_server: Mutex<Option<ChildStdin>>,
-    child: Mutex<Child>,
+    to_server: Mutex<Option<Box<dyn Write + Send>>>,
+    /// The server's process (none for a URL).
+    child: Option<Mutex<Child>>,
     decide: Arc<dyn Decide>,
     origin: Origin,
     policy: PolicyView,
@@ -62,23 +76,32 @@ pub fn run(
     client_in: impl Read + Send + 'static,
     client_out: impl Write + Send + 'static,
 ) -> std::io::Result<Ended> {
-    let (program, args) = setup
-        .command
-        .split_first()
-        .ok_or_else(|| std::io::Error::other("no server command"))?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let server_out = child.stdout.take().expect("piped");
-    let server_in = child.stdin.take().expect("piped");
+    let (server_in, server_out, child): (Box<dyn Write + Send>, Box<dyn Read + Send>, _) =
+        match &setup.upstream {
+            Upstream::Command(command) => {
+                let (program, args) = command
+                    .split_first()
+                    .ok_or_else(|| std::io::Error::other("no server command"))?;
+                let mut child = Command::new(program)
+                    .args(args)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::inherit())
+                    .spawn()?;
+                let stdout = child.stdout.take().expect("piped");
+                let stdin = child.stdin.take().expect("piped");
+                (Box::new(stdin), Box::new(stdout), Some(Mutex::new(child)))
+            }
+            Upstream::Url { url, headers } => {
+                let (poster, answers) = crate::http::connect(url, headers.clone(), setup.limits.1)?;
+                (Box::new(poster), Box::new(answers), None)
+            }
+        };
     let shared = Arc::new(Shared {
         gateway: Mutex::new(Gateway::new(&setup.name)),
         to_client: Mutex::new(Box::new(client_out)),
         to_server: Mutex::new(Some(server_in)),
-        child: Mutex::new(child),
+        child,
         decide: setup.decide,
         origin: setup.origin,
         policy: setup.policy,
@@ -103,7 +126,9 @@ fn read_client(shared: &Arc<Shared>, input: impl Read, limit: usize) {
         .client_closed
         .store(true, std::sync::atomic::Ordering::SeqCst);
     drop(lock(&shared.to_server).take());
-    wait_briefly(&shared.child);
+    if let Some(child) = &shared.child {
+        wait_briefly(child);
+    }
 }
 
 fn read_server(shared: &Arc<Shared>, output: impl Read, limit: usize) -> Ended {
@@ -121,7 +146,7 @@ fn read_server(shared: &Arc<Shared>, output: impl Read, limit: usize) -> Ended {
         Err(id) => g.server_too_long(id, limit),
     });
     // The server closed its output: it is ending (or useless).
-    let status = wait_briefly(&shared.child);
+    let status = shared.child.as_ref().and_then(wait_briefly);
     let client_closed = shared
         .client_closed
         .load(std::sync::atomic::Ordering::SeqCst);
@@ -244,7 +269,7 @@ fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// What [`read_line`] read.
-enum Line {
+pub(crate) enum Line {
     /// A line, in the buffer (without its newline).
     Whole,
     /// A line longer than the limit, skipped; what its id is.
@@ -254,7 +279,7 @@ enum Line {
 
 /// Reads one line into `buf`, holding at most `limit` bytes of it. A last
 /// line without a newline counts.
-fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> Line {
+pub(crate) fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> Line {
     buf.clear();
     let mut scan: Option<IdScan> = None;
     loop {

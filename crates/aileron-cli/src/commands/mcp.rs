@@ -4,7 +4,7 @@
 use super::current_dir;
 use aileron_cli::Error;
 use aileron_config::LoadOptions;
-use aileron_mcp::{Decide, Ended, Origin, SessionSocket, Setup, stdio};
+use aileron_mcp::{Decide, Ended, Origin, SessionSocket, Setup, Upstream, stdio};
 use aileron_session::{Decider, TtyPrompter};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -20,8 +20,19 @@ pub struct Args {
     /// launch` the session decides with its own policy, unless this is given.
     #[arg(long)]
     pub policy: Option<PathBuf>,
+    /// A remote MCP server's Streamable HTTP endpoint, instead of a command.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// A header sent with every request to `--url` (`'Authorization: Bearer
+    /// TOKEN'`); may be given again.
+    #[arg(long, value_name = "NAME: VALUE", requires = "url")]
+    pub header: Vec<String>,
     /// The MCP server's command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
+    #[arg(
+        last = true,
+        required_unless_present = "url",
+        value_name = "SERVER COMMAND"
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -39,10 +50,14 @@ pub fn run(args: Args) -> Result<u8, Error> {
             source,
         })?);
     }
-    let name = args
-        .name
-        .clone()
-        .unwrap_or_else(|| server_name(&args.command));
+    let upstream = match &args.url {
+        Some(url) => Upstream::Url {
+            url: url.clone(),
+            headers: headers(&args.header)?,
+        },
+        None => Upstream::Command(args.command.clone()),
+    };
+    let name = args.name.clone().unwrap_or_else(|| server_name(&upstream));
     let cache_dir = opts.data_dir.join("cache");
     let socket = std::env::var_os("AILERON_SOCKET")
         .filter(|s| !s.is_empty() && args.policy.is_none())
@@ -78,15 +93,17 @@ pub fn run(args: Args) -> Result<u8, Error> {
     if let Err(why) = policy.load() {
         eprintln!("aileron mcp: {why}: every call will be refused");
     }
-    let command_text = args
-        .command
-        .iter()
-        .map(|a| a.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command_text = match &upstream {
+        Upstream::Command(c) => c
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+        Upstream::Url { url, .. } => url.clone(),
+    };
     let setup = Setup {
         name: name.clone(),
-        command: args.command,
+        upstream,
         decide,
         origin: Origin {
             cwd: cwd.to_string_lossy().into_owned(),
@@ -115,11 +132,30 @@ pub fn run(args: Args) -> Result<u8, Error> {
     }
 }
 
-/// The server's name by default: its command's file name.
-fn server_name(command: &[OsString]) -> String {
-    command
-        .first()
-        .and_then(|c| Path::new(c).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "mcp".to_owned())
+/// The server's name by default: its command's file name, or its URL's host.
+fn server_name(upstream: &Upstream) -> String {
+    let name = match upstream {
+        Upstream::Command(command) => command
+            .first()
+            .and_then(|c| Path::new(c).file_name())
+            .map(|n| n.to_string_lossy().into_owned()),
+        Upstream::Url { url, .. } => {
+            let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            Some(host.to_owned()).filter(|h| !h.is_empty())
+        }
+    };
+    name.unwrap_or_else(|| "mcp".to_owned())
+}
+
+/// `--header` values, as `(name, value)`.
+fn headers(given: &[String]) -> Result<Vec<(String, String)>, Error> {
+    given
+        .iter()
+        .map(|h| match h.split_once(':') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            _ => Err(Error::BadHeader(h.clone())),
+        })
+        .collect()
 }

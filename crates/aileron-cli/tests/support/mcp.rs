@@ -245,3 +245,121 @@ pub fn server_calls(log: &std::path::Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).expect("a call log line"))
         .collect()
 }
+
+/// A Streamable HTTP MCP server written by hand (HTTP/1.1, a connection
+/// per request): `initialize` answers JSON (over several lines) with a
+/// session id, `tools/list` and `tools/call` answer server-sent events (a
+/// call's with a log notification first), notifications get 202, DELETE
+/// ends the session. Every request is appended to `log` as a JSON line:
+/// its HTTP method, JSON-RPC method and tool, and the session and protocol
+/// version headers it carried. Returns the endpoint's URL.
+pub fn http_server(log: PathBuf) -> String {
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let log = log.clone();
+            std::thread::spawn(move || serve_http(conn, &log));
+        }
+    });
+    url
+}
+
+fn serve_http(conn: std::net::TcpStream, log: &std::path::Path) {
+    let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+    let mut head = String::new();
+    let mut headers = std::collections::HashMap::new();
+    if reader.read_line(&mut head).unwrap_or(0) == 0 {
+        return;
+    }
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+        }
+    }
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    std::io::Read::read_exact(&mut reader, &mut body).expect("body");
+    let http_method = head.split(' ').next().unwrap_or_default().to_owned();
+    let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let method = msg["method"].as_str().unwrap_or_default().to_owned();
+    let entry = json!({
+        "http": http_method, "method": method, "tool": msg["params"]["name"],
+        "session": headers.get("mcp-session-id"),
+        "version": headers.get("mcp-protocol-version"),
+    });
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("log");
+        // One write: requests come on several threads at once.
+        f.write_all(format!("{entry}\n").as_bytes()).expect("log");
+    }
+    let id = msg.get("id").cloned();
+    let mut out = conn;
+    let reply = |out: &mut std::net::TcpStream,
+                 status: &str,
+                 kind: &str,
+                 extra: &str,
+                 body: &str| {
+        let _ = write!(
+            out,
+            "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+            body.len()
+        );
+    };
+    let event = |v: Value| format!("event: message\ndata: {v}\n\n");
+    match (http_method.as_str(), method.as_str(), id) {
+        ("DELETE", _, _) => reply(&mut out, "200 OK", "text/plain", "", ""),
+        (_, "initialize", Some(id)) => {
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "http-notes", "version": "1"}}});
+            let pretty = serde_json::to_string_pretty(&answer).unwrap();
+            reply(
+                &mut out,
+                "200 OK",
+                "application/json",
+                "Mcp-Session-Id: sess-1\r\n",
+                &pretty,
+            );
+        }
+        (_, "tools/list", Some(id)) => {
+            let tools = json!([
+                {"name": "write_note", "inputSchema": {"type": "object"}},
+                {"name": "wipe", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}},
+            ]);
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools}});
+            reply(&mut out, "200 OK", "text/event-stream", "", &event(answer));
+        }
+        (_, "tools/call", Some(id)) => {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                              "params": {"level": "info", "data": "writing"}});
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                "content": [{"type": "text", "text": "written over http"}], "isError": false}});
+            let body = format!("{}{}", event(note), event(answer));
+            reply(&mut out, "200 OK", "text/event-stream", "", &body);
+        }
+        (_, _, Some(id)) => {
+            let answer = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}});
+            reply(
+                &mut out,
+                "200 OK",
+                "application/json",
+                "",
+                &answer.to_string(),
+            );
+        }
+        (_, _, None) => reply(&mut out, "202 Accepted", "text/plain", "", ""),
+    }
+}
