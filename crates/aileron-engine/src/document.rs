@@ -49,11 +49,16 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "on_timeout",
     "enforce",
     "proxy",
+    "gateways",
 ];
 /// Keys of `settings.enforce`.
 pub const ENFORCE_KEYS: &[&str] = &["writable"];
 /// Keys of `settings.proxy`.
 pub const PROXY_KEYS: &[&str] = &["inspect"];
+/// The kinds of gateway `settings.gateways` starts.
+pub const GATEWAY_KINDS: &[&str] = &["postgres"];
+/// Keys of a `postgres` gateway.
+pub const POSTGRES_GATEWAY_KEYS: &[&str] = &["upstream", "listen"];
 pub const ENV_KEYS: &[&str] = &["scrub", "passthrough"];
 pub const SCOPE_KEYS: &[&str] = &["plugin", "profile", "integration"];
 pub const TEST_KEYS: &[&str] = &["name", "command", "action", "cwd", "expect", "rule"];
@@ -117,6 +122,21 @@ pub struct Settings {
     /// each request by method and URL (host globs; `all` for every host).
     /// Other tunnels are decided by host and port.
     pub proxy_inspect: Option<Vec<String>>,
+    /// `gateways`: the gateways `aileron launch` starts with the session
+    /// (the agent's tree is pointed at them).
+    pub gateways: Option<Vec<Gateway>>,
+}
+
+/// A gateway `aileron launch` starts with its session (`settings.gateways`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Gateway {
+    /// `aileron proxy postgres`.
+    Postgres {
+        /// The real server, `postgres://HOST:PORT`.
+        upstream: String,
+        /// Where the gateway listens (`IP:PORT`); none: a free port on 127.0.0.1.
+        listen: Option<String>,
+    },
 }
 
 /// Where a policy sends its asks (`settings.ask_mode`): every adapter asks
@@ -481,6 +501,7 @@ impl Parser<'_> {
                         }
                     }
                 }
+                "gateways" => s.gateways = Some(self.gateways(v)),
                 "enforce" => {
                     for (k, v) in self
                         .map(v, "`settings.enforce`", ENFORCE_KEYS)
@@ -500,6 +521,85 @@ impl Parser<'_> {
             }
         }
         s
+    }
+
+    /// `settings.gateways`: a list of `{postgres: {upstream: URL, listen: IP:PORT}}`.
+    fn gateways(&mut self, node: &Node) -> Vec<Gateway> {
+        let Y::Seq(items) = &node.value else {
+            self.err(
+                node.pos,
+                format!(
+                    "`gateways` must be a list such as `[{{postgres: {{upstream: \"postgres://127.0.0.1:5432\"}}}}]`, found {}",
+                    node.kind()
+                ),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for item in items {
+            let Some(entries) = self.map(item, "a gateway", GATEWAY_KINDS) else {
+                continue;
+            };
+            if entries.len() != 1 {
+                self.err(
+                    item.pos,
+                    format!(
+                        "a gateway names one kind ({}), found {}",
+                        GATEWAY_KINDS.join(", "),
+                        entries.len()
+                    ),
+                );
+                continue;
+            }
+            let (kind, v) = &entries[0];
+            if kind.name != "postgres" {
+                continue;
+            }
+            let (mut upstream, mut listen, mut bad) = (None, None, false);
+            for (k, v) in self
+                .map(v, "a `postgres` gateway", POSTGRES_GATEWAY_KEYS)
+                .unwrap_or_default()
+            {
+                let known = POSTGRES_GATEWAY_KEYS.contains(&k.name.as_str());
+                let Some(text) = known.then(|| self.string(v, &k.name)).flatten() else {
+                    bad = true;
+                    continue;
+                };
+                if k.name == "upstream" {
+                    let rest = text
+                        .strip_prefix("postgres://")
+                        .or_else(|| text.strip_prefix("postgresql://"));
+                    if rest.is_none_or(|r| r.is_empty() || r.starts_with(['/', '?'])) {
+                        self.err(
+                            v.pos,
+                            format!("invalid `upstream` `{text}`; expected postgres://HOST:PORT"),
+                        );
+                        bad = true;
+                    }
+                    upstream = Some(text);
+                } else if k.name == "listen" {
+                    if text.parse::<std::net::SocketAddr>().is_err() {
+                        self.err(
+                            v.pos,
+                            format!(
+                                "invalid `listen` `{text}`; expected IP:PORT such as 127.0.0.1:0"
+                            ),
+                        );
+                        bad = true;
+                    }
+                    listen = Some(text);
+                }
+            }
+            match upstream {
+                Some(upstream) if !bad => out.push(Gateway::Postgres { upstream, listen }),
+                None if !bad => self.err(
+                    kind.pos,
+                    "a `postgres` gateway needs `upstream: postgres://HOST:PORT`".to_owned(),
+                ),
+                _ => {}
+            }
+        }
+        out
     }
 
     /// `settings.proxy.inspect`: `all`, or a list of host globs.

@@ -116,7 +116,7 @@ pub use builtin::Environment;
 pub use command_line::LineContext;
 pub use diagnostic::{Code, Diagnostic, Diagnostics, Severity};
 pub use document::{
-    AskMode, DefaultPolicy, Document, EnvPolicy, Settings, Source, TestCase, TestInput,
+    AskMode, DefaultPolicy, Document, EnvPolicy, Gateway, Settings, Source, TestCase, TestInput,
     parse_document, parse_rule,
 };
 pub use error::Error;

@@ -291,6 +291,7 @@ impl Policy {
             settings.on_timeout = s.on_timeout.or(settings.on_timeout);
             settings.writable = s.writable.or(settings.writable);
             settings.proxy_inspect = s.proxy_inspect.or(settings.proxy_inspect);
+            settings.gateways = s.gateways.or(settings.gateways);
             for p in doc.env.scrub {
                 if !env_policy.scrub.contains(&p) {
                     env_policy.scrub.push(p);

@@ -129,7 +129,21 @@ pub fn json_schema() -> Value {
                 "proxy": {"type": "object", "additionalProperties": false, "properties": {
                     "inspect": {"anyOf": [{"const": "all"}, {"type": "array", "items": {"type": "string"}}],
                                 "description": "hosts (globs such as *.example.com, or `all`) whose HTTPS the egress proxy opens with its local CA, to decide each request by method, URL and headers; other tunnels are decided by host and port"}
-                }}
+                }},
+                "gateways": {"type": "array",
+                    "description": "gateways `aileron launch` starts with the session; the agent's tree is pointed at them (PGHOST, PGPORT, DATABASE_URL)",
+                    "items": {"type": "object", "additionalProperties": false,
+                        "minProperties": 1, "maxProperties": 1,
+                        "properties": {
+                            "postgres": {"type": "object", "additionalProperties": false,
+                                "required": ["upstream"],
+                                "properties": {
+                                    "upstream": {"type": "string", "pattern": "^postgres(ql)?://[^/?]",
+                                                 "description": "the real server, postgres://HOST:PORT"},
+                                    "listen": {"type": "string",
+                                               "description": "IP:PORT the gateway listens on (default 127.0.0.1:0, a free port)"}
+                                }}
+                        }}}
             }},
             "env": {"type": "object", "additionalProperties": false,
                      "properties": {"scrub": str_list, "passthrough": str_list}},
