@@ -536,3 +536,25 @@ fn a_remote_server_over_streamable_http_is_decided_alike() {
     }
     assert_eq!(requests.last().unwrap()["http"], "DELETE", "{requests:?}");
 }
+
+#[test]
+fn a_remote_server_that_cannot_be_reached_answers_with_an_error() {
+    let p = Project::new(POLICY);
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut c = Client::spawn(p.aileron(&["mcp", "--url", &url]));
+    let answer = c.request("initialize", json!({}));
+    assert_eq!(answer["error"]["code"], -32000, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&url) && message.contains("cannot be reached"),
+        "{message}"
+    );
+    let (status, stderr) = c.finish();
+    assert!(status.success(), "{stderr}");
+}
