@@ -558,3 +558,35 @@ fn a_remote_server_that_cannot_be_reached_answers_with_an_error() {
     let (status, stderr) = c.finish();
     assert!(status.success(), "{stderr}");
 }
+
+#[test]
+fn a_client_that_closes_its_input_after_its_calls_still_gets_their_answers() {
+    let p = Project::new(POLICY);
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "write_note", "arguments": {"name": "a", "text": "b"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "wipe"}}),
+    ]
+    .map(|m| m.to_string() + "\n")
+    .concat();
+    let mut cmd = p.aileron(&["mcp", "--name", "notes", "--"]);
+    cmd.arg(test_server())
+        .env("MCP_TEST_LOG", p.path("calls.jsonl"));
+    let out = support::run(&mut cmd, input.as_bytes());
+    assert!(out.status.success(), "{}", support::text(&out.stderr));
+    let answers: Vec<Value> = support::text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let text_of = |id: i64| {
+        let a = answers.iter().find(|a| a["id"] == id).expect("answered");
+        tool_text(a).0
+    };
+    assert_eq!(text_of(2), "written");
+    assert!(text_of(3).contains("(rule no-wipe)"));
+    assert_eq!(names_called(&p), ["write_note"]);
+}

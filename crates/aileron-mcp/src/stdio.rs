@@ -43,8 +43,10 @@ pub enum Upstream {
 /// How a run ended.
 #[derive(Debug)]
 pub enum Ended {
-    /// The client closed its side; the server then exited with this status
-    /// (or was killed when it did not within [`GRACE`]).
+    /// The client closed its side (once the calls it sent were decided,
+    /// the server's input is closed); the server then exited with this
+    /// status (or was killed when it did not within [`GRACE`]). Requests
+    /// it left unanswered got an error.
     ClientClosed(Option<ExitStatus>),
     /// The server ended first; `unanswered` requests got an error.
     ServerEnded {
@@ -66,6 +68,8 @@ struct Shared {
     origin: Origin,
     policy: PolicyView,
     client_closed: std::sync::atomic::AtomicBool,
+    /// Calls being decided, until what their decision says is written.
+    deciding: std::sync::atomic::AtomicUsize,
 }
 
 /// Runs the gateway between a client (`client_in`, `client_out`) and the
@@ -106,6 +110,7 @@ pub fn run(
         origin: setup.origin,
         policy: setup.policy,
         client_closed: Default::default(),
+        deciding: Default::default(),
     });
     let (client_limit, server_limit) = setup.limits;
     let client = Arc::clone(&shared);
@@ -125,6 +130,11 @@ fn read_client(shared: &Arc<Shared>, input: impl Read, limit: usize) {
     shared
         .client_closed
         .store(true, std::sync::atomic::Ordering::SeqCst);
+    // The calls sent before the end are sent when decided (`printf ... |
+    // aileron mcp` works as a client that waits).
+    while shared.deciding.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     drop(lock(&shared.to_server).take());
     if let Some(child) = &shared.child {
         wait_briefly(child);
@@ -157,7 +167,7 @@ fn read_server(shared: &Arc<Shared>, output: impl Read, limit: usize) -> Ended {
     let effects = lock(&shared.gateway).server_gone(&why);
     let unanswered = effects.len();
     apply(shared, effects);
-    if client_closed && unanswered == 0 {
+    if client_closed {
         Ended::ClientClosed(status)
     } else {
         Ended::ServerEnded { status, unanswered }
@@ -218,6 +228,9 @@ fn apply(shared: &Arc<Shared>, effects: Vec<Effect>) {
             Effect::Decide(call) => {
                 let key = call.key.clone();
                 let shared2 = Arc::clone(shared);
+                shared
+                    .deciding
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let spawned =
                     std::thread::Builder::new()
                         .name("mcp-decide".into())
@@ -230,6 +243,9 @@ fn apply(shared: &Arc<Shared>, effects: Vec<Effect>) {
                             };
                             let effects = lock(&shared2.gateway).decided(&call.key, &ruling);
                             apply(&shared2, effects);
+                            shared2
+                                .deciding
+                                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                         });
                 if let Err(e) = spawned {
                     // No thread to decide in: refused, as any call not decided.
@@ -242,6 +258,9 @@ fn apply(shared: &Arc<Shared>, effects: Vec<Effect>) {
                         },
                     );
                     apply(shared, effects);
+                    shared
+                        .deciding
+                        .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 }
             }
             Effect::Audit(action) => shared.policy.note(&shared.origin, action),
