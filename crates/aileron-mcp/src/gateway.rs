@@ -245,14 +245,13 @@ impl Gateway {
     /// A line from the server. `disabled` says whether a tool is disabled.
     pub fn from_server(&mut self, line: &[u8], disabled: &dyn Fn(&Action) -> bool) -> Vec<Effect> {
         match message::parse(line) {
-            Parsed::NotJson(why) => vec![Effect::Note(format!(
-                "the server wrote a line that is not JSON ({why}): dropped: {}",
-                excerpt(line)
-            ))],
-            Parsed::Invalid { why, .. } => vec![Effect::Note(format!(
-                "the server wrote {why}: dropped: {}",
-                excerpt(line)
-            ))],
+            Parsed::NotJson(why) => self.unreadable_answer(
+                line,
+                format!("the server wrote a line that is not JSON ({why})"),
+            ),
+            Parsed::Invalid { why, .. } => {
+                self.unreadable_answer(line, format!("the server wrote {why}"))
+            }
             Parsed::Batch(items) => {
                 let mut out = Vec::new();
                 for item in items {
@@ -319,6 +318,25 @@ impl Gateway {
             }
             Message::Notification { .. } => vec![Effect::ToClient(line.to_vec())],
         }
+    }
+
+    /// A line from the server that cannot be passed on: dropped, and when
+    /// it names the id of a request waiting for its answer (a key given
+    /// twice, say), that request gets an error instead of waiting forever.
+    fn unreadable_answer(&mut self, line: &[u8], what: String) -> Vec<Effect> {
+        let mut out = vec![Effect::Note(format!("{what}: dropped: {}", excerpt(line)))];
+        let mut scan = message::IdScan::default();
+        scan.feed(line);
+        if let Some(id) = scan.id()
+            && self.forwarded.remove(&message::key(&id)).is_some()
+        {
+            out.push(Effect::ToClient(message::error(
+                Some(&id),
+                code::SERVER_GONE,
+                &format!("aileron: the MCP server's answer cannot be passed on: {what}"),
+            )));
+        }
+        out
     }
 
     /// The server is gone: an error for every client request not answered.
@@ -578,6 +596,15 @@ mod tests {
             &g.from_server(b"Starting server...", &never)[..],
             [Effect::Note(_)]
         ));
+        // An answer that cannot be passed on: its caller gets an error.
+        g.from_client(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+        let fx = g.from_server(
+            br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[],"tools":[]}}"#,
+            &never,
+        );
+        assert!(matches!(&fx[0], Effect::Note(n) if n.contains("twice")));
+        assert_eq!(text(&fx[1])["id"], json!(7));
+        assert_eq!(g.pending(), 0);
         let fx = g.from_server(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, &never);
         assert!(matches!(&fx[..], [Effect::Note(n)] if n.contains("never sent")));
         // A batch is passed element by element.
