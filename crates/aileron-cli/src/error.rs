@@ -143,9 +143,9 @@ pub enum Error {
     /// The egress proxy could not start.
     #[error(transparent)]
     Proxy(#[from] aileron_proxy::Error),
-    /// The session's egress proxy did not come up.
-    #[error("the egress proxy did not start: {why}")]
-    ProxyDidNotStart { why: String },
+    /// A gateway of the session (the egress proxy, a database gateway) did not come up.
+    #[error("{what} did not start: {why}")]
+    GatewayDidNotStart { what: String, why: String },
     #[error("cannot run {program}: not found in PATH")]
     NotInPath { program: String },
     /// The program could not be started, enforced or waited for.

@@ -10,6 +10,7 @@
 //!   through, each `Query`, `Parse` and `FunctionCall` decided, a refusal
 //!   answered as the server answers an error.
 
+pub mod client;
 pub mod functions;
 pub mod gateway;
 pub mod lower;

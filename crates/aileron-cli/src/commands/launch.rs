@@ -1,7 +1,7 @@
 //! `aileron launch -- PROGRAM [ARGS]`: run an agent with its shell pointed
 //! at `aileron-sh`, a fresh session, and a scrubbed environment.
 
-use super::{EXIT_POLICY, current_dir, launch_agents, launch_proxy, load};
+use super::{EXIT_POLICY, current_dir, launch_agents, launch_gateways, launch_proxy, load};
 use aileron_cli::Error;
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
@@ -191,6 +191,15 @@ pub fn run(args: Args) -> Result<u8, Error> {
         .env("AILERON_SOCKET", &socket)
         .env("AILERON_REAL_SHELL", &real_shell);
     cmd.envs(setup.env.iter().cloned());
+    // The gateways ask this session, as the shim does.
+    let for_session = launch_proxy::ForSession {
+        aileron: &aileron,
+        socket: &socket,
+        session: &session_id,
+        agent: agent.as_deref(),
+        policy: args_policy.as_deref(),
+        cwd: &cwd,
+    };
     // The egress proxy: the agent's tree reaches the network through it,
     // each request decided by this session.
     let proxy = if no_proxy {
@@ -198,12 +207,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
         None
     } else {
         match start_proxy(&StartProxy {
-            aileron: &aileron,
-            socket: &socket,
-            session: &session_id,
-            agent: agent.as_deref(),
-            policy: args_policy.as_deref(),
-            cwd: &cwd,
+            for_session: &for_session,
             runtime: &runtime,
             loaded: &loaded,
             env: &env,
@@ -223,6 +227,29 @@ pub fn run(args: Args) -> Result<u8, Error> {
             }
         }
     };
+    // The database gateways the policy names (`settings.gateways`).
+    let gateways = match launch_gateways::start(
+        &for_session,
+        loaded
+            .policy
+            .settings
+            .gateways
+            .as_deref()
+            .unwrap_or_default(),
+    ) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("aileron: not launching: {e}");
+            let _ = std::fs::remove_dir_all(&runtime);
+            return Ok(EXIT_POLICY);
+        }
+    };
+    for (name, value) in launch_gateways::env(&gateways, &env) {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
+    }
     for note in &setup.notes {
         eprintln!("aileron: {note}");
         decider.record_session_note(note);
@@ -248,6 +275,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 loaded.policy.settings.ask_mode == Some(aileron_engine::AskMode::Ui),
                 interactive,
                 proxy.as_ref(),
+                &gateways,
             )
         );
     }
@@ -297,6 +325,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
         })
     };
     drop(proxy);
+    drop(gateways);
     let _ = std::fs::remove_dir_all(&runtime);
     let status = status.map_err(|e| Error::Run {
         program: program.clone(),
@@ -311,12 +340,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
 
 /// What the session's egress proxy is started from.
 struct StartProxy<'a> {
-    aileron: &'a Path,
-    socket: &'a Path,
-    session: &'a str,
-    agent: Option<&'a str>,
-    policy: Option<&'a Path>,
-    cwd: &'a Path,
+    for_session: &'a launch_proxy::ForSession<'a>,
     runtime: &'a Path,
     loaded: &'a aileron_config::Loaded,
     env: &'a [(String, String)],
@@ -333,7 +357,7 @@ fn start_proxy(
         .find(|(k, _)| k == "HOME")
         .map(|(_, v)| PathBuf::from(v))
         .unwrap_or_default();
-    let agent_apis = aileron_proxy::agents::model_endpoints(s.agent, s.env, &home);
+    let agent_apis = aileron_proxy::agents::model_endpoints(s.for_session.agent, s.env, &home);
     let inspect = s
         .loaded
         .policy
@@ -342,12 +366,7 @@ fn start_proxy(
         .as_ref()
         .is_some_and(|h| !h.is_empty());
     let proxy = launch_proxy::start(&launch_proxy::Start {
-        aileron: s.aileron,
-        socket: s.socket,
-        session: s.session,
-        agent: s.agent,
-        policy: s.policy,
-        cwd: s.cwd,
+        session: s.for_session,
         runtime: s.runtime,
         inspect,
         agent_apis: &agent_apis,
@@ -403,6 +422,7 @@ fn banner(
     dashboard_mode: bool,
     interactive: bool,
     proxy: Option<&launch_proxy::SessionProxy>,
+    gateways: &[launch_gateways::SessionGateway],
 ) -> String {
     let home = std::env::var("HOME").unwrap_or_default();
     let short = |f: &String| match f.strip_prefix(&home) {
@@ -440,6 +460,14 @@ fn banner(
             }
         }
         None => text.push_str("\naileron: no egress proxy: web requests are not decided"),
+    }
+    for (i, g) in gateways.iter().enumerate() {
+        text.push_str(&format!(
+            "\naileron: SQL to {} goes through the gateway postgres://{}{}",
+            g.upstream,
+            g.address,
+            if i == 0 { " (PGHOST, PGPORT)" } else { "" }
+        ));
     }
     if interactive {
         text.push_str("\naileron: every line typed into this shell is decided before it runs");

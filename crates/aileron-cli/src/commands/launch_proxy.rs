@@ -13,28 +13,111 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A running session proxy; stopped when dropped.
 pub struct SessionProxy {
-    child: Child,
+    _child: ServerChild,
     /// `127.0.0.1:PORT`.
     pub address: String,
     /// The CA bundle and certificate the agent's tools trust, when TLS is inspected.
     pub trust: Option<(PathBuf, PathBuf)>,
 }
 
-impl Drop for SessionProxy {
+/// A gateway process of the session (`aileron-server`); stopped when dropped.
+pub struct ServerChild(Child);
+
+impl Drop for ServerChild {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
-/// What the session's proxy is started with.
-pub struct Start<'a> {
+/// Who a gateway of the session decides for: `aileron-server` run with
+/// the session's socket, id, agent and policy, in its directory.
+pub struct ForSession<'a> {
     pub aileron: &'a Path,
     pub socket: &'a Path,
     pub session: &'a str,
     pub agent: Option<&'a str>,
     pub policy: Option<&'a Path>,
     pub cwd: &'a Path,
+}
+
+impl ForSession<'_> {
+    /// `aileron-server ARGS --session-socket ... --session ...`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(self.aileron.with_file_name("aileron-server"));
+        cmd.args(args)
+            .arg("--session-socket")
+            .arg(self.socket)
+            .args(["--session", self.session]);
+        if let Some(agent) = self.agent {
+            cmd.args(["--agent", agent]);
+        }
+        if let Some(p) = self.policy {
+            cmd.arg("--policy").arg(p);
+        }
+        cmd.current_dir(self.cwd);
+        cmd
+    }
+}
+
+/// Starts `cmd` and waits until it says where it listens: its first line,
+/// `prefix` and the address (up to the next space). `what` names it in errors.
+pub fn start_listening(
+    mut cmd: Command,
+    prefix: &str,
+    what: &str,
+) -> Result<(ServerChild, String), Error> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    // The gateway ends with the session, even when the session is killed.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|source| Error::Io {
+        action: "start",
+        path: PathBuf::from(cmd.get_program()),
+        source,
+    })?;
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        // Keep reading so that the gateway never blocks on a full pipe.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
+    let address = line
+        .trim()
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.split(' ').next())
+        .map(str::to_owned);
+    match address {
+        Some(address) => Ok((ServerChild(child), address)),
+        None => {
+            let _ = child.kill();
+            let status = child.wait().ok();
+            Err(Error::GatewayDidNotStart {
+                what: what.to_owned(),
+                why: match status.and_then(|s| s.code()) {
+                    Some(code) => format!("it exited with status {code}"),
+                    None => "it did not say where it listens".to_owned(),
+                },
+            })
+        }
+    }
+}
+
+/// What the session's proxy is started with.
+pub struct Start<'a> {
+    pub session: &'a ForSession<'a>,
     pub runtime: &'a Path,
     /// The policy inspects some hosts' TLS.
     pub inspect: bool,
@@ -44,19 +127,7 @@ pub struct Start<'a> {
 
 /// Starts the proxy and waits until it listens.
 pub fn start(s: &Start) -> Result<SessionProxy, Error> {
-    let server = s.aileron.with_file_name("aileron-server");
-    let mut cmd = Command::new(&server);
-    cmd.arg("proxy")
-        .args(["--listen", "127.0.0.1:0"])
-        .arg("--session-socket")
-        .arg(s.socket)
-        .args(["--session", s.session]);
-    if let Some(agent) = s.agent {
-        cmd.args(["--agent", agent]);
-    }
-    if let Some(p) = s.policy {
-        cmd.arg("--policy").arg(p);
-    }
+    let mut cmd = s.session.command(&["proxy", "--listen", "127.0.0.1:0"]);
     for api in s.agent_apis {
         cmd.args(["--agent-api", api]);
     }
@@ -69,55 +140,16 @@ pub fn start(s: &Start) -> Result<SessionProxy, Error> {
     if trust.is_some() {
         cmd.arg("--trust-dir").arg(s.runtime);
     }
-    cmd.current_dir(s.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    // The proxy ends with the session, even when the session is killed.
-    #[cfg(target_os = "linux")]
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().map_err(|source| Error::Io {
-        action: "start",
-        path: server.clone(),
-        source,
-    })?;
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut line = String::new();
-        let _ = reader.read_line(&mut line);
-        let _ = tx.send(line);
-        // Keep reading so that the proxy never blocks on a full pipe.
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
-    let address = line
-        .trim()
-        .strip_prefix("aileron proxy: listening on http://")
-        .map(str::to_owned);
-    match address {
-        Some(address) => Ok(SessionProxy {
-            child,
-            address,
-            trust,
-        }),
-        None => {
-            let _ = child.kill();
-            let status = child.wait().ok();
-            Err(Error::ProxyDidNotStart {
-                why: match status.and_then(|s| s.code()) {
-                    Some(code) => format!("it exited with status {code}"),
-                    None => "it did not say where it listens".to_owned(),
-                },
-            })
-        }
-    }
+    let (child, address) = start_listening(
+        cmd,
+        "aileron proxy: listening on http://",
+        "the egress proxy",
+    )?;
+    Ok(SessionProxy {
+        _child: child,
+        address,
+        trust,
+    })
 }
 
 impl SessionProxy {
