@@ -62,6 +62,7 @@ pub async fn open(host: &str, port: u16, refused: &Refused) -> std::io::Result<T
         match TcpStream::connect(addr).await {
             Ok(s) => {
                 let _ = s.set_nodelay(true);
+                set_buffer(&s, libc::SO_RCVBUF);
                 return Ok(s);
             }
             Err(e) => last = Some(e),
@@ -99,5 +100,24 @@ impl tower_service::Service<http::Uri> for Guarded {
             });
             open(&host, port, &refused).await.map(TokioIo::new)
         })
+    }
+}
+
+/// Socket buffers of this size: a download passes with fewer wake-ups of
+/// the proxy between its two sockets.
+const SOCKET_BUFFER: libc::c_int = 1 << 20;
+
+/// Sets `option` (`SO_RCVBUF` / `SO_SNDBUF`) of `socket` to [`SOCKET_BUFFER`].
+pub fn set_buffer(socket: &impl std::os::fd::AsRawFd, option: libc::c_int) {
+    let size = SOCKET_BUFFER;
+    // SAFETY: a valid descriptor and a c_int option value of the right size.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            option,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }

@@ -142,6 +142,7 @@ impl Proxy {
                 }
             };
             let _ = stream.set_nodelay(true);
+            connect::set_buffer(&stream, libc::SO_SNDBUF);
             let proxy = Arc::clone(&self);
             tokio::spawn(async move {
                 let service =
