@@ -13,13 +13,12 @@
 pub mod agents;
 pub mod ca;
 mod connect;
-pub mod decide;
 pub mod lower;
 mod meter;
 mod proxy;
 
 pub use aileron_session::{Decide, SessionSocket};
-pub use decide::Origin;
+pub use aileron_session::decide::Origin;
 pub use meter::UsageLog;
 pub use proxy::{Config, Proxy};
 

@@ -3,11 +3,11 @@
 
 use crate::ca::Authority;
 use crate::connect::{self, Guarded, Refused};
-use crate::decide::Origin;
 use crate::lower::{self, Lowering, Target};
 use crate::meter::{self, Metered, UsageLog};
 use crate::{Error, Inspect};
 use aileron_session::Decide;
+use aileron_session::decide::Origin;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri, Version};
@@ -412,7 +412,9 @@ impl Proxy {
                 .tags
                 .push(aileron_engine::builtin::AGENT_MODEL_API.to_owned());
         }
-        let req = self.origin.request(action);
+        // A program's traffic: never a doom loop (`Request::traffic`).
+        let mut req = self.origin.request(action, "proxy");
+        req.traffic = true;
         let decide = Arc::clone(&self.decide);
         let answer = tokio::task::spawn_blocking(move || decide.decide(&req)).await;
         match answer {

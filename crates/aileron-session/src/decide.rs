@@ -73,6 +73,21 @@ pub struct Origin {
 }
 
 impl Origin {
+    /// A fresh id for an action a gateway lowered, unique in this process
+    /// (the decision's audit id, which a line written beside it names).
+    pub fn action_id(&self) -> String {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        format!(
+            "{nanos:x}-{}-g{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
     /// The request for one action the gateway `adapter` lowered.
     pub fn request(&self, action: Action, adapter: &str) -> Request {
         action_request(
