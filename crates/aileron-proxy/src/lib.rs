@@ -17,8 +17,8 @@ pub mod lower;
 mod meter;
 mod proxy;
 
-pub use aileron_session::{Decide, SessionSocket};
 pub use aileron_session::decide::Origin;
+pub use aileron_session::{Decide, SessionSocket};
 pub use meter::UsageLog;
 pub use proxy::{Config, Proxy};
 
