@@ -31,6 +31,9 @@ use tokio::sync::{mpsc, watch};
 
 /// Buffer sizes of each side.
 const BUFFER: usize = 32 * 1024;
+/// How long a client may take to send its startup message (the server's
+/// `authentication_timeout` is a minute too).
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a cancel request waits for the server to take it.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
 /// The most refusals waiting for their server error on one connection.
@@ -182,7 +185,17 @@ impl Gateway {
         let mut cr = BufReader::with_capacity(BUFFER, cr);
         let mut cw = BufWriter::with_capacity(BUFFER, cw);
         let startup = loop {
-            match wire::read_startup(&mut cr).await {
+            let read = tokio::time::timeout(STARTUP_TIMEOUT, wire::read_startup(&mut cr));
+            let Ok(read) = read.await else {
+                fatal(
+                    &mut cw,
+                    "08P01",
+                    "aileron: the startup message did not come in time",
+                )
+                .await;
+                return;
+            };
+            match read {
                 Ok(Some(Startup::Ssl | Startup::GssEnc)) => {
                     // No encryption between the client and the gateway.
                     if wire::send(&mut cw, b"N").await.is_err() {

@@ -100,7 +100,7 @@ pub struct Lowered {
     pub prepares: Vec<(String, String)>,
     /// It may change how the server reads later text:
     /// `standard_conforming_strings`, the client's encoding, or code the
-    /// analysis cannot see (which may set either).
+    /// analysis cannot see or read (which may set either).
     pub changes_reading: bool,
 }
 
@@ -160,12 +160,11 @@ pub fn lower(text: &str, cx: &Context) -> Lowered {
     out.changes_reading = out.changes_reading
         || contains_ignore_case(text, "standard_conforming_strings")
         || contains_ignore_case(text, "client_encoding")
-        || contains_ignore_case(text, "names")
         || contains_ignore_case(text, "u&")
         || out
             .actions
             .iter()
-            .any(|a| a.tags.iter().any(|t| t == DYNAMIC));
+            .any(|a| a.tags.iter().any(|t| t == DYNAMIC || t == UNPARSABLE));
     out
 }
 
@@ -181,6 +180,7 @@ fn lower_into(text: &str, cx: &Context, depth: usize, out: &mut Lowered) {
                 cx,
                 &format!("the SQL text cannot be read: {e}"),
             ));
+            raw_pieces(text, cx, depth, out);
             return;
         }
     };
@@ -212,8 +212,35 @@ fn lower_into(text: &str, cx: &Context, depth: usize, out: &mut Lowered) {
                             lower_statement(stmt, &stmt.to_string(), cx, depth, out);
                         }
                     }
-                    Err(e) => out.actions.push(unreadable(piece, cx, &e)),
+                    Err(e) => {
+                        out.actions.push(unreadable(&piece, cx, &e));
+                        raw_pieces(piece.text, cx, depth, out);
+                    }
                 }
+            }
+        }
+    }
+}
+
+/// Text the analysis could not read is asked about; beside it, what the
+/// server might run of it is decided too: the text cut at every `;`
+/// (quotes and comments taken for nothing, as the analysis cannot place
+/// them), each piece that parses lowered as itself. More than the server
+/// runs, never less: a `DROP` that a lexer the analysis disagrees with
+/// would run still meets the rules about `DROP`.
+fn raw_pieces(text: &str, cx: &Context, depth: usize, out: &mut Lowered) {
+    let cut: Vec<&str> = text.split(';').collect();
+    if cut.len() < 2 {
+        return;
+    }
+    for piece in cut {
+        let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, piece).tokenize_with_location()
+        else {
+            continue;
+        };
+        if let Ok(stmts) = parse(tokens) {
+            for stmt in &stmts {
+                lower_statement(stmt, piece.trim(), cx, depth, out);
             }
         }
     }
@@ -315,7 +342,7 @@ impl<'t> Offsets<'t> {
 
 /// A piece the parser does not read: a `DO` block (dynamic: its text is
 /// code), anything else unparsable.
-fn unreadable(piece: Piece, cx: &Context, error: &str) -> Action {
+fn unreadable(piece: &Piece, cx: &Context, error: &str) -> Action {
     let words: Vec<&Token> = piece
         .tokens
         .iter()
@@ -445,6 +472,10 @@ fn lower_statement(stmt: &Statement, text: &str, cx: &Context, depth: usize, out
     out.actions.extend(nested);
     if let Some(p) = facts.prepares {
         out.prepares.push(p);
+    }
+    // `SET NAMES` sets the client's encoding without naming it.
+    if matches!(stmt, Statement::Set(Set::SetNames { .. })) {
+        out.changes_reading = true;
     }
 }
 

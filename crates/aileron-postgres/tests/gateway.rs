@@ -484,3 +484,123 @@ async fn text_the_server_may_read_otherwise_is_asked() {
     assert_eq!(column(&c, "SELECT 'plain'").await, ["plain"]);
     assert_eq!(env.count("t").await, "0");
 }
+
+/// Texts built to make a lexer disagree with the server's about where a
+/// string, a dollar quote, a comment or an identifier ends.
+fn tricky_texts() -> Vec<String> {
+    let prefixes = [
+        "SELECT 'a",
+        "SELECT E'a\\",
+        "SELECT E'\\\\",
+        "SELECT 'a\\",
+        "SELECT $$",
+        "SELECT $a$",
+        "SELECT $a$ $b$",
+        "SELECT $A$",
+        "SELECT /*",
+        "SELECT /* /*",
+        "SELECT /* */ /*",
+        "SELECT --",
+        "SELECT \"a",
+        "SELECT U&'\\",
+        "SELECT U&\"",
+        "SELECT N'",
+        "SELECT B'",
+        "SELECT X'",
+        "SELECT e'\\'",
+        "SELECT 'a'' ",
+        "SELECT $1$",
+        "SELECT a$b$",
+        "SELECT 1 --\r",
+        "SELECT 1 +--",
+        "SELECT 1 */",
+        "SELECT $_$",
+        "SELECT $a1$",
+        "SELECT $1a$",
+        "SELECT E'\\x27",
+        "SELECT '\\'",
+        "SELECT 1 /*/",
+        "SELECT 1 /**/",
+        "SELECT E'''",
+        "SELECT $$$",
+        "SELECT $ $",
+        "SELECT 'a' 'b",
+        "SELECT 'a'\n'b",
+        "SELECT U&'\\0027",
+        "SELECT 1 @--",
+        "SELECT 1 !--",
+        "SELECT 1 ~/*",
+        "SELECT 1::text--",
+    ];
+    let suffixes = [
+        "'",
+        "$$",
+        "$a$",
+        "$A$",
+        "*/",
+        "*/ */",
+        "\n",
+        "\"",
+        "$_$",
+        "$1$",
+        "$a1$",
+        "$1a$",
+        "' UESCAPE '!'",
+        "\r",
+        "",
+        " --",
+        "\\'",
+        "''",
+        "'$$",
+    ];
+    let mut out = Vec::new();
+    for p in prefixes {
+        for s in suffixes {
+            out.push(format!("{p}; DROP TABLE x; {s}"));
+            out.push(format!("{p}{s}; DROP TABLE x; SELECT 1"));
+            out.push(format!("{p}{s}; DROP TABLE x; --"));
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_drop_the_server_runs_is_seen_as_a_drop() {
+    let Some(env) = Env::start("version: 1\ndefault: allow\n").await else {
+        return;
+    };
+    let direct = env.direct().await;
+    for escapes in [false, true] {
+        let setting = if escapes { "off" } else { "on" };
+        direct
+            .batch_execute(&format!("SET standard_conforming_strings = {setting}"))
+            .await
+            .unwrap();
+        let cx = aileron_postgres::lower::Context {
+            backslash_escapes: escapes,
+            ..aileron_postgres::lower::Context::new("d", "u")
+        };
+        let mut dropped = 0;
+        for text in tricky_texts() {
+            direct
+                .batch_execute("DROP TABLE IF EXISTS x; CREATE TABLE x (i int)")
+                .await
+                .unwrap();
+            let _ = direct.simple_query(&text).await;
+            if column(&direct, "SELECT to_regclass('x') IS NULL").await != ["t"] {
+                continue;
+            }
+            dropped += 1;
+            let verbs: Vec<String> = aileron_postgres::lower::lower(&text, &cx)
+                .actions
+                .into_iter()
+                .map(|a| a.verb)
+                .collect();
+            assert!(
+                verbs.iter().any(|v| v == "DROP"),
+                "the server dropped x for {text:?} (standard_conforming_strings {setting}); the analysis saw {verbs:?}"
+            );
+        }
+        assert!(dropped > 50, "{dropped}");
+    }
+}
