@@ -344,17 +344,21 @@ async fn pending_card(driver: &WebDriver, summary: &str) -> WebElement {
         vec![Value::from(summary)],
     )
     .await;
-    for card in driver.find_all(tid("pending-item")).await.expect("cards") {
-        let s = card
-            .find(tid("pending-summary"))
-            .await
-            .expect("summary")
-            .text()
-            .await
-            .expect("text");
-        if s == summary {
-            return card;
+    // The list is redrawn live (SSE): a card found a moment ago may be
+    // gone by the time it is read (a stale element). Look again.
+    for _ in 0..50 {
+        let Ok(cards) = driver.find_all(tid("pending-item")).await else {
+            continue;
+        };
+        for card in cards {
+            let Ok(found) = card.find(tid("pending-summary")).await else {
+                continue;
+            };
+            if found.text().await.is_ok_and(|s| s == summary) {
+                return card;
+            }
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("no pending card for {summary:?}");
 }
