@@ -93,6 +93,23 @@ impl Remote {
         &self.base
     }
 
+    /// The server's `host:port` (an IPv6 host in brackets), where a
+    /// gateway must never forward to.
+    pub fn authority(&self) -> &str {
+        let rest = self.base.split_once("://").map_or(&*self.base, |(_, r)| r);
+        rest.split('/').next().unwrap_or_default()
+    }
+
+    /// The server's host alone (no brackets), for `NO_PROXY`.
+    pub fn host(&self) -> &str {
+        let authority = self.authority();
+        let host = match authority.rsplit_once(':') {
+            Some((h, p)) if p.parse::<u16>().is_ok() => h,
+            _ => authority,
+        };
+        host.trim_matches(['[', ']'])
+    }
+
     /// `url` must be `https://host:port`, or `http://host:port` (loopback
     /// or a trusted network: the token travels in clear). A path after the
     /// authority is ignored.

@@ -531,3 +531,13 @@ fn debug_output_hides_the_token() {
     assert!(!shown.contains("tok-SECRET-77"), "{shown}");
     assert!(shown.contains("127.0.0.1:9"), "{shown}");
 }
+
+#[test]
+fn a_server_s_authority_and_host_for_the_gateways() {
+    let r = aileron_session::remote::Remote::new("http://127.0.0.1:7878/dashboard", "t").unwrap();
+    assert_eq!(r.authority(), "127.0.0.1:7878");
+    assert_eq!(r.host(), "127.0.0.1");
+    let r = aileron_session::remote::Remote::new("http://[::1]:7878", "t").unwrap();
+    assert_eq!(r.authority(), "[::1]:7878");
+    assert_eq!(r.host(), "::1");
+}

@@ -373,15 +373,7 @@ fn start_proxy(
     })?;
     // Aileron's own server is reached directly (its token is the session's).
     let no_proxy: Vec<String> = aileron_session::remote::Remote::discover(s.data_dir)
-        .and_then(|r| {
-            let rest = r.url().split_once("://")?.1.to_owned();
-            let authority = rest.split('/').next()?.to_owned();
-            let host = match authority.rsplit_once(':') {
-                Some((h, p)) if p.parse::<u16>().is_ok() => h.to_owned(),
-                _ => authority,
-            };
-            Some(host.trim_matches(['[', ']']).to_owned())
-        })
+        .map(|r| r.host().to_owned())
         .into_iter()
         .collect();
     let env = proxy.env(&no_proxy);

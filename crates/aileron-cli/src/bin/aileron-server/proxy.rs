@@ -95,10 +95,8 @@ fn server_address(data_dir: &std::path::Path) -> Vec<SocketAddr> {
     let Some(remote) = aileron_session::remote::Remote::discover(data_dir) else {
         return Vec::new();
     };
-    let url = remote.url();
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or_default();
-    authority
+    remote
+        .authority()
         .to_socket_addrs()
         .map(|a| a.collect())
         .unwrap_or_default()
