@@ -430,12 +430,17 @@ fn claude_code_project_hooks_leave_the_team_s_settings() {
     assert_eq!(q.read(".claude/settings.json"), shared);
     assert!(!q.path(".claude/settings.local.json").exists());
     // `aileron status` finds it there.
-    let status = aileron(&q, &["status"]);
+    assert_status_names(&q, "claude-code", ".claude/settings.json");
+}
+
+/// `aileron status` names `file` on `agent`'s line.
+fn assert_status_names(p: &Project, agent: &str, file: &str) {
+    let status = aileron(p, &["status"]);
     let stdout = String::from_utf8_lossy(&status.stdout);
     assert!(
         stdout
             .lines()
-            .any(|l| l.contains("claude-code") && l.contains(".claude/settings.json")),
+            .any(|l| l.contains(agent) && l.contains(file)),
         "{stdout}"
     );
 }
@@ -497,4 +502,512 @@ fn tree(root: &Path) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// An agent's MCP configuration as a user may have it: servers the agent
+/// starts, remote ones over Streamable HTTP, one the gateway cannot serve,
+/// and settings of its own.
+struct McpCase {
+    agent: &'static str,
+    user: bool,
+    /// Below the project (below the home directory for `user`).
+    file: &'static str,
+    original: &'static str,
+    /// Each wrapped server (a JSON pointer to its entry; its name in TOML)
+    /// and the gateway's arguments after the program.
+    wrapped: &'static [(&'static str, &'static [&'static str])],
+    /// Servers left as they were, each with a note naming it.
+    left: &'static [(&'static str, &'static str)],
+    /// Extra environment of every `aileron` run.
+    env: &'static [(&'static str, &'static str)],
+}
+
+const MCP_CASES: &[McpCase] = &[
+    McpCase {
+        agent: "claude-code",
+        user: false,
+        file: ".mcp.json",
+        original: r#"{
+  "mcpServers": {
+    "notes": {"command": "node", "args": ["srv.js", "--db", "notes.db"], "env": {"TOKEN": "${NOTES_TOKEN}"}},
+    "linear": {
+      "type": "http",
+      "url": "https://mcp.linear.example/mcp",
+      "headers": {"Authorization": "Bearer ${LINEAR_KEY}"}
+    },
+    "old": {"type": "sse", "url": "https://old.example/sse"}
+  }
+}
+"#,
+        wrapped: &[
+            (
+                "/mcpServers/notes",
+                &["--", "node", "srv.js", "--db", "notes.db"],
+            ),
+            (
+                "/mcpServers/linear",
+                &[
+                    "--url",
+                    "https://mcp.linear.example/mcp",
+                    "--header",
+                    "Authorization: Bearer ${LINEAR_KEY}",
+                ],
+            ),
+        ],
+        left: &[("/mcpServers/old", "`old`")],
+        env: &[],
+    },
+    McpCase {
+        agent: "claude-code",
+        user: true,
+        file: ".claude.json",
+        original: r#"{
+  "numStartups": 12,
+  "mcpServers": {
+    "github": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {}},
+    "docs": {"type": "http", "url": "https://docs.example/mcp"}
+  },
+  "projects": {
+    "/home/me/app": {
+      "allowedTools": [],
+      "mcpServers": {"db": {"command": "db-mcp"}}
+    }
+  }
+}"#,
+        wrapped: &[
+            (
+                "/mcpServers/github",
+                &["--", "npx", "-y", "@modelcontextprotocol/server-github"],
+            ),
+            ("/mcpServers/docs", &["--url", "https://docs.example/mcp"]),
+            ("/projects/~1home~1me~1app/mcpServers/db", &["--", "db-mcp"]),
+        ],
+        left: &[],
+        env: &[],
+    },
+    McpCase {
+        agent: "codex",
+        user: false,
+        file: ".codex/config.toml",
+        original: "# Codex settings\nmodel = \"o3\"\n\n[mcp_servers.notes]\ncommand = \"node\" # the notes\nargs = [\"srv.js\"]\nenv = { TOKEN = \"t\" }\n\n[mcp_servers.docs]\nurl = \"https://docs.example/mcp\"\nhttp_headers = { \"X-Team\" = \"core\" }\n\n[mcp_servers.tracker]\nurl = \"https://tracker.example/mcp\"\nbearer_token_env_var = \"TRACKER_TOKEN\"\n",
+        wrapped: &[
+            ("notes", &["--", "node", "srv.js"]),
+            (
+                "docs",
+                &[
+                    "--url",
+                    "https://docs.example/mcp",
+                    "--header",
+                    "X-Team: core",
+                ],
+            ),
+        ],
+        left: &[("tracker", "bearer_token_env_var")],
+        env: &[],
+    },
+    McpCase {
+        agent: "codex",
+        user: true,
+        file: "codex-home/config.toml",
+        original: "[mcp_servers.notes]\ncommand = \"node\"\nargs = [\"srv.js\"]\n\n[mcp_servers.docs]\nurl = \"https://docs.example/mcp\"\n",
+        wrapped: &[
+            ("notes", &["--", "node", "srv.js"]),
+            ("docs", &["--url", "https://docs.example/mcp"]),
+        ],
+        left: &[],
+        env: &[("CODEX_HOME", "codex-home")],
+    },
+    McpCase {
+        agent: "gemini",
+        user: false,
+        file: ".gemini/settings.json",
+        original: r#"{
+    // my settings
+    "theme": "GitHub",
+    "mcpServers": {
+        "notes": {"command": "node", "args": ["srv.js"], "cwd": "./tools", "trust": false},
+        "search": {"httpUrl": "https://search.example/mcp", "headers": {"X-Key": "$SEARCH_KEY"}, "timeout": 5000},
+        "events": {"url": "https://events.example/sse"},
+    },
+}
+"#,
+        wrapped: &[
+            ("/mcpServers/notes", &["--", "node", "srv.js"]),
+            (
+                "/mcpServers/search",
+                &[
+                    "--url",
+                    "https://search.example/mcp",
+                    "--header",
+                    "X-Key: $SEARCH_KEY",
+                ],
+            ),
+        ],
+        left: &[("/mcpServers/events", "`events`")],
+        env: &[],
+    },
+    McpCase {
+        agent: "cursor",
+        user: false,
+        file: ".cursor/mcp.json",
+        original: r#"{"mcpServers": {"notes": {"command": "npx", "args": ["-y", "notes-mcp"], "env": {"K": "v"}}, "tracker": {"url": "https://tracker.example/mcp", "headers": {"Authorization": "Bearer x"}}}}"#,
+        wrapped: &[
+            ("/mcpServers/notes", &["--", "npx", "-y", "notes-mcp"]),
+            (
+                "/mcpServers/tracker",
+                &[
+                    "--url",
+                    "https://tracker.example/mcp",
+                    "--header",
+                    "Authorization: Bearer x",
+                ],
+            ),
+        ],
+        left: &[],
+        env: &[],
+    },
+    McpCase {
+        agent: "opencode",
+        user: false,
+        file: "opencode.json",
+        original: r#"{
+  "$schema": "https://opencode.ai/config.json",
+  "model": "anthropic/claude-sonnet-4-5",
+  "mcp": {
+    "notes": {"type": "local", "command": ["bun", "x", "notes-mcp"], "enabled": true, "environment": {"K": "v"}},
+    "sentry": {"type": "remote", "url": "https://mcp.sentry.example/mcp", "headers": {"Authorization": "Bearer {env:SENTRY}"}}
+  }
+}
+"#,
+        wrapped: &[
+            ("/mcp/notes", &["--", "bun", "x", "notes-mcp"]),
+            (
+                "/mcp/sentry",
+                &[
+                    "--url",
+                    "https://mcp.sentry.example/mcp",
+                    "--header",
+                    "Authorization: Bearer {env:SENTRY}",
+                ],
+            ),
+        ],
+        left: &[],
+        env: &[],
+    },
+];
+
+impl McpCase {
+    fn path(&self, p: &Project) -> std::path::PathBuf {
+        if self.user {
+            p.home.join(self.file)
+        } else {
+            p.path(self.file)
+        }
+    }
+
+    fn toml(&self) -> bool {
+        self.file.ends_with(".toml")
+    }
+
+    /// `aileron VERB AGENT [--user]` in `p`, which must succeed; its stdout.
+    fn run(&self, p: &Project, verb: &str) -> String {
+        let mut cmd = p.aileron(&[verb, self.agent]);
+        if self.user {
+            cmd.arg("--user");
+        }
+        for (k, v) in self.env {
+            cmd.env(k, p.home.join(v));
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "aileron {verb} {}: {}",
+            self.agent,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// What the wrapped servers run: `aileron` through PATH in a file the
+    /// team commits, this machine's binary in the user's own.
+    fn program(&self) -> String {
+        if self.user {
+            std::fs::canonicalize(AILERON)
+                .unwrap()
+                .display()
+                .to_string()
+        } else {
+            "aileron".to_owned()
+        }
+    }
+}
+
+/// A JSON (with comments) configuration, read as the agent reads it.
+fn jsonc(text: &str) -> Value {
+    aileron_hooks::jsonedit::parse(text)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+        .to_value()
+}
+
+/// An entry's command line: `command` and `args`, or opencode's list.
+fn command_line(entry: &Value) -> Vec<String> {
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap_or_else(|| panic!("not a list: {v}"))
+            .iter()
+            .map(|s| s.as_str().unwrap().to_owned())
+            .collect()
+    };
+    match &entry["command"] {
+        Value::String(c) => {
+            let mut line = vec![c.clone()];
+            if !entry["args"].is_null() {
+                line.extend(strings(&entry["args"]));
+            }
+            line
+        }
+        list => strings(list),
+    }
+}
+
+/// A TOML array of strings as `toml_edit` writes it.
+fn toml_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+#[test]
+fn mcp_servers_go_behind_the_gateway_and_come_back_byte_for_byte() {
+    for case in MCP_CASES {
+        let what = format!("{} {}", case.agent, case.file);
+        let p = Project::new("version: 1\n");
+        let path = case.path(&p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, case.original).unwrap();
+        let stdout = case.run(&p, "install");
+        assert!(
+            stdout.contains(&format!(
+                "MCP servers behind the MCP gateway in {}",
+                path.display()
+            )),
+            "{what}: {stdout}"
+        );
+        let installed = std::fs::read_to_string(&path).unwrap();
+        let program = case.program();
+        for (at, args) in case.wrapped {
+            let name = at.rsplit('/').next().unwrap();
+            let mut expected = vec![program.clone()];
+            expected.extend(["mcp", "--name", name].map(str::to_owned));
+            expected.extend(args.iter().map(|a| (*a).to_owned()));
+            if case.toml() {
+                let table = format!("[mcp_servers.{name}]\n");
+                let section = installed
+                    .split_once(&table)
+                    .unwrap_or_else(|| panic!("{what}: no {table} in {installed}"))
+                    .1;
+                let section = section.split("\n[").next().unwrap();
+                assert!(
+                    section.contains(&format!("command = {:?}", expected[0]))
+                        && section.contains(&format!("args = {}", toml_list(&expected[1..]))),
+                    "{what}: {name} runs {expected:?}? {section}"
+                );
+                assert!(!section.contains("url ="), "{what}: {section}");
+            } else {
+                let v = jsonc(&installed);
+                let entry = v.pointer(at).unwrap_or_else(|| panic!("{what}: no {at}"));
+                assert_eq!(command_line(entry), expected, "{what}: {at}");
+                for key in ["url", "httpUrl", "headers"] {
+                    assert!(entry.get(key).is_none(), "{what}: {at} keeps {key}");
+                }
+            }
+        }
+        for (at, named) in case.left {
+            assert!(
+                stdout.contains(named),
+                "{what}: no note about {at}: {stdout}"
+            );
+            if !case.toml() {
+                assert_eq!(
+                    jsonc(&installed).pointer(at),
+                    jsonc(case.original).pointer(at),
+                    "{what}: {at} changed"
+                );
+            }
+        }
+        // Every other setting is still there.
+        if !case.toml() {
+            let (mut before, mut after) = (jsonc(case.original), jsonc(&installed));
+            for (at, _) in case.wrapped {
+                *before.pointer_mut(at).unwrap() = Value::Null;
+                *after.pointer_mut(at).unwrap() = Value::Null;
+            }
+            after.as_object_mut().unwrap().remove("hooks");
+            assert_eq!(after, before, "{what}");
+        } else {
+            assert!(
+                installed.starts_with(case.original.split("[mcp_servers").next().unwrap()),
+                "{what}: {installed}"
+            );
+        }
+
+        // A second install changes nothing.
+        let again = case.run(&p, "install");
+        assert!(again.contains("already installed"), "{what}: {again}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), installed, "{what}");
+
+        // Uninstall: the very bytes.
+        let stdout = case.run(&p, "uninstall");
+        assert!(
+            stdout.contains(&format!("MCP servers given back in {}", path.display())),
+            "{what}: {stdout}"
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            case.original.as_bytes(),
+            "{what}: not given back byte for byte"
+        );
+        let again = case.run(&p, "uninstall");
+        assert!(again.contains("not installed"), "{what}: {again}");
+        assert_eq!(std::fs::read(&path).unwrap(), case.original.as_bytes());
+    }
+}
+
+#[test]
+fn an_mcp_configuration_that_does_not_parse_stops_install_with_its_place() {
+    let cases = [
+        (
+            "claude-code",
+            ".mcp.json",
+            "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n    \"b\": {\"command\": \"y\"}\n  }\n}\n",
+            ":4:5: expected `,` or `}`",
+            ".claude/settings.local.json",
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            "[mcp_servers.notes]\ncommand = \"node\nargs = []\n",
+            ":2:",
+            ".codex/hooks.json",
+        ),
+        (
+            "opencode",
+            "opencode.json",
+            "{\"mcp\": {\"notes\": {\"type\": \"local\", \"command\": [\"x\"]}}",
+            ":1:",
+            ".opencode/plugins/aileron.js",
+        ),
+    ];
+    for (agent, file, broken, place, hook) in cases {
+        let p = Project::new("version: 1\n");
+        p.write(file, broken);
+        let before = tree(&p.root);
+        let out = p.aileron(&["install", agent]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{agent}: {stderr}");
+        let at = format!("{}{place}", p.path(file).display());
+        assert!(stderr.contains(&at), "{agent}: wanted {at} in {stderr}");
+        assert!(stderr.contains("hint:"), "{agent}: {stderr}");
+        // Nothing written: not the file, not the hook, not a record.
+        assert_eq!(p.read(file), broken, "{agent}");
+        assert!(!p.path(hook).exists(), "{agent}: the hook went in");
+        assert_eq!(tree(&p.root), before, "{agent}");
+    }
+}
+
+/// The command line install writes, run as the agent runs it: the server
+/// behind it answers through the gateway, and a call the policy denies
+/// never reaches it. For a server the agent starts and a remote one.
+#[test]
+fn the_wrapped_command_lines_run_the_servers_through_the_gateway() {
+    use support::mcp::{Client, http_server, server_calls, test_server, tool_text};
+    let p = Project::new(
+        "version: 1\ndefault: allow\ndeny:\n  - id: no-wipe\n    description: wiping loses the notes\n    when: {type: mcp.call, mcp.tool: wipe}\n",
+    );
+    let calls = p.path("calls.jsonl");
+    let http_log = p.path("http.jsonl");
+    let url = http_server(http_log.clone());
+    let config = serde_json::json!({"mcpServers": {
+        "notes": {"command": test_server(), "args": [], "env": {"MCP_TEST_LOG": calls}},
+        "remote": {"type": "http", "url": url},
+    }});
+    p.write(".mcp.json", &serde_json::to_string_pretty(&config).unwrap());
+    aileron(&p, &["install", "claude-code"]);
+    let installed = jsonc(&p.read(".mcp.json"));
+    for name in ["notes", "remote"] {
+        let entry = &installed["mcpServers"][name];
+        let line = command_line(entry);
+        assert_eq!(line[..4], ["aileron", "mcp", "--name", name], "{entry}");
+        let mut cmd = p.command(&line[0]);
+        cmd.args(&line[1..]).env("PATH", path_with_aileron());
+        for (k, v) in entry["env"].as_object().into_iter().flatten() {
+            cmd.env(k, v.as_str().unwrap());
+        }
+        let mut client = Client::spawn(cmd);
+        client.initialize();
+        let (text, error) =
+            tool_text(&client.call("write_note", serde_json::json!({"name": "a", "text": "b"})));
+        assert!(!error, "{name}: {text}; {}", client.stderr());
+        let (text, error) = tool_text(&client.call("wipe", serde_json::json!({})));
+        assert!(error, "{name}: {text}");
+        assert_eq!(
+            text, "aileron: denied: wiping loses the notes (rule no-wipe)",
+            "{name}"
+        );
+        let (status, stderr) = client.finish();
+        assert!(status.success(), "{name}: {stderr}");
+    }
+    let notes: Vec<String> = server_calls(&calls)
+        .iter()
+        .map(|c| c["params"]["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(notes, ["write_note"], "the stdio server saw {notes:?}");
+    let remote: Vec<String> = server_calls(&http_log)
+        .iter()
+        .filter(|c| c["method"] == "tools/call")
+        .map(|c| c["tool"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(remote, ["write_note"], "the remote server saw {remote:?}");
+    // And `aileron status` names the file.
+    assert_status_names(&p, "claude-code", ".mcp.json");
+}
+
+/// A file the user changed after install: uninstall gives back the servers
+/// aileron wrapped, keeps the user's changes, and says so; a wrapped entry
+/// the user edited is left.
+#[test]
+fn a_file_changed_after_install_gets_back_only_the_wrapped_servers() {
+    let p = Project::new("version: 1\n");
+    let original = "{\n  \"mcpServers\": {\n    \"notes\": {\"command\": \"node\", \"args\": [\"srv.js\"]},\n    \"db\": {\"command\": \"db-mcp\"}\n  }\n}\n";
+    p.write(".cursor/mcp.json", original);
+    aileron(&p, &["install", "cursor"]);
+    let installed = p.read(".cursor/mcp.json");
+    // The user adds a server and a setting, and edits `db` by hand.
+    let mut v = jsonc(&installed);
+    v["mcpServers"]["extra"] = serde_json::json!({"command": "extra-mcp"});
+    v["mcpServers"]["db"]["env"] = serde_json::json!({"DB": "x"});
+    v["theme"] = Value::from("dark");
+    p.write(
+        ".cursor/mcp.json",
+        &serde_json::to_string_pretty(&v).unwrap(),
+    );
+    let out = aileron(&p, &["uninstall", "cursor"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("changed after aileron wrapped its MCP servers")
+            && stdout.contains("(notes)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("db no longer read as aileron wrote"),
+        "{stdout}"
+    );
+    let now = jsonc(&p.read(".cursor/mcp.json"));
+    let before = jsonc(original);
+    assert_eq!(now["mcpServers"]["notes"], before["mcpServers"]["notes"]);
+    assert_eq!(now["mcpServers"]["extra"]["command"], "extra-mcp");
+    assert_eq!(now["theme"], "dark");
+    assert_eq!(
+        command_line(&now["mcpServers"]["db"])[..2],
+        ["aileron", "mcp"]
+    );
 }

@@ -79,6 +79,18 @@ pub enum Error {
     HooksEventNotList { file: PathBuf, event: &'static str },
     #[error("{}: the edit would break the file; left unchanged", file.display())]
     EditWouldBreak { file: PathBuf },
+    /// An agent's MCP configuration that is not JSON (with comments) or
+    /// TOML: install and uninstall change no file.
+    #[error(
+        "{}:{line}:{column}: {what}\n  hint: the agent's MCP servers are configured there; fix the file (or move it away) and run the command again: no file was changed",
+        file.display()
+    )]
+    McpConfigSyntax {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        what: String,
+    },
     /// Uninstall found the file Aileron would own, but not its marker.
     #[error("{} was not written by aileron; left alone", file.display())]
     NotOurs { file: PathBuf },

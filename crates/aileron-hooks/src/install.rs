@@ -5,13 +5,18 @@
 //! settings survive byte for byte, a second install changes nothing, and
 //! uninstall takes out exactly what install put in — the entries, and the
 //! keys and file it had to create (remembered in `$AILERON_DATA/installed.json`).
+//!
+//! The agent's MCP servers are put behind the MCP gateway as well ([`mcp`]).
 
 use crate::Error;
 use crate::agent::Agent;
 use crate::jsonedit::{self, Node};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+mod mcp;
 
 /// Where and what to install.
 #[derive(Clone, Debug)]
@@ -29,6 +34,37 @@ pub struct Target {
     /// local project settings, a launch session's). A project file a team
     /// commits names `aileron` through `PATH` instead ([`PORTABLE`]).
     pub aileron: String,
+    /// Where the agents keep their configuration when the environment says.
+    pub homes: ConfigHomes,
+}
+
+/// The configuration directories the environment may move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigHomes {
+    /// `$CODEX_HOME`, else `~/.codex`.
+    pub codex: PathBuf,
+    /// Claude Code's `.claude.json`: in `$CLAUDE_CONFIG_DIR`, else `~/.claude.json`.
+    pub claude_json: PathBuf,
+    /// `$XDG_CONFIG_HOME`, else `~/.config`.
+    pub config: PathBuf,
+}
+
+impl ConfigHomes {
+    /// From this process's environment.
+    pub fn from_env(home: &Path) -> ConfigHomes {
+        ConfigHomes::with(home, |k| std::env::var_os(k))
+    }
+
+    /// From the variables `get` gives (an empty one is not set).
+    pub fn with(home: &Path, get: impl Fn(&str) -> Option<OsString>) -> ConfigHomes {
+        let var = |k: &str| get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        ConfigHomes {
+            codex: var("CODEX_HOME").unwrap_or_else(|| home.join(".codex")),
+            claude_json: var("CLAUDE_CONFIG_DIR")
+                .map_or_else(|| home.join(".claude.json"), |d| d.join(".claude.json")),
+            config: var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config")),
+        }
+    }
 }
 
 /// How a project file that is committed and shared names Aileron: the
@@ -58,8 +94,11 @@ impl Target {
 /// What happened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
-    /// Files written or removed; empty when nothing had to change.
+    /// Hook files written or removed; empty when nothing had to change.
     pub changed: Vec<PathBuf>,
+    /// MCP configuration files whose servers were put behind the gateway,
+    /// or given back.
+    pub servers: Vec<PathBuf>,
     /// Things the user must know (e.g. the agent wants the hook trusted).
     pub notes: Vec<String>,
 }
@@ -417,8 +456,19 @@ export const AileronGate = async ({ directory, worktree }) => ({
 });
 "#;
 
-/// Installs the hook. Idempotent.
+/// Installs the hook, and puts the gateway in front of the agent's MCP
+/// servers. Idempotent. An MCP configuration that does not parse stops it
+/// before anything is written.
 pub fn install(t: &Target) -> Result<Report, Error> {
+    mcp::check(t)?;
+    let mut report = install_hooks(t)?;
+    // After the hook: a file that holds both (Gemini CLI's settings) keeps
+    // the hook in the bytes uninstall gives back before it takes the hook out.
+    mcp::wrap(t, &mut report)?;
+    Ok(report)
+}
+
+fn install_hooks(t: &Target) -> Result<Report, Error> {
     let mut report = Report::default();
     if let Some(legacy) = legacy_json_hooks(t) {
         // A hook the team committed, naming `aileron` through PATH, already
@@ -455,6 +505,7 @@ pub fn install(t: &Target) -> Result<Report, Error> {
 /// Removes exactly what [`install`] added.
 pub fn uninstall(t: &Target) -> Result<Report, Error> {
     let mut report = Report::default();
+    mcp::unwrap(t, &mut report)?;
     if let Some(h) = json_hooks(t) {
         uninstall_json(t, &h, &mut report)?;
     }
@@ -479,8 +530,9 @@ pub fn uninstall(t: &Target) -> Result<Report, Error> {
     Ok(report)
 }
 
-/// The files where [`install`] put Aileron's hook for `t` and it still is
-/// (`aileron status`); empty when it is not installed there. `t.aileron`
+/// The files where [`install`] put Aileron's hook for `t` and it still is,
+/// and those where an MCP server runs `aileron mcp` (`aileron status`);
+/// empty when it is not installed there. `t.aileron`
 /// is not compared: a hook of another aileron binary counts.
 pub fn installed(t: &Target) -> Vec<PathBuf> {
     // Claude Code's project hook: the local settings, or the team's file
@@ -494,6 +546,11 @@ pub fn installed(t: &Target) -> Vec<PathBuf> {
         && std::fs::read_to_string(&file).is_ok_and(|text| text.contains(MARKER))
     {
         found.push(file);
+    }
+    for file in mcp::wrapped_files(t) {
+        if !found.contains(&file) {
+            found.push(file);
+        }
     }
     found
 }
@@ -827,6 +884,9 @@ fn write_atomic(file: &Path, text: &str) -> Result<(), Error> {
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 struct Record {
     files: BTreeMap<String, Created>,
+    /// MCP configuration files, by canonical path.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    mcp: BTreeMap<String, mcp::WrappedFile>,
 }
 
 #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -852,8 +912,13 @@ impl Record {
     }
 
     fn save(&self, data_dir: &Path) -> Result<(), Error> {
+        use std::os::unix::fs::PermissionsExt;
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
-        write_atomic(&Self::path(data_dir), &text)
+        let path = Self::path(data_dir);
+        write_atomic(&path, &text)?;
+        // The MCP servers' entries may hold their credentials.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .map_err(io_error("set the mode of", &path))
     }
 }
 

@@ -38,6 +38,20 @@ impl Node {
         }
     }
 
+    /// The value, as `serde_json` reads it (a key given twice: the last).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Node::Object { members, .. } => Value::Object(
+                members
+                    .iter()
+                    .map(|(k, _, v)| (k.clone(), v.to_value()))
+                    .collect(),
+            ),
+            Node::Array { items, .. } => Value::Array(items.iter().map(Node::to_value).collect()),
+            Node::Scalar { value, .. } => value.clone(),
+        }
+    }
+
     /// Every string anywhere inside.
     pub fn strings(&self, out: &mut Vec<String>) {
         match self {
@@ -340,6 +354,36 @@ pub fn add_member(text: &str, object: &Node, key: &str, value: &Value) -> Edit {
             // `{}` or `{ }`: what was between the braces goes.
             (at..span.end - 1, with)
         }
+    }
+}
+
+/// Replaces `node` with `value`: on one line where the node was on one,
+/// else laid out at the node's indentation.
+pub fn replace(text: &str, node: &Node, value: &Value) -> Edit {
+    let span = node.span();
+    if !text[span.clone()].contains('\n') {
+        return (span, one_line(value));
+    }
+    let indent = indent_at(text, span.start);
+    (span, render(value, &indent, &step(text)))
+}
+
+/// `value` on one line, spaced as people write it: `{"a": [1, 2]}`.
+fn one_line(value: &Value) -> String {
+    let key = |k: &str| serde_json::to_string(k).unwrap_or_default();
+    match value {
+        Value::Object(m) => {
+            let members: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", key(k), one_line(v)))
+                .collect();
+            format!("{{{}}}", members.join(", "))
+        }
+        Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(one_line).collect();
+            format!("[{}]", items.join(", "))
+        }
+        scalar => scalar.to_string(),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use aileron_cli::Error;
 use aileron_hooks::Agent;
-use aileron_hooks::install::{self, Target};
+use aileron_hooks::install::{self, ConfigHomes, Target};
 
 pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, Error> {
     let Some(agent) = Agent::parse(agent) else {
@@ -22,6 +22,7 @@ pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, Error> {
         home: load.home.clone(),
         data_dir: load.data_dir.clone(),
         aileron: aileron.to_string_lossy().into_owned(),
+        homes: ConfigHomes::from_env(&load.home),
     };
     let report = if remove {
         install::uninstall(&target)
@@ -29,7 +30,7 @@ pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, Error> {
         install::install(&target)
     }?;
     let verb = if remove { "removed from" } else { "written to" };
-    if report.changed.is_empty() {
+    if report.changed.is_empty() && report.servers.is_empty() {
         let state = if remove {
             "not installed"
         } else {
@@ -39,6 +40,18 @@ pub fn run(agent: &str, user: bool, remove: bool) -> Result<u8, Error> {
     }
     for f in &report.changed {
         println!("aileron: {} hook {verb} {}", agent.name(), f.display());
+    }
+    let servers = if remove {
+        "given back in"
+    } else {
+        "behind the MCP gateway in"
+    };
+    for f in &report.servers {
+        println!(
+            "aileron: {} MCP servers {servers} {}",
+            agent.name(),
+            f.display()
+        );
     }
     for n in &report.notes {
         println!("note: {n}");

@@ -5,7 +5,7 @@
 use super::{current_dir, options, paint};
 use aileron_cli::Error;
 use aileron_hooks::Agent;
-use aileron_hooks::install::{Target, installed};
+use aileron_hooks::install::{ConfigHomes, Target, installed};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -85,6 +85,7 @@ fn hooks(opts: &aileron_config::LoadOptions, cwd: &Path) -> Vec<Value> {
                     home: opts.home.clone(),
                     data_dir: opts.data_dir.clone(),
                     aileron: aileron.clone(),
+                    homes: ConfigHomes::from_env(&opts.home),
                 })
             };
             json!({"agent": agent.name(), "project": at(false), "user": at(true)})

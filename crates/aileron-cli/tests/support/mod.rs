@@ -174,7 +174,11 @@ pub fn isolate(cmd: &mut Command, home: &Path, run: &Path) {
         .env_remove("AILERON_SOCKET")
         .env_remove("AILERON_SESSION")
         .env_remove("BASH_ENV")
-        .env_remove("ENV");
+        .env_remove("ENV")
+        // Where agents keep their configuration: under the test's home.
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_CONFIG_HOME");
 }
 
 /// Runs the child in a new session: no controlling terminal, so
