@@ -812,6 +812,12 @@ fn mcp_servers_go_behind_the_gateway_and_come_back_byte_for_byte() {
                     "{what}: {name} runs {expected:?}? {section}"
                 );
                 assert!(!section.contains("url ="), "{what}: {section}");
+                // Codex passes a server only the variables it is told:
+                // the gateway's, for `aileron launch`.
+                assert!(
+                    section.contains(r#"env_vars = ["AILERON_SOCKET", "AILERON_SESSION","#),
+                    "{what}: {section}"
+                );
             } else {
                 let v = jsonc(&installed);
                 let entry = v.pointer(at).unwrap_or_else(|| panic!("{what}: no {at}"));
@@ -1010,4 +1016,19 @@ fn a_file_changed_after_install_gets_back_only_the_wrapped_servers() {
         command_line(&now["mcpServers"]["db"])[..2],
         ["aileron", "mcp"]
     );
+
+    // TOML alike: Codex's servers back, the server added since kept.
+    let original =
+        "model = \"o3\"\n\n[mcp_servers.notes]\ncommand = \"node\"\nargs = [\"srv.js\"]\n";
+    let extra = "\n[mcp_servers.extra]\ncommand = \"extra-mcp\"\n";
+    p.write(".codex/config.toml", original);
+    aileron(&p, &["install", "codex"]);
+    p.write(
+        ".codex/config.toml",
+        &(p.read(".codex/config.toml") + extra),
+    );
+    let out = aileron(&p, &["uninstall", "codex"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(notes)"), "{stdout}");
+    assert_eq!(p.read(".codex/config.toml"), original.to_owned() + extra);
 }

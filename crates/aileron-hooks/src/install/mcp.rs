@@ -61,7 +61,22 @@ struct Dialect {
     /// send (OAuth, headers from the environment or a command): such a
     /// server is left as it is.
     foreign_auth: &'static [&'static str],
+    /// The member naming the variables of its own environment the agent
+    /// passes a server, where it passes only those (Codex): the gateway's
+    /// are added, so that under `aileron launch` it asks the session.
+    passed_env: Option<&'static str>,
 }
+
+/// What the gateway reads of its environment: the launch session's socket,
+/// the data directory, the server.
+const GATEWAY_ENV: &[&str] = &[
+    "AILERON_SOCKET",
+    "AILERON_SESSION",
+    "AILERON_DATA",
+    "AILERON_SERVER",
+    "AILERON_SERVER_CA",
+    "AILERON_TOKEN",
+];
 
 /// Claude Code (`.mcp.json`, `~/.claude.json`) and Cursor: `{command,
 /// args, env}`, or `{type: "http" | "sse", url, headers}`.
@@ -73,6 +88,7 @@ const CLAUDE: Dialect = Dialect {
     headers: "headers",
     remote_only: &["type", "url", "headers", "headersHelper", "oauth"],
     foreign_auth: &["headersHelper", "oauth"],
+    passed_env: None,
 };
 
 const CURSOR: Dialect = Dialect {
@@ -98,6 +114,7 @@ const GEMINI: Dialect = Dialect {
         "authProviderType",
     ],
     foreign_auth: &["oauth", "authProviderType"],
+    passed_env: None,
 };
 
 /// Codex CLI: `[mcp_servers.NAME]` with `command`, `args`, `env`, or `url`
@@ -112,16 +129,19 @@ const CODEX: Dialect = Dialect {
         "url",
         "http_headers",
         "env_http_headers",
+        "bearer_token",
         "bearer_token_env_var",
         "scopes",
         "oauth_resource",
     ],
     foreign_auth: &[
+        "bearer_token",
         "bearer_token_env_var",
         "env_http_headers",
         "scopes",
         "oauth_resource",
     ],
+    passed_env: Some("env_vars"),
 };
 
 /// opencode: `{type: "local", command: [PROGRAM, ARGS...], environment}`
@@ -134,6 +154,7 @@ const OPENCODE: Dialect = Dialect {
     headers: "headers",
     remote_only: &["type", "url", "headers", "oauth"],
     foreign_auth: &["oauth"],
+    passed_env: None,
 };
 
 /// Where a file of [`PLACES`] is.
@@ -764,6 +785,19 @@ fn wrapped(d: &Dialect, entry: &Map<String, Value>, remote: bool, line: Vec<Stri
     if let Some(c) = command {
         out.extend(c);
     }
+    if let Some(key) = d.passed_env {
+        let mut names: Vec<Value> = out
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for name in GATEWAY_ENV {
+            if !names.iter().any(|n| n == name) {
+                names.push(Value::from(*name));
+            }
+        }
+        out.insert(key.to_owned(), Value::Array(names));
+    }
     Value::Object(out)
 }
 
@@ -1279,7 +1313,7 @@ mod tests {
         assert_eq!(v["mcp_servers"]["notes"]["command"], "aileron");
         assert_eq!(
             v["mcp_servers"]["remote"],
-            json!({"startup_timeout_sec": 20, "command": "aileron", "args": ["mcp", "--name", "remote", "--url", "https://h/mcp", "--header", "A: b"]})
+            json!({"startup_timeout_sec": 20, "command": "aileron", "args": ["mcp", "--name", "remote", "--url", "https://h/mcp", "--header", "A: b"], "env_vars": GATEWAY_ENV})
         );
         for (e, after) in entries.iter().zip(&afters) {
             doc.set(file, &e.at, after, &e.value, None).unwrap();
