@@ -549,8 +549,8 @@ const OWN_FILES: &[&str] = &[
     "/**/.aileron/**",
 ];
 /// Agents' hook configurations (and what an agent runs before every
-/// command), in any directory: an agent that edits them can switch
-/// Aileron off.
+/// command, and the MCP servers it starts), in any directory: an agent
+/// that edits them can switch Aileron off.
 const HOOK_CONFIGS: &[&str] = &[
     "/**/.claude/settings.json",
     "/**/.claude/settings.local.json",
@@ -567,6 +567,11 @@ const HOOK_CONFIGS: &[&str] = &[
     "/**/.opencode/plugin/**",
     "/**/.opencode/plugins/**",
     "/**/opencode.json",
+    // MCP configurations whose servers `aileron install` puts behind the
+    // gateway (Codex's, Gemini CLI's and opencode's are above).
+    "/**/.mcp.json",
+    "/**/.cursor/mcp.json",
+    "/**/opencode.jsonc",
 ];
 /// Agents' hook configurations under the home directory.
 const HOME_HOOK_CONFIGS: &[&str] = &["Documents/Cline/Hooks/**", "Documents/Cline/Rules/Hooks/**"];

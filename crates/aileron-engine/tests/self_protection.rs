@@ -159,6 +159,11 @@ fn what_agents_run_before_every_command_is_denied() {
             "ln -sf /bin/bash /tmp/aileron-1000/0a1b/bin/bash",
             "echo '{}' > /run/user/1000/aileron/0a1b/claude-settings.json",
             "rm -rf /tmp/aileron-1000",
+            // the MCP servers it starts, which `aileron install` wraps
+            "echo '{}' > .mcp.json",
+            "sed -i s/aileron/node/ sub/.cursor/mcp.json",
+            "echo '{}' > ~/.cursor/mcp.json",
+            "rm opencode.jsonc",
         ],
     );
 }
