@@ -416,14 +416,61 @@ impl Doc {
                 .parse::<toml_edit::DocumentMut>()
                 .map(Doc::Toml)
                 .map_err(|e| {
-                    let at = e.span().map_or(0, |s| s.start).min(text.len());
-                    let before = &text.as_bytes()[..at];
-                    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-                    let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
-                    let what = e.message().trim().replace('\n', "; ");
-                    error(line, column, what)
+                    let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
+                    error(line, column, e.message().trim().replace('\n', "; "))
                 }),
         }
+    }
+
+    /// An error where a server, or a member of one, under `pattern` is
+    /// given twice: the agent reads the last, and Aileron does not guess.
+    /// (TOML refuses it when parsing.)
+    fn check_unique(&self, file: &Path, pattern: &[String]) -> Result<(), Error> {
+        let Doc::Json(text) = self else {
+            return Ok(());
+        };
+        let Ok(root) = jsonedit::parse(text) else {
+            return Ok(());
+        };
+        let mut holders = vec![&root];
+        for key in pattern {
+            holders = holders
+                .into_iter()
+                .filter_map(|n| match n {
+                    Node::Object { members, .. } => Some(members),
+                    _ => None,
+                })
+                .flatten()
+                .filter(|(k, _, _)| key == ANY || k == key)
+                .map(|(_, _, v)| v)
+                .collect();
+        }
+        let entries = holders.iter().filter_map(|n| match n {
+            Node::Object { members, .. } => Some(members),
+            _ => None,
+        });
+        for members in entries {
+            let inner = members.iter().filter_map(|(_, _, v)| match v {
+                Node::Object { members, .. } => Some(members),
+                _ => None,
+            });
+            for members in std::iter::once(members).chain(inner) {
+                for (i, (key, span, _)) in members.iter().enumerate() {
+                    if members[..i].iter().any(|(k, _, _)| k == key) {
+                        let (line, column) = line_column(text, span.start);
+                        return Err(Error::McpConfigSyntax {
+                            file: file.to_path_buf(),
+                            line,
+                            column,
+                            what: format!(
+                                "`{key}` is given twice (the agent reads the last one; say it once)"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn text(&self) -> String {
@@ -542,11 +589,10 @@ impl Doc {
                 }
             }
         }
-        // What the agent will read there, read back.
+        // What the agent will read there, read back (in JSON the last of
+        // a key given twice, as the agents read it).
         let reread = match self {
-            Doc::Json(text) => jsonedit::parse(text)
-                .ok()
-                .and_then(|r| node_at(&r, at).map(Node::to_value)),
+            Doc::Json(_) => self.get(at),
             Doc::Toml(doc) => doc
                 .to_string()
                 .parse::<toml_edit::DocumentMut>()
@@ -558,6 +604,14 @@ impl Doc {
         }
         Ok(())
     }
+}
+
+/// The line and column (from 1) of byte `at` of `text`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..at.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, column)
 }
 
 fn node_at<'a>(root: &'a Node, at: &[String]) -> Option<&'a Node> {
@@ -897,6 +951,7 @@ fn plan_wrap(t: &Target, notes: &mut Vec<String>) -> Result<Vec<Change>, Error> 
         let program = if f.shared { PORTABLE } else { &t.aileron };
         let mut wrapped_now = Vec::new();
         for pattern in &f.servers {
+            doc.check_unique(&f.file, pattern)?;
             for e in doc.servers(pattern) {
                 let Value::Object(entry) = &e.value else {
                     continue;
@@ -1331,6 +1386,28 @@ mod tests {
                 .as_item(),
         );
         assert_eq!(back, orig);
+    }
+
+    #[test]
+    fn a_server_given_twice_is_refused_where_it_is() {
+        let cases = [
+            (
+                "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"},\n  \"a\": {\"command\": \"y\"}\n}}",
+                "m.json:3:3: `a` is given twice",
+            ),
+            (
+                "{\"mcpServers\": {\"a\": {\"command\": \"y\", \"command\": \"z\"}}}",
+                "m.json:1:39: `command` is given twice",
+            ),
+        ];
+        let file = Path::new("m.json");
+        for (text, error) in cases {
+            let doc = Doc::parse(file, Syntax::Json, text).unwrap();
+            let e = doc
+                .check_unique(file, &["mcpServers".to_owned()])
+                .unwrap_err();
+            assert!(e.to_string().starts_with(error), "{e}");
+        }
     }
 
     #[test]
