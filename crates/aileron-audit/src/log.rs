@@ -35,10 +35,17 @@ impl AuditLog {
     pub fn append(&self, rec: &AuditRecord) -> io::Result<()> {
         let mut line = serde_json::to_vec(rec).map_err(io::Error::other)?;
         line.push(b'\n');
-        self.append_line(&line)
+        self.append_lines(&line)
     }
 
-    fn append_line(&self, line: &[u8]) -> io::Result<()> {
+    /// Appends `lines`, whole JSON lines each ending in `\n` (as
+    /// [`AuditRecord::to_json_line`] plus a newline), in one write under one
+    /// lock: a server's group commit writes a batch of decisions at once.
+    pub fn append_lines(&self, lines: &[u8]) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let line = lines;
         let file = match self.open() {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -107,6 +107,9 @@ mod splice {
     /// How much one pipe holds: a socket's worth of received data passes
     /// in one hand-over.
     const PIPE_SIZE: libc::c_int = 1 << 20;
+    /// The most moved in before it is moved out: small enough that the
+    /// far side starts receiving while the near side still sends.
+    const HAND_OVER: usize = 128 * 1024;
 
     /// A pipe the pages pass through, read end and write end.
     pub struct Pipe {
@@ -161,7 +164,7 @@ mod splice {
             loop {
                 let n = from
                     .async_io(Interest::READABLE, || {
-                        splice(from.as_raw_fd(), pipe.write.as_raw_fd(), pipe.size)
+                        splice(from.as_raw_fd(), pipe.write.as_raw_fd(), pipe.size.min(HAND_OVER))
                     })
                     .await?;
                 if n == 0 {
