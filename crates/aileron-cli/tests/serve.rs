@@ -43,14 +43,20 @@ impl Env {
     }
 
     /// Starts `aileron serve`; the caller waits for the child.
-    #[allow(clippy::zombie_processes)]
     fn serve(&self, data: &str) -> (Child, String) {
+        self.serve_with(data, &[], Stdio::inherit())
+    }
+
+    /// Starts `aileron serve` with more arguments, its stderr to `stderr`.
+    #[allow(clippy::zombie_processes)]
+    fn serve_with(&self, data: &str, args: &[&str], stderr: Stdio) -> (Child, String) {
         let _ = std::fs::remove_file(self.root.join(data).join("server.json"));
         let mut child = self
             .cmd(data)
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let info = self.root.join(data).join("server.json");
@@ -304,4 +310,120 @@ fn token_create_prints_a_token_the_server_accepts() {
     assert_eq!(s, 401);
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// Sends the head of a request and the first half of its body; the
+/// caller sends the rest with [`finish`].
+fn start_request(addr: &str, token: &str, request_id: &str, body: &str) -> (TcpStream, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let half = body.len() / 2;
+    write!(
+        s,
+        "POST /api/evaluate HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nX-Request-Id: {request_id}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+        body.len(),
+        &body[..half]
+    )
+    .unwrap();
+    s.flush().unwrap();
+    (s, body[half..].to_owned())
+}
+
+/// Sends the rest of a request; the whole response.
+fn finish(mut s: TcpStream, rest: &str) -> String {
+    s.write_all(rest.as_bytes()).unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    resp
+}
+
+/// SIGTERM: the listener closes, a request in flight is answered, a call
+/// waiting for a person gets 503 (its ask left undecided, not in the log),
+/// the log lines (JSON) carry the request ids, and the process exits 0
+/// with the in-flight decision written.
+#[test]
+fn sigterm_finishes_the_request_in_flight_and_exits_0() {
+    let env = Env::new();
+    std::fs::write(
+        env.root.join("proj/aileron.yaml"),
+        "version: 1\ndefault: allow\nask:\n  - {id: ask-push, command: \"git push *\"}\n",
+    )
+    .unwrap();
+    let (child, addr) = env.serve_with("data", &["--log-format", "json"], Stdio::piped());
+    let read = |f: &str| {
+        std::fs::read_to_string(env.root.join("data").join(f))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let (agent, admin) = (read("agent.token"), read("admin.token"));
+    let cwd = env.root.join("proj").display().to_string();
+    let action = |id: &str, cmd: &str| {
+        json!({"id": id, "type": "shell.exec", "facets": {"shell": {"command": cmd}},
+            "session": {"id": "term", "cwd": cwd}})
+        .to_string()
+    };
+    // A call waiting for a person.
+    let asking = {
+        let (s, rest) = start_request(&addr, &agent, "term-ask-1", &action("t-ask", "git push"));
+        std::thread::spawn(move || finish(s, &rest))
+    };
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (_, body) = http(&addr, "GET", "/api/pending-actions", &admin, "").unwrap();
+        if body.contains("t-ask") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the ask never waited: {body}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A request whose body has not all arrived yet.
+    let (inflight, rest) = start_request(&addr, &agent, "term-flight-1", &action("t-ls", "ls"));
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let asked = asking.join().unwrap();
+    assert!(asked.starts_with("HTTP/1.1 503"), "{asked}");
+    assert!(asked.contains("x-request-id: term-ask-1"), "{asked}");
+    // No new connections.
+    let deadline = Instant::now() + WAIT;
+    while TcpStream::connect(&addr).is_ok() {
+        assert!(Instant::now() < deadline, "still accepting");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let answered = finish(inflight, &rest);
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    assert!(answered.contains("\"decision\":\"allow\""), "{answered}");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let lines: Vec<Value> = String::from_utf8(out.stderr)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect();
+    let line = lines
+        .iter()
+        .find(|l| l["request_id"] == "term-ask-1")
+        .unwrap_or_else(|| panic!("no line for the ask: {lines:?}"));
+    assert_eq!(line["status"], 503);
+    assert_eq!(line["level"], "error");
+    assert_eq!(line["path"], "/api/evaluate");
+    // The decision in flight is in the log; the ask is not.
+    let url = format!("sqlite://{}", env.root.join("data/aileron.db").display());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ids: Vec<String> = rt.block_on(async {
+        let db = aileron_server::db::Db::open(&url).await.unwrap();
+        let rows = db
+            .actions(&aileron_server::db::ActionQuery {
+                session: Some("term".into()),
+                limit: 100,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        db.close().await;
+        rows.iter().map(|r| r.record.clone()).collect()
+    });
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert!(ids[0].contains("\"t-ls\""), "{ids:?}");
 }

@@ -9,6 +9,7 @@
 use crate::app::{self, App};
 use crate::auth::{Caller, Role, constant_time_eq};
 use crate::db::ActionQuery;
+use crate::ops;
 use crate::pending::{AnswerKind, PendingView, Resolution, ResolveError};
 use crate::rules::{Invalid, entry_from_body};
 use aileron_audit::AuditRecord;
@@ -87,7 +88,13 @@ pub fn router(app: AppState) -> Router {
         .route("/assets/{*file}", get(asset))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(app.clone(), check_host))
+        // Probes and scrapers name the server by its address: no Host
+        // check (`/metrics` checks it when it needs no token).
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn(security_headers))
+        .layer(middleware::from_fn_with_state(app.clone(), ops::observe))
         .with_state(app)
 }
 
@@ -113,14 +120,38 @@ async fn security_headers(req: Request, next: Next) -> Response {
 /// Refuses a `Host` that is not the listen address or a loopback name
 /// (DNS rebinding: a page of evil.example resolving to 127.0.0.1).
 async fn check_host(State(app): State<AppState>, req: Request, next: Next) -> Response {
-    let host = req
-        .headers()
+    match host_refused(&app, req.headers()) {
+        Some(refused) => refused,
+        None => next.run(req).await,
+    }
+}
+
+/// The refusal of a request whose `Host` is not this server's.
+pub(crate) fn host_refused(app: &App, headers: &HeaderMap) -> Option<Response> {
+    let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .map(str::to_ascii_lowercase);
     match host {
-        Some(h) if app.cfg.host_allowed(&h) => next.run(req).await,
-        _ => error(StatusCode::FORBIDDEN, "this Host is not served here"),
+        Some(h) if app.cfg.host_allowed(&h) => None,
+        _ => Some(error(StatusCode::FORBIDDEN, "this Host is not served here")),
+    }
+}
+
+/// The refusal of a request without a valid token (any role).
+pub(crate) async fn without_token(app: &App, headers: &HeaderMap) -> Option<Response> {
+    let Some(token) = bearer_token(headers) else {
+        return Some(unauthorized(
+            "a bearer token is required (Authorization: Bearer TOKEN)",
+        ));
+    };
+    match app.caller(token).await {
+        Ok(Some(_)) => None,
+        Ok(None) => Some(unauthorized("unknown token")),
+        Err(e) => Some(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("cannot check the token: {e}"),
+        )),
     }
 }
 
@@ -130,7 +161,7 @@ async fn require(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let token = bearer_token(&req);
+    let token = bearer_token(req.headers());
     let Some(token) = token else {
         return unauthorized("a bearer token is required (Authorization: Bearer TOKEN)");
     };
@@ -190,8 +221,8 @@ fn caller(req_caller: Option<axum::Extension<Caller>>) -> Caller {
 }
 
 /// The token of an `Authorization: Bearer TOKEN` header, if there is one.
-fn bearer_token(req: &Request) -> Option<&str> {
-    req.headers()
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.strip_prefix("Bearer "))
@@ -203,7 +234,7 @@ fn bearer_token(req: &Request) -> Option<&str> {
 /// nothing more than elsewhere (401).
 async fn not_found(State(app): State<AppState>, req: Request) -> Response {
     if req.uri().path().starts_with("/api") {
-        let token = bearer_token(&req);
+        let token = bearer_token(req.headers());
         let known = match token {
             Some(t) => matches!(app.caller(t).await, Ok(Some(_))),
             None => false,
@@ -222,12 +253,28 @@ async fn evaluate(
     c: Option<axum::Extension<Caller>>,
     body: Bytes,
 ) -> Response {
-    let action: Action = match parse_json(&body) {
+    let started = std::time::Instant::now();
+    let mut action: Action = match parse_json(&body) {
         Ok(a) => a,
         Err(r) => return r,
     };
-    let out = app.evaluate(action, &caller(c)).await;
-    axum::Json(out).into_response()
+    if action.id.is_empty() {
+        // Its queue entry's id, should it ask (evaluate keeps it).
+        action.id = crate::auth::new_uuid();
+    }
+    let id = action.id.clone();
+    let out = match ops::unless_drained(&app, &id, app.evaluate(action, &caller(c))).await {
+        Ok(out) => out,
+        Err(drained) => return drained,
+    };
+    app.ops.metrics.decided(out.decision, out.source);
+    app.ops.metrics.evaluate_took(started.elapsed());
+    let note = ops::Note::evaluated(&out);
+    let res = axum::Json(out).into_response();
+    match note {
+        Some(note) => note.on(res),
+        None => res,
+    }
 }
 
 async fn record_action(
@@ -414,7 +461,10 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
             &format!("an action with id `{}` is already waiting", action.id),
         );
     };
-    let res = waiter.wait(timeout).await;
+    let res = match ops::until_drained(&app, waiter.wait(timeout)).await {
+        Ok(res) => res,
+        Err(drained) => return drained,
+    };
     if matches!(res.answer, AnswerKind::Reject | AnswerKind::Feedback)
         && let Some(s) = &action.session.id
     {
@@ -422,7 +472,12 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
     }
     let mut v = app::answer_json(&res);
     v["id"] = json!(action.id);
-    ok(v)
+    let note = ops::Note(vec![
+        ("action", json!(action.id)),
+        ("answer", v["answer"].clone()),
+        ("reviewer", json!(res.reviewer)),
+    ]);
+    note.on(ok(v))
 }
 
 async fn list_pending_for_role(

@@ -93,6 +93,8 @@ pub struct App {
     /// The database's `rules_version` the current rule set was read at.
     rules_seen: AtomicI64,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// Counters (`/metrics`) and what readiness checks against.
+    pub ops: crate::ops::Ops,
 }
 
 /// The final answer to `POST /api/evaluate`.
@@ -157,6 +159,7 @@ impl App {
             masker: Masker::new(Vec::new()),
             rules_seen: AtomicI64::new(-1),
             shutdown,
+            ops: crate::ops::Ops::default(),
         });
         tokio::spawn(write_loop(db, rx));
         app.reload_rules().await?;
@@ -648,6 +651,7 @@ impl App {
                     asked.get_or_insert_with(|| pending.verdict.clone());
                     let judge = pending.judge.as_ref().map(|j| j.config());
                     step = tokio::task::block_in_place(|| self.core.judge(&self.judges, pending));
+                    self.ops.metrics.judge_called(&step);
                     if let (Step::Ask(p), Some(judge)) = (&step, judge) {
                         judged = Some(judge_view(&judge, &p.verdict.reason));
                     }
@@ -826,6 +830,17 @@ impl App {
     }
 
     // ---- the action log --------------------------------------------------
+
+    /// Waits (at most 10 s) until the log's writer has taken every
+    /// decision sent to it; closing the pool then waits for the batch
+    /// being written.
+    pub async fn flush_log(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.writer.capacity() < self.writer.max_capacity() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 
     /// Stores a decision in the action log (and, with `audit_path`, appends
     /// it to the JSONL audit log). Returns the row's sequence number.

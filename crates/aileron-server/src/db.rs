@@ -68,20 +68,28 @@ pub fn default_url(data_dir: &std::path::Path) -> String {
 /// SQLite gives its `-wal` and `-shm` files the database's mode.
 fn create_private(url: &str) {
     use std::os::unix::fs::OpenOptionsExt;
-    let path = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .unwrap_or(url);
-    let path = path.split('?').next().unwrap_or(path);
-    if path.is_empty() || path == ":memory:" {
+    let Some(path) = sqlite_path(url) else {
         return;
-    }
+    };
     // Exists already, or cannot be made: SQLite reports what is wrong.
     let _ = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(path);
+}
+
+/// The file of a SQLite URL (`None`: PostgreSQL, or in memory).
+pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return None;
+    }
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let path = path.split('?').next().unwrap_or(path);
+    (!path.is_empty() && path != ":memory:").then(|| path.into())
 }
 
 impl Db {
@@ -367,6 +375,50 @@ impl Db {
         })
     }
 
+    /// Deletes at most `limit` of the rows below `bound` in time or in
+    /// sequence (one statement, its own transaction); returns how many.
+    pub async fn prune_actions(&self, by: PruneBy, bound: i64, limit: i64) -> DbResult<u64> {
+        let col = match by {
+            PruneBy::Time => "ts_us",
+            PruneBy::Seq => "seq",
+        };
+        let sql = format!(
+            "DELETE FROM actions WHERE seq IN \
+             (SELECT seq FROM actions WHERE {col} < $1 ORDER BY {col} LIMIT $2)"
+        );
+        on_db!(self, p => {
+            Ok(sqlx::query(&sql)
+                .bind(bound)
+                .bind(limit)
+                .execute(p)
+                .await?
+                .rows_affected())
+        })
+    }
+
+    /// The sequence number of the newest row of the log.
+    pub async fn last_seq(&self) -> DbResult<Option<i64>> {
+        on_db!(self, p => {
+            sqlx::query("SELECT MAX(seq) AS seq FROM actions")
+                .fetch_one(p)
+                .await?
+                .try_get("seq")
+        })
+    }
+
+    /// The schema's migrations as recorded in the database: version, and
+    /// whether it was applied whole.
+    pub async fn applied_migrations(&self) -> DbResult<Vec<(i64, bool)>> {
+        on_db!(self, p => {
+            let rows = sqlx::query("SELECT version, success FROM _sqlx_migrations ORDER BY version")
+                .fetch_all(p)
+                .await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get("version")?, r.try_get("success")?)))
+                .collect()
+        })
+    }
+
     // ---- judge verdicts --------------------------------------------------
 
     /// The verdict stored under `key` that has not expired at `now`
@@ -438,6 +490,15 @@ impl Db {
             }
         }
     }
+}
+
+/// What [`Db::prune_actions`] compares its bound with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PruneBy {
+    /// `ts_us`: the decision's time, microseconds since the epoch.
+    Time,
+    /// `seq`: the row's sequence number.
+    Seq,
 }
 
 /// A rule as stored.

@@ -11,8 +11,11 @@ pub mod app;
 pub mod auth;
 pub mod db;
 mod error;
+pub mod metrics;
 pub mod notify;
+pub mod ops;
 pub mod pending;
+pub mod retention;
 pub mod rules;
 pub mod verdicts;
 
@@ -73,6 +76,14 @@ pub struct Config {
     /// The judges' API keys by variable name, read instead of the
     /// environment (tests); `None`: the server's environment.
     pub judge_keys: Option<JudgeKeys>,
+    /// What the action log keeps (`--retain`; default: everything).
+    pub retention: retention::Retention,
+    /// How log lines are written (`--log-format`).
+    pub log_format: ops::LogFormat,
+    /// `GET /metrics` without a token (`--metrics-public`).
+    pub metrics_public: bool,
+    /// How long a shutdown lets the requests in flight finish.
+    pub drain_timeout: Duration,
 }
 
 /// API keys of the LLM judges by the name of their variable. Its `Debug`
@@ -116,6 +127,10 @@ impl Config {
             default_timeout: Duration::from_secs(60),
             write_server_file: true,
             judge_keys: None,
+            retention: retention::Retention::default(),
+            log_format: ops::LogFormat::default(),
+            metrics_public: false,
+            drain_timeout: Duration::from_secs(30),
         }
     }
 
@@ -187,8 +202,10 @@ impl Server {
         cfg.listen = addr;
         let (tx, rx) = tokio::sync::watch::channel(false);
         let app = app::App::new(cfg.clone(), db, rx.clone()).await?;
+        app.ops.started(&app).await?;
         app.export_rules().await;
         app.spawn_rules_watch();
+        retention::spawn(&app);
         let router = api::router(app.clone());
         let mut stop = rx;
         let task = tokio::spawn(async move {
@@ -226,25 +243,27 @@ impl Server {
         format!("{}/#token={}", self.url, self.admin_token)
     }
 
-    /// Stops accepting, answers the waiting approvals (denied), finishes
-    /// the requests in flight and removes `server.json`.
+    /// Stops accepting; answers the calls waiting for a person with 503
+    /// (their asks stay undecided: the adapters send them again, to
+    /// another server), lets the other requests in flight finish (at most
+    /// `drain_timeout`), writes what the action log still holds, and
+    /// removes `server.json`.
     pub async fn shutdown(&self) {
         let _ = self.shutdown.send(true);
-        for p in self.app.queue.snapshot() {
-            let _ = self.app.queue.resolve(
-                &p.id,
-                pending::Resolution {
-                    answer: pending::AnswerKind::Reject,
-                    reason: Some("the server is shutting down".into()),
-                    reviewer: None,
-                    channel: None,
-                },
-            );
-        }
         let task = self.task.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(task) = task {
-            let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+        if let Some(mut task) = task
+            && tokio::time::timeout(self.app.cfg.drain_timeout, &mut task)
+                .await
+                .is_err()
+        {
+            ops::log_event(
+                &self.app.cfg,
+                "warn",
+                "shutdown: requests still running after the drain timeout were cut",
+            );
+            task.abort();
         }
+        self.app.flush_log().await;
         if self.app.cfg.write_server_file {
             let _ = std::fs::remove_file(self.app.cfg.data_dir.join(SERVER_FILE));
         }
@@ -275,6 +294,9 @@ pub async fn serve(cfg: Config) -> Result<(), Error> {
         data.join(aileron_config::server_rules::SERVER_RULES_FILE)
             .display()
     );
+    if !server.app.cfg.retention.keeps_everything() {
+        let _ = writeln!(out, "action log: keeping {}", server.app.cfg.retention);
+    }
     let _ = out.flush();
     wait_for_signal().await;
     server.shutdown().await;

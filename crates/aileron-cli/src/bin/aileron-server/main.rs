@@ -49,6 +49,18 @@ enum Command {
         /// Another Host name to accept (the server reached by name); repeatable.
         #[arg(long = "allow-host")]
         allow_host: Vec<String>,
+        /// What the action log keeps: an age (12h, 30d, 52w) or a number of
+        /// actions (1000000); one of each may be given. Older rows are deleted
+        /// in the background. Default: everything. The log takes about
+        /// BYTES_PER_ACTION per action on SQLite (PG_BYTES_PER_ACTION on PostgreSQL).
+        #[arg(long, value_name = "AGE|COUNT")]
+        retain: Vec<aileron_server::retention::Keep>,
+        /// Log lines (failed requests, asks, the server's events on stderr) as text or json.
+        #[arg(long, value_name = "FORMAT", default_value = "text")]
+        log_format: aileron_server::ops::LogFormat,
+        /// Serve GET /metrics without a token (by default it needs one, an agent token is enough).
+        #[arg(long)]
+        metrics_public: bool,
     },
     /// The egress gateway: an HTTP(S) proxy that decides each request (and
     /// each CONNECT tunnel) by the policy before forwarding it. `aileron
@@ -168,11 +180,17 @@ fn main() -> ExitCode {
             database,
             policy,
             allow_host,
+            retain,
+            log_format,
+            metrics_public,
         } => serve::run(serve::Args {
             listen: Some(listen),
             database,
             policy,
             allow_host,
+            retain,
+            log_format,
+            metrics_public,
         }),
         Command::Proxy {
             gateway: Some(gateway),

@@ -10,6 +10,9 @@ pub struct Args {
     pub database: Option<String>,
     pub policy: Option<PathBuf>,
     pub allow_host: Vec<String>,
+    pub retain: Vec<aileron_server::retention::Keep>,
+    pub log_format: aileron_server::ops::LogFormat,
+    pub metrics_public: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Error> {
@@ -31,6 +34,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         None => None,
     };
     cfg.allowed_hosts = args.allow_host;
+    cfg.retention = aileron_server::retention::Retention::of(&args.retain);
+    cfg.log_format = args.log_format;
+    cfg.metrics_public = args.metrics_public;
     runtime()?.block_on(aileron_server::serve(cfg))?;
     Ok(ExitCode::SUCCESS)
 }
