@@ -491,3 +491,167 @@ async fn shutdown_answers_waiting_asks_503_and_leaves_them_undecided() {
     assert_eq!(count(&db, "ss2").await, 0);
     db.close().await;
 }
+
+/// Actions as agents send them: shell lines, file reads and writes, web
+/// requests, MCP calls.
+fn realistic(i: usize, cwd: &std::path::Path) -> Value {
+    let c = cwd.to_string_lossy();
+    let session = json!({"id": "measure", "agent": "claude-code", "cwd": c});
+    let mut a = match i % 8 {
+        0 => {
+            json!({"type": "shell.exec", "facets": {"shell": {"command": "cargo test -p aileron-server --test ops -- --nocapture"}}})
+        }
+        1 => {
+            json!({"type": "shell.exec", "facets": {"shell": {"command": "git status --short && git diff --stat"}}})
+        }
+        2 => {
+            json!({"type": "shell.exec", "facets": {"shell": {"command": "rg -n 'fn evaluate' crates/ | head -20"}}})
+        }
+        3 => {
+            json!({"type": "fs.read", "facets": {"fs": {"path": format!("{c}/crates/aileron-server/src/app.rs")}}})
+        }
+        4 => json!({"type": "fs.write", "facets": {"fs": {"path": format!("{c}/src/lib.rs")}}}),
+        5 => {
+            json!({"type": "http.request", "facets": {"http": {"method": "GET", "url": "https://docs.rs/axum/latest/axum/middleware/index.html"}}})
+        }
+        6 => {
+            json!({"type": "mcp.call", "facets": {"mcp": {"server": "github", "tool": "create_issue",
+            "arguments": {"repo": "aileron-dev/aileron", "title": "readyz: say why", "body": "The probe should name the failing check."}}}})
+        }
+        _ => {
+            json!({"type": "shell.exec", "facets": {"shell": {"command": "npm run build && npm test -- --watch=false"}}})
+        }
+    };
+    a["session"] = session;
+    a
+}
+
+/// Measures the action log's size per action: a million rows (or
+/// `AILERON_MEASURE_ROWS`) copied from realistic decisions of the real
+/// path, written through the log's own insert in batches of 256 as the
+/// writer does; SQLite, and PostgreSQL where it is installed. Run:
+/// `cargo test --release -p aileron-server --test ops -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement: a million rows"]
+async fn action_log_bytes_per_action() {
+    let rows: usize = std::env::var("AILERON_MEASURE_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let env = Env::new();
+    env.write("proj/aileron.yaml", POLICY);
+    let api = env.start().await;
+    for i in 0..8 {
+        let mut a = realistic(i, &env.proj);
+        a["id"] = json!(format!("template-{i}"));
+        api.evaluate(&a).await;
+    }
+    let templates = api
+        .server
+        .app
+        .db
+        .actions(&ActionQuery {
+            session: Some("measure".into()),
+            limit: 8,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    api.server.shutdown().await;
+    assert_eq!(templates.len(), 8);
+    let sqlite = env.root.join("measure.db");
+    // `AILERON_MEASURE_DB`: sqlite or postgres alone.
+    let only = std::env::var("AILERON_MEASURE_DB").unwrap_or_default();
+    let mut targets = Vec::new();
+    if only != "postgres" {
+        targets.push((
+            "SQLite".to_owned(),
+            format!("sqlite://{}", sqlite.display()),
+        ));
+    }
+    let cluster = (only != "sqlite").then(cluster::Cluster::start).flatten();
+    if let Some((_, url)) = &cluster {
+        targets.push(("PostgreSQL".into(), url.clone()));
+    }
+    for (name, url) in targets {
+        let db = Db::open(&url).await.unwrap();
+        let started = Instant::now();
+        let base = jiff::Timestamp::now().as_microsecond() - 86_400_000_000;
+        let mut batch = Vec::with_capacity(256);
+        for n in 0..rows {
+            let t = &templates[n % templates.len()];
+            let rec: Value = serde_json::from_str(&t.record).unwrap();
+            let old_id = rec["action"]["id"].as_str().unwrap();
+            let old_time = rec["time"].as_str().unwrap();
+            let id = aileron_server::auth::new_uuid();
+            let ts_us = base + n as i64 * 50;
+            let mut r = row(n, ts_us, "s");
+            let session = format!("{:08x}-5e55-4000-8000-{:012x}", n / 500, n / 500);
+            r.record = t
+                .record
+                .replace(old_id, &id)
+                .replace(old_time, &r.time)
+                .replace("\"measure\"", &format!("\"{session}\""));
+            r.action = t.action.as_ref().map(|a| {
+                a.replace(old_id, &id)
+                    .replace("\"measure\"", &format!("\"{session}\""))
+            });
+            let rec: Value = serde_json::from_str(&r.record).unwrap();
+            let text = |k: &str| rec[k].as_str().map(str::to_owned);
+            r.action_id = id;
+            r.session = Some(session);
+            r.agent = text("agent");
+            r.kind = rec["action"]["type"].as_str().unwrap().into();
+            r.summary = rec["action"]["summary"].as_str().unwrap().into();
+            r.decision = text("decision").unwrap();
+            r.outcome = text("outcome");
+            r.source = text("source").unwrap();
+            r.rule = text("rule");
+            r.reason = text("reason").unwrap();
+            r.latency_us = 900;
+            r.submitted_by = Some("3f2a9c4e1b7d6a05".into());
+            batch.push(r);
+            if batch.len() == 256 || n + 1 == rows {
+                db.insert_actions(&batch).await.unwrap();
+                batch.clear();
+            }
+        }
+        let took = started.elapsed();
+        let bytes: i64 = match &db {
+            Db::Sqlite(p) => {
+                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                    .execute(p)
+                    .await
+                    .unwrap();
+                let size = std::fs::metadata(&sqlite).unwrap().len() as i64;
+                // Room for the next database.
+                std::fs::remove_file(&sqlite).unwrap();
+                size
+            }
+            Db::Postgres(p) => {
+                use sqlx::Row;
+                sqlx::query("VACUUM ANALYZE actions")
+                    .execute(p)
+                    .await
+                    .unwrap();
+                sqlx::query("SELECT pg_total_relation_size('actions') AS n")
+                    .fetch_one(p)
+                    .await
+                    .unwrap()
+                    .get("n")
+            }
+        };
+        let avg_record: usize = templates.iter().map(|t| t.record.len()).sum::<usize>() / 8;
+        let avg_action: usize = templates
+            .iter()
+            .map(|t| t.action.as_ref().map_or(0, String::len))
+            .sum::<usize>()
+            / 8;
+        println!(
+            "{name}: {rows} actions in {took:.1?}: {bytes} bytes, {} bytes per action \
+             (record JSON {avg_record} B, action JSON {avg_action} B on average)",
+            bytes / rows as i64
+        );
+        db.close().await;
+    }
+}

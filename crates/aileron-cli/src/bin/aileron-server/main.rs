@@ -51,8 +51,9 @@ enum Command {
         allow_host: Vec<String>,
         /// What the action log keeps: an age (12h, 30d, 52w) or a number of
         /// actions (1000000); one of each may be given. Older rows are deleted
-        /// in the background. Default: everything. The log takes about
-        /// BYTES_PER_ACTION per action on SQLite (PG_BYTES_PER_ACTION on PostgreSQL).
+        /// in the background. Default: everything. The log takes about 1.5 KB
+        /// an action: 1.5 GB a million (measured: 1,490 bytes on SQLite,
+        /// 1,565 on PostgreSQL).
         #[arg(long, value_name = "AGE|COUNT")]
         retain: Vec<aileron_server::retention::Keep>,
         /// Log lines (failed requests, asks, the server's events on stderr) as text or json.
