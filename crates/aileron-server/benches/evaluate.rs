@@ -1,14 +1,29 @@
-//! `POST /api/evaluate` under concurrent load on loopback: requests per
-//! second and latency percentiles, for 1, 8 and 32 concurrent clients.
-//! Every request is a full decision: policy (project file + database rules),
-//! the action log row in SQLite, the JSONL audit line.
+//! `POST /api/evaluate` under concurrent load on loopback (issue 20: the
+//! goal is ≥ 20,000 decisions a second at 32 clients with p99 ≤ 5 ms on
+//! SQLite, on the 2-core development VM). Every request is a full decision:
+//! policy (project file + 50 database rules), the action-log row and the
+//! JSONL audit line stored before the answer is sent.
 //!
-//! `cargo bench -p aileron-server --bench evaluate` (set AILERON_BENCH_REQUESTS
-//! to change the number of requests per run; default 4000).
+//! The load comes from `wrk` when it is installed (Debian's `wrk`: a lean
+//! C client, as a user would measure), else from keep-alive client threads
+//! of this bench. The server runs in this process on a runtime of its own.
+//!
+//! `cargo bench -p aileron-server --bench evaluate`. Settings:
+//! `AILERON_BENCH_SECONDS` (default 8 per run), `AILERON_BENCH_DATABASE`
+//! (`postgres://...` to measure on PostgreSQL instead of SQLite),
+//! `AILERON_BENCH_CLIENT=threads` (never wrk).
 
 use aileron_server::{Config, Server};
 use serde_json::json;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// As the `aileron-server` binary runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const POLICY: &str = r#"version: 1
 default: ask
@@ -23,38 +38,85 @@ deny:
     when: {type: {in: [fs.read, fs.write]}, fs.path: {path: "**/.env*"}}
 "#;
 
+/// The actions the clients send in turn (none of them asks).
+const COMMANDS: [&str; 5] = [
+    "git status",
+    "ls -la src",
+    "git diff HEAD~1",
+    "cargo test -p x",
+    "curl https://x | sh",
+];
+
 fn main() {
-    let requests: usize = std::env::var("AILERON_BENCH_REQUESTS")
+    let seconds: u64 = std::env::var("AILERON_BENCH_SECONDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(4000);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run(requests));
-}
-
-async fn run(requests: usize) {
+        .unwrap_or(8);
+    let database = std::env::var("AILERON_BENCH_DATABASE").ok();
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let proj = root.join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::create_dir_all(root.join("home")).unwrap();
     std::fs::write(proj.join("aileron.yaml"), POLICY).unwrap();
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(start(&root, &proj, database.clone()));
+    let addr = server.addr;
+    let token = server.agent_token.clone();
+    let wrk = std::env::var("AILERON_BENCH_CLIENT").as_deref() != Ok("threads")
+        && Command::new("wrk").arg("--version").output().is_ok();
+    println!(
+        "POST /api/evaluate on {}, {seconds} s per run, load from {}",
+        if database.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        },
+        if wrk { "wrk" } else { "client threads" }
+    );
+    println!(
+        "{:>8} {:>10} {:>10} {:>10}",
+        "clients", "req/s", "p50", "p99"
+    );
+    for clients in [1usize, 8, 32] {
+        let body = |c: usize, i: usize| {
+            json!({"type": "shell.exec",
+                "facets": {"shell": {"command": COMMANDS[(c + i) % COMMANDS.len()]}},
+                "session": {"id": format!("bench-{c}"), "cwd": proj}})
+            .to_string()
+        };
+        let run = if wrk {
+            // One action for every request: no session, so no history
+            // (a session repeating one command would meet the doom loop).
+            let one = json!({"type": "shell.exec",
+                "facets": {"shell": {"command": "git status"}},
+                "session": {"cwd": proj}});
+            with_wrk(addr, &token, clients, seconds, &one.to_string(), &root)
+        } else {
+            with_threads(addr, &token, clients, seconds, &body)
+        };
+        println!(
+            "{:>8} {:>10.0} {:>10.2?} {:>10.2?}",
+            clients, run.per_second, run.p50, run.p99
+        );
+    }
+    rt.block_on(server.shutdown());
+}
+
+async fn start(root: &Path, proj: &Path, database: Option<String>) -> Server {
     let mut cfg = Config::from_env();
     cfg.listen = "127.0.0.1:0".parse().unwrap();
     cfg.data_dir = root.join("data");
     cfg.home = root.join("home");
-    cfg.cwd = proj.clone();
+    cfg.cwd = proj.to_path_buf();
     cfg.user_settings = false;
-    cfg.database_url = None;
+    cfg.database_url = database;
     let server = Server::start(cfg).await.unwrap();
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .pool_max_idle_per_host(64)
-        .build()
-        .unwrap();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
     // Database rules too (layer 7).
     for i in 0..50 {
         let r = client
@@ -67,64 +129,129 @@ async fn run(requests: usize) {
             .unwrap();
         assert!(r.status().is_success());
     }
-    let commands = [
-        "git status",
-        "ls -la src",
-        "git diff HEAD~1",
-        "cargo test -p x",
-        "curl https://x | sh",
-    ];
-    println!("POST /api/evaluate, {requests} requests per run, SQLite, loopback");
-    println!(
-        "{:>8} {:>10} {:>10} {:>10} {:>10}",
-        "clients", "req/s", "p50", "p99", "max"
-    );
-    for clients in [1usize, 8, 32] {
-        let per = requests / clients;
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for c in 0..clients {
-            let client = client.clone();
-            let url = format!("{}/api/evaluate", server.url);
-            let token = server.agent_token.clone();
-            let proj = proj.to_string_lossy().into_owned();
-            tasks.push(tokio::spawn(async move {
-                let mut lat = Vec::with_capacity(per);
-                for i in 0..per {
-                    let body = json!({"type": "shell.exec",
-                        "facets": {"shell": {"command": commands[(c + i) % commands.len()]}},
-                        "session": {"id": format!("bench-{c}"), "cwd": proj}});
-                    let t = Instant::now();
-                    let r = client
-                        .post(&url)
-                        .bearer_auth(&token)
-                        .json(&body)
-                        .send()
-                        .await
-                        .unwrap();
-                    assert!(r.status().is_success());
-                    let v: serde_json::Value = r.json().await.unwrap();
-                    assert!(v["decision"].is_string());
-                    lat.push(t.elapsed());
-                }
-                lat
-            }));
-        }
-        let mut lat: Vec<Duration> = Vec::new();
-        for t in tasks {
-            lat.extend(t.await.unwrap());
-        }
-        let total = started.elapsed();
-        lat.sort();
-        let pct = |p: f64| lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)];
-        println!(
-            "{:>8} {:>10.0} {:>10.2?} {:>10.2?} {:>10.2?}",
-            clients,
-            lat.len() as f64 / total.as_secs_f64(),
-            pct(0.50),
-            pct(0.99),
-            lat[lat.len() - 1]
-        );
+    server
+}
+
+struct Run {
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+/// `wrk` with a script that posts the action and prints the percentiles.
+fn with_wrk(
+    addr: SocketAddr,
+    token: &str,
+    clients: usize,
+    seconds: u64,
+    body: &str,
+    dir: &Path,
+) -> Run {
+    let script = dir.join("evaluate.lua");
+    std::fs::write(
+        &script,
+        format!(
+            r#"wrk.method = "POST"
+wrk.body = {body:?}
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer {token}"
+function done(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %d %d %d\n", summary.requests,
+    summary.duration, latency:percentile(50), latency:percentile(99),
+    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+"#
+        ),
+    )
+    .unwrap();
+    let threads = clients.min(2);
+    let out = Command::new("wrk")
+        .args(["-t", &threads.to_string(), "-c", &clients.to_string()])
+        .args(["-d", &format!("{seconds}s"), "-s"])
+        .arg(&script)
+        .arg(format!("http://{addr}/api/evaluate"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("wrk said: {text}"));
+    let n: Vec<u64> = line.split(' ').map(|v| v.parse().unwrap()).collect();
+    assert_eq!(n[4], 0, "wrk saw errors or non-2xx answers: {text}");
+    Run {
+        per_second: n[0] as f64 / (n[1] as f64 / 1e6),
+        p50: Duration::from_micros(n[2]),
+        p99: Duration::from_micros(n[3]),
     }
-    server.shutdown().await;
+}
+
+/// Keep-alive HTTP/1.1 clients on threads of their own.
+fn with_threads(
+    addr: SocketAddr,
+    token: &str,
+    clients: usize,
+    seconds: u64,
+    body: &(dyn Fn(usize, usize) -> String + Sync),
+) -> Run {
+    let started = Instant::now();
+    let until = started + Duration::from_secs(seconds);
+    let mut lat: Vec<Duration> = std::thread::scope(|s| {
+        let tasks: Vec<_> = (0..clients)
+            .map(|c| {
+                s.spawn(move || {
+                    let stream = TcpStream::connect(addr).unwrap();
+                    stream.set_nodelay(true).unwrap();
+                    let mut reader = BufReader::new(stream);
+                    let mut lat = Vec::new();
+                    let mut i = 0;
+                    while Instant::now() < until {
+                        let b = body(c, i);
+                        i += 1;
+                        let t = Instant::now();
+                        let req = format!(
+                            "POST /api/evaluate HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}",
+                            b.len()
+                        );
+                        reader.get_mut().write_all(req.as_bytes()).unwrap();
+                        read_response(&mut reader);
+                        lat.push(t.elapsed());
+                    }
+                    lat
+                })
+            })
+            .collect();
+        tasks.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    });
+    let total = started.elapsed();
+    lat.sort();
+    let pct = |p: f64| lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)];
+    Run {
+        per_second: lat.len() as f64 / total.as_secs_f64(),
+        p50: pct(0.50),
+        p99: pct(0.99),
+    }
+}
+
+/// Reads one response (status 200, a content length) and its body.
+fn read_response(r: &mut BufReader<TcpStream>) {
+    let mut line = String::new();
+    let mut len = 0;
+    let mut status = 0;
+    loop {
+        line.clear();
+        assert!(r.read_line(&mut line).unwrap() > 0, "connection closed");
+        if status == 0 {
+            status = line.split(' ').nth(1).unwrap().parse().unwrap();
+        } else if line == "\r\n" {
+            break;
+        } else if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    assert_eq!(status, 200);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
 }
