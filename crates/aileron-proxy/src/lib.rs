@@ -16,7 +16,6 @@ mod connect;
 pub mod lower;
 mod meter;
 mod proxy;
-mod relay;
 
 pub use aileron_session::decide::Origin;
 pub use aileron_session::{Decide, SessionSocket};

@@ -5,7 +5,6 @@ use crate::ca::Authority;
 use crate::connect::{self, Guarded, Refused};
 use crate::lower::{self, Lowering, Target};
 use crate::meter::{self, Metered, UsageLog};
-use crate::relay;
 use crate::{Error, Inspect};
 use aileron_session::Decide;
 use aileron_session::decide::Origin;
@@ -37,6 +36,8 @@ const MAX_HEADERS: usize = 100;
 /// Reads from upstream this large: a download passes in fewer, larger
 /// frames (each one a hand-over between the two connections' tasks).
 const UPSTREAM_READ: usize = 256 * 1024;
+/// The buffer of each direction of a tunnel.
+const SPLICE_BUFFER: usize = 64 * 1024;
 
 type HttpClient = Client<Guarded, Body>;
 type HttpsClient = Client<hyper_rustls::HttpsConnector<Guarded>, Body>;
@@ -236,7 +237,9 @@ impl Proxy {
         };
         tokio::spawn(async move {
             if let Ok(upgraded) = hyper::upgrade::on(req).await {
-                relay::connect(upgraded, upstream).await;
+                let mut client = TokioIo::new(upgraded);
+                let mut upstream = upstream;
+                let _ = splice(&mut client, &mut upstream).await;
             }
         });
         Response::new(empty())
@@ -374,7 +377,7 @@ impl Proxy {
             if let Some(ours) = client_upgrade {
                 tokio::spawn(async move {
                     if let (Ok(a), Ok(b)) = (ours.await, theirs.await) {
-                        relay::upgraded(a, b).await;
+                        let _ = splice(&mut TokioIo::new(a), &mut TokioIo::new(b)).await;
                     }
                 });
             }
@@ -423,6 +426,16 @@ impl Proxy {
             )),
         }
     }
+}
+
+/// Copies both ways until both sides are done, through buffers larger
+/// than tokio's 8 KiB default (a download passes in fewer system calls).
+async fn splice<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
+where
+    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+{
+    tokio::io::copy_bidirectional_with_sizes(a, b, SPLICE_BUFFER, SPLICE_BUFFER).await
 }
 
 /// The HTTP/1 server side, bounded against slow and flooding clients.
