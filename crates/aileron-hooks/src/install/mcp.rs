@@ -784,7 +784,16 @@ fn is_gateway(line: &[String]) -> bool {
 
 /// `aileron mcp --name NAME ...` in front of `kind`.
 fn gateway_line(program: &str, name: &str, kind: &Kind) -> Vec<String> {
-    let mut line: Vec<String> = [program, "mcp", "--name", name].map(str::to_owned).to_vec();
+    let mut line: Vec<String> = if name.starts_with('-') {
+        // `--name -x` would read `-x` as an option.
+        vec![
+            program.to_owned(),
+            "mcp".to_owned(),
+            format!("--name={name}"),
+        ]
+    } else {
+        [program, "mcp", "--name", name].map(str::to_owned).to_vec()
+    };
     match kind {
         Kind::Stdio(command) => {
             line.push("--".to_owned());
@@ -1257,6 +1266,14 @@ mod tests {
 
     fn entry(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_name_like_an_option_is_given_with_an_equals_sign() {
+        let line = gateway_line("aileron", "-rf", &Kind::Stdio(vec!["srv".into()]));
+        assert_eq!(line, ["aileron", "mcp", "--name=-rf", "--", "srv"]);
+        let line = gateway_line("aileron", "gh", &Kind::Stdio(vec!["srv".into()]));
+        assert_eq!(line, ["aileron", "mcp", "--name", "gh", "--", "srv"]);
     }
 
     #[test]
