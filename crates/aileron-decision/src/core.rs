@@ -470,6 +470,25 @@ impl Core {
         });
     }
 
+    /// The session's "always" answers.
+    pub fn approvals(&self, session: &str) -> Vec<SavedApproval> {
+        self.with(Some(session), |st| st.saved_approvals.clone())
+    }
+
+    /// Adds "always" answers given elsewhere (another server sharing the
+    /// database) to the session; those it has already are left as they are.
+    pub fn remember_approvals(
+        &self,
+        session: &str,
+        approvals: impl IntoIterator<Item = SavedApproval>,
+    ) {
+        self.with(Some(session), |st| {
+            for a in approvals {
+                st.remember(a);
+            }
+        });
+    }
+
     /// The verdict with the session's approvals and history, as the
     /// request stands now (no history recorded).
     pub fn evaluate(&self, policy: &Policy, req: &Request<'_>) -> LineVerdict {

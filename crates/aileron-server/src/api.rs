@@ -11,6 +11,7 @@ use crate::auth::{Caller, Role, constant_time_eq};
 use crate::db::ActionQuery;
 use crate::ops;
 use crate::pending::{AnswerKind, PendingView, Resolution, ResolveError};
+use crate::replicas::{self, NewAsk, Opened};
 use crate::rules::{Invalid, entry_from_body};
 use aileron_audit::AuditRecord;
 use aileron_decision::Channel;
@@ -452,24 +453,32 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
         created_at: aileron_audit::now_rfc3339(),
         timeout_secs: timeout.as_secs(),
         on_timeout,
-        origin: "adapter",
+        origin: "adapter".into(),
         judge: None,
     };
-    let Some(waiter) = app.enqueue(view) else {
-        return error(
-            StatusCode::CONFLICT,
-            &format!("an action with id `{}` is already waiting", action.id),
-        );
+    let ask = NewAsk {
+        fingerprint: replicas::fingerprint("adapter", &action),
+        timeout,
+        view,
     };
-    let res = match ops::until_drained(&app, waiter.wait(timeout)).await {
-        Ok(res) => res,
-        Err(drained) => return drained,
+    // Asked again under its id (the adapter lost its server): the same ask.
+    let res = match app.open_ask(ask).await {
+        Ok(Opened::Waiting(mut ask)) => {
+            match ops::until_drained(&app, app.answer_of(&mut ask)).await {
+                Ok(Ok(res)) => res,
+                Ok(Err(e)) => return unqueued(&e),
+                Err(drained) => return drained,
+            }
+        }
+        Ok(Opened::Decided(res)) => res,
+        Ok(Opened::Taken) => {
+            return error(
+                StatusCode::CONFLICT,
+                &format!("an action with id `{}` is already waiting", action.id),
+            );
+        }
+        Err(e) => return unqueued(&e),
     };
-    if matches!(res.answer, AnswerKind::Reject | AnswerKind::Feedback)
-        && let Some(s) = &action.session.id
-    {
-        app.cascade_reject(s, &action.id);
-    }
     let mut v = app::answer_json(&res);
     v["id"] = json!(action.id);
     let note = ops::Note(vec![
@@ -557,9 +566,17 @@ fn resolution_of(b: DecisionBody) -> Result<Resolution, Response> {
     })
 }
 
-fn resolve(app: &App, id: &str, res: Resolution) -> Response {
+/// An ask whose queue cannot be used: not decided here.
+fn unqueued(e: &crate::Error) -> Response {
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &format!("the approval queue cannot be used: {e}"),
+    )
+}
+
+async fn resolve(app: &App, id: &str, res: Resolution) -> Response {
     let answer = res.answer.as_str();
-    match app.queue.resolve(id, res.clone()) {
+    match app.decide_ask(id, res.clone()).await {
         Ok(()) => ok(json!({"ok": true, "id": id, "decision": answer})),
         Err(ResolveError::Resolved) => error(
             StatusCode::CONFLICT,
@@ -568,6 +585,11 @@ fn resolve(app: &App, id: &str, res: Resolution) -> Response {
         Err(ResolveError::NotFound) => {
             error(StatusCode::NOT_FOUND, "no pending action with this id")
         }
+        // Not stored: not a decision (the ask waits on).
+        Err(ResolveError::Unstored(e)) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("the decision cannot be stored: {e}"),
+        ),
     }
 }
 
@@ -577,7 +599,7 @@ async fn decide(State(app): State<AppState>, Path(id): Path<String>, body: Bytes
         Err(r) => return r,
     };
     match resolution_of(b) {
-        Ok(res) => resolve(&app, &id, res),
+        Ok(res) => resolve(&app, &id, res).await,
         Err(r) => r,
     }
 }
@@ -908,7 +930,7 @@ async fn webhook(
             match resolution_of(h.decision) {
                 Ok(mut res) => {
                     res.channel = Some(Channel::Webhook(approver.id.clone()));
-                    resolve(&app, &h.id, res)
+                    resolve(&app, &h.id, res).await
                 }
                 Err(r) => r,
             }

@@ -5,6 +5,7 @@
 use crate::auth::{self, Caller, Role};
 use crate::db::{ActionRow, Db};
 use crate::pending::{AnswerKind, JudgeView, PendingView, Queue, Resolution};
+use crate::replicas::{NewAsk, Opened};
 use crate::rules::{Invalid, Saved, StoredRule};
 use crate::{Config, Error, PolicyError};
 use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
@@ -78,15 +79,18 @@ pub struct App {
     rules_lock: tokio::sync::Mutex<()>,
     policies: Mutex<HashMap<String, Arc<Cached>>>,
     /// Sessions' approvals, history and rejects, and the decision itself.
-    core: Core,
+    pub(crate) core: Core,
     /// Bumped when an answer changed a session (an "always", a reject):
     /// the asks waiting in it step again (the cascade).
-    session_changed: tokio::sync::watch::Sender<u64>,
+    pub(crate) session_changed: tokio::sync::watch::Sender<u64>,
     /// The LLM judges of `judge` rules and their verdicts (in memory, and
     /// in the database's `judge_verdicts`).
     judges: aileron_judge::Bench,
     pub queue: Arc<Queue>,
-    http: crate::notify::HttpClient,
+    /// This server among those sharing the database (`replicas`): a
+    /// random id, in the rows it writes to `pending_actions`.
+    pub replica: String,
+    pub(crate) http: crate::notify::HttpClient,
     tokens: Mutex<HashMap<String, Role>>,
     writer: mpsc::Sender<WriteReq>,
     masker: Masker,
@@ -153,6 +157,7 @@ impl App {
             session_changed: tokio::sync::watch::channel(0).0,
             judges,
             queue: Arc::new(Queue::default()),
+            replica: auth::new_uuid(),
             http: crate::notify::client(),
             tokens: Mutex::default(),
             writer: tx,
@@ -236,8 +241,22 @@ impl App {
         );
     }
 
+    /// Reloads the rules when the database's `version` is not the one they
+    /// were read at.
+    pub(crate) async fn rules_version_seen(&self, version: i64) {
+        if version == self.rules_seen.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Err(e) = self.reload_rules().await {
+            eprintln!("aileron serve: cannot reload the rules: {e}");
+        } else {
+            self.export_rules().await;
+        }
+    }
+
     /// Reloads the rules when another process (another server on the same
-    /// PostgreSQL, `aileron rules import`) changed them; checks every second.
+    /// PostgreSQL, `aileron rules import`) changed them; checks every
+    /// second (on PostgreSQL, the database also says so at once: `replicas`).
     pub fn spawn_rules_watch(self: &Arc<Self>) {
         let weak = Arc::downgrade(self);
         let mut stop = self.shutdown.clone();
@@ -248,14 +267,8 @@ impl App {
                     _ = stop.wait_for(|s| *s) => return,
                 }
                 let Some(app) = weak.upgrade() else { return };
-                if let Ok(v) = app.db.rules_version().await
-                    && v != app.rules_seen.load(Ordering::SeqCst)
-                {
-                    if let Err(e) = app.reload_rules().await {
-                        eprintln!("aileron serve: cannot reload the rules: {e}");
-                    } else {
-                        app.export_rules().await;
-                    }
+                if let Ok(v) = app.db.rules_version().await {
+                    app.rules_version_seen(v).await;
                 }
             }
         });
@@ -503,7 +516,8 @@ impl App {
     // ---- evaluation ------------------------------------------------------
 
     /// Gives a session not seen since the start its latest actions from
-    /// the log, so `rate` windows survive a restart.
+    /// the log, so `rate` windows survive a restart, and its "always"
+    /// answers.
     async fn restore_session(&self, id: &str) {
         if self.core.knows(id) {
             return;
@@ -531,6 +545,8 @@ impl App {
         let skip = history.len().saturating_sub(HISTORY_LEN);
         if !self.core.knows(id) {
             self.core.seed_history(id, history.into_iter().skip(skip));
+            // Its "always" answers given on another server, or before a restart.
+            self.restore_grants(id).await;
         }
     }
 
@@ -701,57 +717,108 @@ impl App {
                 "deny"
             }
             .to_owned(),
-            origin: "evaluate",
+            origin: "evaluate".into(),
             judge,
         };
-        let Some(waiter) = self.enqueue(view) else {
-            let why = deny(format!(
-                "an action with id `{}` is already waiting",
-                action.id
-            ));
-            return Step::Done(Decided::refused(
-                None,
-                why,
-                action.clone(),
-                Some(Outcome::DuplicateDenied),
-            ));
+        let ask = NewAsk {
+            fingerprint: crate::replicas::fingerprint("evaluate", action),
+            timeout: pending.question.timeout,
+            view,
+        };
+        let mut ask = match self.open_ask(ask).await {
+            Ok(Opened::Waiting(ask)) => ask,
+            // Asked again (through another server): answered meanwhile.
+            Ok(Opened::Decided(res)) => {
+                return self
+                    .apply_answer(policy, req, action, pending, res, reviewer)
+                    .await;
+            }
+            Ok(Opened::Taken) => {
+                let why = deny(format!(
+                    "an action with id `{}` is already waiting",
+                    action.id
+                ));
+                return Step::Done(Decided::refused(
+                    None,
+                    why,
+                    action.clone(),
+                    Some(Outcome::DuplicateDenied),
+                ));
+            }
+            Err(e) => return self.unanswerable(policy, req, pending, &e),
         };
         let mut changed = self.session_changed.subscribe();
-        let wait = waiter.wait(pending.question.timeout);
-        tokio::pin!(wait);
-        let res = loop {
-            tokio::select! {
-                res = &mut wait => break res,
-                Ok(()) = changed.changed(), if req.session.is_some() => {
-                    let Step::Done(d) = self.core.resume(policy, req, pending.clone()) else {
-                        continue;
-                    };
-                    let (answer, why) = if d.allow {
-                        (AnswerKind::Once, "approved by an \"always\" answer in this session")
-                    } else {
-                        (AnswerKind::Reject, "the user rejected an earlier request of this session")
-                    };
-                    let cascade = Resolution {
-                        answer,
-                        reason: Some(why.into()),
-                        reviewer: None,
-                        channel: None,
-                    };
-                    // A person's answer that got there first wins.
-                    if self.queue.resolve(&action.id, cascade).is_ok() {
-                        return Step::Done(d);
+        let res = {
+            let wait = self.answer_of(&mut ask);
+            tokio::pin!(wait);
+            loop {
+                tokio::select! {
+                    res = &mut wait => break res,
+                    Ok(()) = changed.changed(), if req.session.is_some() => {
+                        let Step::Done(d) = self.core.resume(policy, req, pending.clone()) else {
+                            continue;
+                        };
+                        let (answer, why) = if d.allow {
+                            (AnswerKind::Once, "approved by an \"always\" answer in this session")
+                        } else {
+                            (AnswerKind::Reject, crate::replicas::REJECTED_EARLIER)
+                        };
+                        let cascade = Resolution {
+                            answer,
+                            reason: Some(why.into()),
+                            reviewer: None,
+                            channel: None,
+                        };
+                        // A person's answer that got there first wins (and
+                        // one that cannot be stored is none: keep waiting).
+                        if let Ok(Some(_)) = self.store_answer(&action.id, &cascade).await {
+                            return Step::Done(d);
+                        }
                     }
                 }
             }
         };
+        match res {
+            Ok(res) => {
+                self.apply_answer(policy, req, action, pending, res, reviewer)
+                    .await
+            }
+            Err(e) => self.unanswerable(policy, req, pending, &e),
+        }
+    }
+
+    /// An ask whose answer cannot be stored or read: denied, with why.
+    fn unanswerable(
+        &self,
+        policy: &Policy,
+        req: &aileron_decision::Request<'_>,
+        pending: Pending,
+        e: &Error,
+    ) -> Step {
+        let why = format!("the approval queue cannot be used ({e})");
+        self.core.answer(
+            policy,
+            req,
+            pending,
+            Answer::Unavailable(why),
+            Channel::Dashboard,
+        )
+    }
+
+    /// Applies the answer to an ask of this server's: the decision, and
+    /// for an "always" the session's new approvals, which the other
+    /// servers on the database take too.
+    async fn apply_answer(
+        &self,
+        policy: &Policy,
+        req: &aileron_decision::Request<'_>,
+        action: &Action,
+        pending: Pending,
+        res: Resolution,
+        reviewer: &mut Option<String>,
+    ) -> Step {
         reviewer.clone_from(&res.reviewer);
         let answer = match res.answer {
-            // Not a person's answer: the server is stopping.
-            _ if res.channel.is_none() && res.answer != AnswerKind::Timeout => Answer::Unavailable(
-                res.reason
-                    .clone()
-                    .unwrap_or_else(|| "nobody answered".into()),
-            ),
             AnswerKind::Once => Answer::Once,
             AnswerKind::Always => Answer::Always(AlwaysScope::Session, String::new()),
             AnswerKind::Reject => Answer::Reject,
@@ -760,73 +827,32 @@ impl App {
             }
             AnswerKind::Timeout => Answer::Timeout,
         };
+        let always = matches!(answer, Answer::Always(..));
         let changes_session = matches!(
             answer,
             Answer::Always(..) | Answer::Reject | Answer::Feedback(_)
         );
-        let rejects = matches!(answer, Answer::Reject | Answer::Feedback(_));
+        // A cascade's answer (no channel) came through the dashboard too.
         let channel = res.channel.clone().unwrap_or(Channel::Dashboard);
         let mut step = self.core.answer(policy, req, pending, answer, channel);
         if let (Step::Done(d), AnswerKind::Reject, Some(why)) = (&mut step, res.answer, &res.reason)
         {
-            // The reviewer's words (or the server's: shutting down) are the reason.
+            // The reviewer's words are the reason.
             d.verdict.reason.clone_from(why);
+        }
+        if always && let Some(session) = &action.session.id {
+            self.publish_grants(&action.id, session).await;
         }
         if changes_session {
             self.session_changed.send_modify(|n| *n += 1);
         }
-        if rejects && let Some(session) = &action.session.id {
-            self.reject_adapter_asks(session, &action.id);
-        }
         step
-    }
-
-    /// A "reject" of an adapter's ask (`POST /api/pending-actions`): the
-    /// session's other waiting asks are rejected too.
-    pub fn cascade_reject(&self, session: &str, except: &str) {
-        self.core.reject_session(session, jiff::Timestamp::now());
-        self.session_changed.send_modify(|n| *n += 1);
-        self.reject_adapter_asks(session, except);
-    }
-
-    /// Rejects the adapters' asks waiting in `session` (the server's own
-    /// asks see the reject when they resume).
-    fn reject_adapter_asks(&self, session: &str, except: &str) {
-        for view in self.queue.session_entries(session, except) {
-            if view.origin != "adapter" {
-                continue;
-            }
-            let _ = self.queue.resolve(
-                &view.id,
-                Resolution {
-                    answer: AnswerKind::Reject,
-                    reason: Some("the user rejected an earlier request of this session".into()),
-                    reviewer: None,
-                    channel: None,
-                },
-            );
-        }
     }
 
     pub fn masked_action(&self, action: &Action) -> Value {
         let mut v = serde_json::to_value(action).unwrap_or(Value::Null);
         self.masker.mask_value(&mut v);
         v
-    }
-
-    /// Queues `view` and tells its webhook approver, if it has one.
-    pub fn enqueue(&self, view: PendingView) -> Option<crate::pending::Waiter> {
-        let approver = view
-            .approver
-            .as_deref()
-            .and_then(|a| self.cfg.approvers.iter().find(|w| w.id == a));
-        let notify = approver.map(|a| (a, view.clone()));
-        let waiter = self.queue.add(view)?;
-        if let Some((a, v)) = notify {
-            let url = format!("http://{}", self.cfg.listen);
-            crate::notify::pending(&self.http, a, &v, &url);
-        }
-        Some(waiter)
     }
 
     // ---- the action log --------------------------------------------------

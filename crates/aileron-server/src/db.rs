@@ -32,9 +32,13 @@ macro_rules! on_db {
 
 pub type DbResult<T> = Result<T, sqlx::Error>;
 
-/// The schema's migrations, in order (`[init, judge_verdicts]`).
-fn migrator(sqls: [&'static str; 2]) -> Migrator {
-    let names = ["init", "judge_verdicts"];
+// The approval queue's rows (`pending_actions`).
+mod pending;
+pub use pending::{PendingRow, StoredAnswer};
+
+/// The schema's migrations, in order (`[init, judge_verdicts, pending_actions]`).
+fn migrator(sqls: [&'static str; 3]) -> Migrator {
+    let names = ["init", "judge_verdicts", "pending_actions"];
     Migrator {
         migrations: Cow::Owned(
             sqls.iter()
@@ -104,6 +108,7 @@ impl Db {
             migrator([
                 include_str!("../migrations/postgres/0001_init.sql"),
                 include_str!("../migrations/postgres/0002_judge_verdicts.sql"),
+                include_str!("../migrations/postgres/0003_pending_actions.sql"),
             ])
             .run(&pool)
             .await?;
@@ -127,6 +132,7 @@ impl Db {
             migrator([
                 include_str!("../migrations/sqlite/0001_init.sql"),
                 include_str!("../migrations/sqlite/0002_judge_verdicts.sql"),
+                include_str!("../migrations/sqlite/0003_pending_actions.sql"),
             ])
             .run(&pool)
             .await?;

@@ -71,6 +71,9 @@ pub enum Error {
     AppendAudit { path: PathBuf, source: io::Error },
     #[error("the action log writer has stopped")]
     WriterStopped,
+    /// An ask waited for is no longer in `pending_actions`.
+    #[error("the ask `{0}` is no longer in the database")]
+    AskGone(String),
     /// A batch of the action log could not be stored (one error, shared by
     /// the batch's decisions).
     #[error("database error: {0}")]

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod notify;
 pub mod ops;
 pub mod pending;
+pub mod replicas;
 pub mod retention;
 pub mod rules;
 pub mod verdicts;
@@ -205,6 +206,9 @@ impl Server {
         app.ops.started(&app).await?;
         app.export_rules().await;
         app.spawn_rules_watch();
+        // The asks already waiting are shown, and the other servers heard,
+        // before the first request.
+        replicas::start(&app).await?;
         retention::spawn(&app);
         let router = api::router(app.clone());
         let mut stop = rx;

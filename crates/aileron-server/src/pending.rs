@@ -1,15 +1,13 @@
 //! The queue of actions waiting for a human (SPEC 10, 12): entries keyed by
 //! the Action's id, a broadcast of additions and removals for the SSE
-//! stream, and exactly-once resolution.
+//! stream, and the waiters of this server. Exactly one answer wins: the
+//! database decides which (`replicas`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::{broadcast, oneshot};
-
-/// How many resolved ids are remembered, to answer 409 instead of 404.
-const RESOLVED_MEMORY: usize = 4096;
+use tokio::sync::{broadcast, watch};
 
 /// A human's (or the clock's) answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -58,8 +56,9 @@ pub struct Resolution {
     pub channel: Option<aileron_decision::Channel>,
 }
 
-/// What the dashboard sees of a pending entry.
-#[derive(Clone, Debug, Serialize)]
+/// What the dashboard sees of a pending entry (also stored, as JSON, in
+/// its row).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PendingView {
     pub id: String,
     pub action: Value,
@@ -70,27 +69,22 @@ pub struct PendingView {
     pub created_at: String,
     pub timeout_secs: u64,
     pub on_timeout: String,
-    /// `evaluate` (decided by this server) or `adapter` (enqueued by a local adapter).
-    pub origin: &'static str,
+    /// `evaluate` (decided by the server) or `adapter` (enqueued by an adapter).
+    pub origin: String,
     /// The LLM judge that sent this action on to a person (its verdict
     /// was `ask`), with what it said.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeView>,
 }
 
 /// What a pending entry shows of the judge that escalated it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JudgeView {
     /// The judge's name in `judges:`.
     pub name: String,
     pub model: String,
     /// The judge's own one-line reason.
     pub reason: String,
-}
-
-struct Entry {
-    view: PendingView,
-    tx: oneshot::Sender<Resolution>,
 }
 
 /// An event of the SSE stream.
@@ -116,119 +110,117 @@ impl Event {
     }
 }
 
-/// Why a resolution was refused.
-#[derive(Debug, PartialEq, Eq)]
+/// Why a decision was refused.
+#[derive(Debug)]
 pub enum ResolveError {
     /// Already answered (or timed out).
     Resolved,
     NotFound,
+    /// The decision could not be stored: it is not one.
+    Unstored(sqlx::Error),
 }
 
-#[derive(Default)]
-struct Inner {
-    entries: HashMap<String, Entry>,
-    resolved: HashSet<String>,
-    resolved_order: VecDeque<String>,
+/// One ask shown here: its view, and its waiters' channel.
+struct Entry {
+    view: Arc<PendingView>,
+    done: watch::Sender<Option<Resolution>>,
 }
 
-/// The queue.
+/// The asks waiting, as this server shows them (its own and, on a shared
+/// database, the other servers'), its waiters, and the dashboard's
+/// stream. Who wins a decision is the database's to say
+/// (`pending_actions`); this only delivers it.
 pub struct Queue {
-    inner: Mutex<Inner>,
+    entries: Mutex<HashMap<String, Entry>>,
     events: broadcast::Sender<Event>,
 }
 
 impl Default for Queue {
     fn default() -> Self {
         Queue {
-            inner: Mutex::default(),
+            entries: Mutex::default(),
             events: broadcast::channel(1024).0,
         }
     }
 }
 
 impl Queue {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds an entry; `None` when one with the same id is already waiting.
-    pub fn add(self: &Arc<Self>, view: PendingView) -> Option<Waiter> {
-        let (tx, rx) = oneshot::channel();
-        let id = view.id.clone();
-        let shared = Arc::new(view.clone());
-        {
-            let mut inner = self.lock();
-            if inner.entries.contains_key(&id) {
-                return None;
-            }
-            inner.resolved.remove(&id);
-            inner.entries.insert(id.clone(), Entry { view, tx });
+    /// Shows an ask that waits (here or on another server); false when it
+    /// is shown already.
+    pub fn show(&self, view: PendingView) -> bool {
+        self.subscribe_to(view).1
+    }
+
+    /// Waits for the answer to the ask `view` (shown first when it is not).
+    pub fn waiter(&self, view: PendingView) -> Waiter {
+        Waiter {
+            rx: self.subscribe_to(view).0,
         }
-        let _ = self.events.send(Event::Pending(shared));
-        Some(Waiter {
-            queue: self.clone(),
-            id,
-            rx: Some(rx),
-        })
     }
 
-    /// Resolves an entry; exactly one resolution per entry succeeds.
-    pub fn resolve(&self, id: &str, resolution: Resolution) -> Result<(), ResolveError> {
-        let entry = {
-            let mut inner = self.lock();
-            match inner.entries.remove(id) {
-                Some(e) => {
-                    inner.remember(id);
-                    e
-                }
-                None if inner.resolved.contains(id) => return Err(ResolveError::Resolved),
-                None => return Err(ResolveError::NotFound),
+    fn subscribe_to(&self, view: PendingView) -> (watch::Receiver<Option<Resolution>>, bool) {
+        let shared = {
+            let mut entries = self.lock();
+            if let Some(e) = entries.get(&view.id) {
+                return (e.done.subscribe(), false);
             }
+            let shared = Arc::new(view);
+            let (done, rx) = watch::channel(None);
+            entries.insert(
+                shared.id.clone(),
+                Entry {
+                    view: shared.clone(),
+                    done,
+                },
+            );
+            (rx, shared)
         };
-        let answer = resolution.answer.as_str().to_owned();
-        // The waiter may have gone (client disconnected): still resolved.
-        let _ = entry.tx.send(resolution);
+        let _ = self.events.send(Event::Pending(shared.1));
+        (shared.0, true)
+    }
+
+    /// Ends the ask `id` with `res`: its waiters here get it and the
+    /// dashboards see it leave. False when it is not shown here.
+    pub fn resolve(&self, id: &str, res: Resolution) -> bool {
+        let Some(entry) = self.lock().remove(id) else {
+            return false;
+        };
+        let answer = res.answer.as_str().to_owned();
+        entry.done.send_replace(Some(res));
         let _ = self.events.send(Event::Removed {
             id: id.to_owned(),
             answer,
         });
-        Ok(())
+        true
     }
 
-    /// Removes an entry nobody answered (timeout, or the waiter left).
-    fn withdraw(&self, id: &str, why: &str) {
-        let removed = {
-            let mut inner = self.lock();
-            let removed = inner.entries.remove(id).is_some();
-            if removed {
-                inner.remember(id);
-            }
-            removed
-        };
-        if removed {
-            let _ = self.events.send(Event::Removed {
-                id: id.to_owned(),
-                answer: why.to_owned(),
-            });
+    /// Takes the ask `id` off without an answer (it is gone from the
+    /// database); its waiters get `None`.
+    pub fn remove(&self, id: &str) -> bool {
+        if self.lock().remove(id).is_none() {
+            return false;
         }
+        let _ = self.events.send(Event::Removed {
+            id: id.to_owned(),
+            answer: "withdrawn".into(),
+        });
+        true
+    }
+
+    /// The ids of the asks shown.
+    pub fn ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
     }
 
     pub fn snapshot(&self) -> Vec<PendingView> {
-        let inner = self.lock();
-        let mut v: Vec<PendingView> = inner.entries.values().map(|e| e.view.clone()).collect();
+        let entries = self.lock();
+        let mut v: Vec<PendingView> = entries.values().map(|e| (*e.view).clone()).collect();
         v.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         v
-    }
-
-    /// Ids of the entries of one session, other than `except`.
-    pub fn session_entries(&self, session: &str, except: &str) -> Vec<PendingView> {
-        let inner = self.lock();
-        inner
-            .entries
-            .values()
-            .filter(|e| e.view.session.as_deref() == Some(session) && e.view.id != except)
-            .map(|e| e.view.clone())
-            .collect()
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
@@ -236,55 +228,17 @@ impl Queue {
     }
 }
 
-impl Inner {
-    fn remember(&mut self, id: &str) {
-        if self.resolved.insert(id.to_owned()) {
-            self.resolved_order.push_back(id.to_owned());
-            if self.resolved_order.len() > RESOLVED_MEMORY
-                && let Some(old) = self.resolved_order.pop_front()
-            {
-                self.resolved.remove(&old);
-            }
-        }
-    }
-}
-
-/// Waits for an entry's resolution; withdraws the entry when dropped early.
+/// Waits for the answer to one ask.
 pub struct Waiter {
-    queue: Arc<Queue>,
-    id: String,
-    rx: Option<oneshot::Receiver<Resolution>>,
+    rx: watch::Receiver<Option<Resolution>>,
 }
 
 impl Waiter {
-    /// The answer, or `Timeout` after `timeout`.
-    pub async fn wait(mut self, timeout: std::time::Duration) -> Resolution {
-        let rx = self.rx.as_mut().expect("a waiter waits once");
-        let got = tokio::time::timeout(timeout, rx).await;
-        let mut rx = self.rx.take().expect("still there");
-        match got {
-            Ok(Ok(r)) => r,
-            _ => {
-                self.queue.withdraw(&self.id, "timeout");
-                // A decision may have arrived just before the withdrawal.
-                match rx.try_recv() {
-                    Ok(r) => r,
-                    Err(_) => Resolution {
-                        answer: AnswerKind::Timeout,
-                        reason: None,
-                        reviewer: None,
-                        channel: None,
-                    },
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Waiter {
-    fn drop(&mut self) {
-        if self.rx.is_some() {
-            self.queue.withdraw(&self.id, "withdrawn");
+    /// The answer; `None` when the ask was taken off without one.
+    pub async fn answer(&mut self) -> Option<Resolution> {
+        match self.rx.wait_for(Option::is_some).await {
+            Ok(r) => (*r).clone(),
+            Err(_) => None,
         }
     }
 }

@@ -555,16 +555,7 @@ async fn evaluate_waits_for_a_human_and_the_sse_stream_shows_it() {
         .await;
     assert_eq!(s, 200);
     // The stream, opened before the ask.
-    let mut stream = api
-        .req(
-            Method::GET,
-            "/api/pending-actions/stream",
-            Some(api.admin()),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let mut stream = api.stream().await;
     let a = api.clone();
     let waiting = tokio::spawn(async move {
         a.evaluate(&http("h1", "POST", "https://api.example.com/x", "s1"))
@@ -742,16 +733,7 @@ async fn concurrent_decisions_on_one_pending_action_exactly_one_wins() {
                 .await
             }));
         }
-        let mut codes = Vec::new();
-        let mut winner = None;
-        for t in tasks {
-            let (s, v) = t.await.unwrap();
-            if s == 200 {
-                winner = v["decision"].as_str().map(str::to_owned);
-            }
-            codes.push(s);
-        }
-        codes.sort();
+        let (codes, winner) = support::statuses_and_winner(tasks).await;
         assert_eq!(codes, [200, 409, 409, 409, 409, 409, 409, 409]);
         let (s, v) = waiting.await.unwrap();
         assert_eq!(s, 200);

@@ -11,6 +11,14 @@
 //! dashboard) instead of on the terminal. A server that cannot be reached
 //! never allows anything: the adapter falls back to the terminal or denies.
 //!
+//! `AILERON_SERVER` may name several servers, comma-separated: replicas of
+//! one service sharing a PostgreSQL database. A request goes to the one
+//! that answered last; when it cannot be connected to, drops the
+//! connection while an ask waits, or is shutting down (503), the next one
+//! is tried, and an ask is sent again under the same action id, which the
+//! servers take as the same ask (it waits on, or its answer comes at
+//! once). When none answers, the same as one server down.
+//!
 //! An `https://` server's certificate is checked against Mozilla's roots,
 //! or, when `AILERON_SERVER_CA` names a PEM file, against the certificates
 //! in it instead (a server with its own CA or a self-signed certificate).
@@ -21,8 +29,9 @@ use aileron_audit::AuditRecord;
 use aileron_engine::Action;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long recording a decision may take before it is given up (the
 /// local audit log has it anyway).
@@ -31,15 +40,27 @@ const RECORD_TIMEOUT: Duration = Duration::from_millis(500);
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
 /// The largest answer read from the server; a longer one is refused.
 const MAX_BODY: u64 = 1 << 20;
+/// How much longer than an ask's timeout its answer is waited for (the
+/// server answers at the timeout), and the least wait of an ask sent again.
+const GRACE: Duration = Duration::from_secs(5);
 /// A PEM file of the certificates to trust for an `https://` server.
 const CA_VAR: &str = "AILERON_SERVER_CA";
 
-/// A reachable-looking server: where, and the agent token to show it.
+/// Reachable-looking servers (one, or replicas of one service): where,
+/// and the agent token to show them.
 #[derive(Clone)]
 pub struct Remote {
+    /// At least one.
+    servers: Vec<Server>,
+    token: String,
+    /// The server that answered last, tried first.
+    current: Arc<AtomicUsize>,
+}
+
+#[derive(Clone)]
+struct Server {
     /// `http://host:port` or `https://host:port`.
     base: String,
-    token: String,
     /// Built at the first request (or why it cannot be).
     agent: OnceLock<Result<ureq::Agent, Arc<CaError>>>,
 }
@@ -47,8 +68,9 @@ pub struct Remote {
 /// Never the token: a `Remote` printed for debugging shows only where.
 impl std::fmt::Debug for Remote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bases: Vec<&str> = self.servers.iter().map(|s| s.base.as_str()).collect();
         f.debug_struct("Remote")
-            .field("base", &self.base)
+            .field("base", &bases.join(","))
             .field("token", &"***")
             .finish()
     }
@@ -88,63 +110,111 @@ impl Remote {
         Remote::new(&url, token.trim())
     }
 
-    /// The server's address (`scheme://host:port`): its dashboard.
+    /// The server's address (`scheme://host:port`): its dashboard (the
+    /// one that answered last, of several).
     pub fn url(&self) -> &str {
-        &self.base
+        &self.servers[self.first()].base
     }
 
     /// The server's `host:port` (an IPv6 host in brackets), where a
-    /// gateway must never forward to.
+    /// gateway must never forward to (the first, of several: see
+    /// [`Remote::authorities`]).
     pub fn authority(&self) -> &str {
-        let rest = self.base.split_once("://").map_or(&*self.base, |(_, r)| r);
-        rest.split('/').next().unwrap_or_default()
+        authority_of(&self.servers[0].base)
     }
 
-    /// The server's host alone (no brackets), for `NO_PROXY`.
+    /// The `host:port` of every server.
+    pub fn authorities(&self) -> Vec<&str> {
+        self.servers.iter().map(|s| authority_of(&s.base)).collect()
+    }
+
+    /// The server's host alone (no brackets), for `NO_PROXY` (the first,
+    /// of several: see [`Remote::hosts`]).
     pub fn host(&self) -> &str {
-        let authority = self.authority();
-        let host = match authority.rsplit_once(':') {
-            Some((h, p)) if p.parse::<u16>().is_ok() => h,
-            _ => authority,
-        };
-        host.trim_matches(['[', ']'])
+        host_of(self.authority())
+    }
+
+    /// The host of every server.
+    pub fn hosts(&self) -> Vec<&str> {
+        self.authorities().into_iter().map(host_of).collect()
     }
 
     /// `url` must be `https://host:port`, or `http://host:port` (loopback
-    /// or a trusted network: the token travels in clear). A path after the
-    /// authority is ignored.
+    /// or a trusted network: the token travels in clear), or several of
+    /// them separated by commas (an entry that is neither is left out). A
+    /// path after the authority is ignored.
     pub fn new(url: &str, token: &str) -> Option<Remote> {
-        let (scheme, rest) = url.split_once("://")?;
-        if scheme != "http" && scheme != "https" {
+        if token.is_empty() {
             return None;
         }
-        let authority = rest.split('/').next()?;
-        if authority.is_empty() || token.is_empty() {
+        let servers: Vec<Server> = url.split(',').filter_map(server).collect();
+        if servers.is_empty() {
             return None;
         }
         Some(Remote {
-            base: format!("{scheme}://{authority}"),
+            servers,
             token: token.to_owned(),
-            agent: OnceLock::new(),
+            current: Arc::default(),
         })
     }
 
-    /// Adds the decision to the server's action log.
+    /// The index of the server tried first.
+    fn first(&self) -> usize {
+        self.current.load(Ordering::Relaxed) % self.servers.len()
+    }
+
+    /// The servers in the order to try them: the one that answered last first.
+    fn order(&self) -> impl Iterator<Item = usize> + use<'_> {
+        let first = self.first();
+        (0..self.servers.len()).map(move |k| (first + k) % self.servers.len())
+    }
+
+    /// Adds the decision to the server's action log (the next server's,
+    /// when one cannot be connected to).
     pub fn record(&self, record: &AuditRecord) -> Result<(), Error> {
         let body = serde_json::to_vec(record).map_err(Error::Encode)?;
-        let (status, text) = self.post("/api/actions", &body, RECORD_TIMEOUT)?;
+        let mut last = None;
+        for i in self.order() {
+            match self.record_on(&self.servers[i], &body) {
+                Ok(()) => {
+                    self.current.store(i, Ordering::Relaxed);
+                    return Ok(());
+                }
+                // The record may have reached a server that did not
+                // answer in time: only a server not reached is replaced.
+                Err(e) => {
+                    let next = match &e {
+                        Error::ServerUnreachable { source, .. } => not_connected(source),
+                        Error::ServerRefused { status, .. } => unavailable(*status),
+                        _ => false,
+                    };
+                    last = Some(e);
+                    if !next {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last.expect("at least one server"))
+    }
+
+    fn record_on(&self, server: &Server, body: &[u8]) -> Result<(), Error> {
+        let (status, text) = self.post(server, "/api/actions", body, RECORD_TIMEOUT)?;
         match (status, text) {
             (200..=299, _) => Ok(()),
             (_, Ok(body)) => Err(Error::ServerRefused { status, body }),
             (_, Err(source)) => Err(Error::ServerAnswerUnreadable {
                 status,
                 source,
-                tls: self.tls(),
+                tls: server.tls(),
             }),
         }
     }
 
     /// Puts the ask in the server's approval queue and waits for a human.
+    /// A server that cannot be reached, drops the connection or is
+    /// shutting down is replaced by the next, asked under the same action
+    /// id: the same ask.
     pub fn ask(&self, action: &Action, q: &Question) -> Answer {
         let body = json!({
             "action": action,
@@ -155,39 +225,70 @@ impl Remote {
         });
         let body = serde_json::to_vec(&body).unwrap_or_default();
         // The server answers at the timeout; allow it a little longer.
-        let wait = q.timeout + Duration::from_secs(5);
-        let (status, text) = match self.post("/api/pending-actions", &body, wait) {
-            Ok(r) => r,
-            Err(e) => {
-                return Answer::Unavailable(format!("the approval server cannot be reached ({e})"));
+        let deadline = Instant::now() + q.timeout + GRACE;
+        let mut failed = Vec::new();
+        for i in self.order() {
+            let server = &self.servers[i];
+            // Asked again: the server answers at the ask's own deadline.
+            let wait = deadline
+                .saturating_duration_since(Instant::now())
+                .max(GRACE);
+            match self.ask_on(server, &body, wait, q) {
+                Ok(answer) => {
+                    self.current.store(i, Ordering::Relaxed);
+                    return answer;
+                }
+                Err(why) => failed.push((server.base.as_str(), why)),
             }
-        };
-        let text = match text {
-            Ok(text) => text,
-            Err(e) => {
-                return Answer::Unavailable(format!(
-                    "the approval server's answer ({status}) cannot be read ({})",
-                    describe(&e, self.tls())
-                ));
-            }
-        };
+        }
+        Answer::Unavailable(match failed.as_slice() {
+            [(_, why)] => why.clone(),
+            _ => one_line(
+                &failed
+                    .iter()
+                    .map(|(base, why)| format!("{base}: {why}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        })
+    }
+
+    /// The answer of one server; `Err` (why) when the next should be asked.
+    fn ask_on(
+        &self,
+        server: &Server,
+        body: &[u8],
+        wait: Duration,
+        q: &Question,
+    ) -> Result<Answer, String> {
+        let (status, text) = self
+            .post(server, "/api/pending-actions", body, wait)
+            .map_err(|e| format!("the approval server cannot be reached ({e})"))?;
+        let text = text.map_err(|e| {
+            format!(
+                "the approval server's answer ({status}) cannot be read ({})",
+                describe(&e, server.tls())
+            )
+        })?;
         if !(200..=299).contains(&status) {
-            return Answer::Unavailable(format!(
-                "the approval server answered {}",
-                answered(status, &text)
-            ));
+            let why = format!("the approval server answered {}", answered(status, &text));
+            return if unavailable(status) {
+                Err(why)
+            } else {
+                Ok(Answer::Unavailable(why))
+            };
         }
         let v: Value = match serde_json::from_slice(&text) {
             Ok(v) => v,
             Err(e) => {
-                return Answer::Unavailable(format!(
+                return Ok(Answer::Unavailable(format!(
                     "the approval server's answer is not JSON ({})",
                     one_line(&e.to_string())
-                ));
+                )));
             }
         };
         let exact = crate::prompt::escape_glob(&q.command);
-        match v.get("answer").and_then(Value::as_str) {
+        Ok(match v.get("answer").and_then(Value::as_str) {
             Some("once" | "allow") => Answer::Once,
             Some("always") => Answer::Always(AlwaysScope::Session, exact),
             Some("reject" | "deny") => Answer::Reject,
@@ -201,28 +302,25 @@ impl Remote {
             other => Answer::Unavailable(one_line(&format!(
                 "the approval server gave no answer Aileron knows ({other:?})"
             ))),
-        }
+        })
     }
 
-    fn tls(&self) -> bool {
-        self.base.starts_with("https://")
-    }
-
-    /// The status of a JSON POST, and its body (at most [`MAX_BODY`]
-    /// bytes) or why it cannot be read.
+    /// The status of a JSON POST to `server`, and its body (at most
+    /// [`MAX_BODY`] bytes) or why it cannot be read.
     fn post(
         &self,
+        server: &Server,
         path: &str,
         body: &[u8],
         timeout: Duration,
     ) -> Result<(u16, Result<Vec<u8>, ureq::Error>), Error> {
-        let agent = self
+        let agent = server
             .agent
-            .get_or_init(|| agent(&self.base).map_err(Arc::new))
+            .get_or_init(|| agent(&server.base).map_err(Arc::new))
             .as_ref()
             .map_err(|e| Error::ServerCa(Arc::clone(e)))?;
         let mut response = agent
-            .post(format!("{}{path}", self.base))
+            .post(format!("{}{path}", server.base))
             .config()
             // As a socket's read and write timeouts did: a server that
             // stalls, or never answers, is given up after `timeout`.
@@ -235,7 +333,7 @@ impl Remote {
             .send(body)
             .map_err(|source| Error::ServerUnreachable {
                 source,
-                tls: self.tls(),
+                tls: server.tls(),
             })?;
         let status = response.status().as_u16();
         let text = response
@@ -244,6 +342,66 @@ impl Remote {
             .limit(MAX_BODY)
             .read_to_vec();
         Ok((status, text))
+    }
+}
+
+impl Server {
+    fn tls(&self) -> bool {
+        self.base.starts_with("https://")
+    }
+}
+
+/// One server of `AILERON_SERVER`: `scheme://authority`, the rest left out.
+fn server(url: &str) -> Option<Server> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.split('/').next()?;
+    if authority.is_empty() {
+        return None;
+    }
+    Some(Server {
+        base: format!("{scheme}://{authority}"),
+        agent: OnceLock::new(),
+    })
+}
+
+fn authority_of(base: &str) -> &str {
+    let rest = base.split_once("://").map_or(base, |(_, r)| r);
+    rest.split('/').next().unwrap_or_default()
+}
+
+fn host_of(authority: &str) -> &str {
+    let host = match authority.rsplit_once(':') {
+        Some((h, p)) if p.parse::<u16>().is_ok() => h,
+        _ => authority,
+    };
+    host.trim_matches(['[', ']'])
+}
+
+/// A server that is down or stopping (or a proxy before it saying so):
+/// another may answer.
+fn unavailable(status: u16) -> bool {
+    matches!(status, 502..=504)
+}
+
+/// The request never reached the server.
+fn not_connected(e: &ureq::Error) -> bool {
+    use std::io::ErrorKind;
+    match e {
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => true,
+        ureq::Error::Timeout(t) => matches!(t, ureq::Timeout::Connect | ureq::Timeout::Resolve),
+        ureq::Error::Io(io) => matches!(
+            io.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::ConnectionReset
+                | ErrorKind::NotConnected
+                | ErrorKind::AddrNotAvailable
+                | ErrorKind::HostUnreachable
+                | ErrorKind::NetworkUnreachable
+        ),
+        _ => false,
     }
 }
 
@@ -345,15 +503,23 @@ mod tests {
     #[test]
     fn http_and_https_urls() {
         let r = Remote::new("http://127.0.0.1:7878/dashboard", "t").unwrap();
-        assert_eq!(r.base, "http://127.0.0.1:7878");
+        assert_eq!(r.url(), "http://127.0.0.1:7878");
         let r = Remote::new("https://aileron.example:8443", "t").unwrap();
-        assert_eq!(r.base, "https://aileron.example:8443");
+        assert_eq!(r.url(), "https://aileron.example:8443");
         assert!(Remote::new("ftp://x", "t").is_none());
         assert!(Remote::new("127.0.0.1:7878", "t").is_none());
         assert!(Remote::new("https://", "t").is_none());
         assert!(Remote::new("http://127.0.0.1:1", "").is_none());
         // Nothing is built before the first request.
-        assert!(r.agent.get().is_none());
+        assert!(r.servers[0].agent.get().is_none());
+        // Several, comma-separated; what is not a server is left out.
+        let r = Remote::new(" http://a:1/x, ftp://b ,https://[::1]:3,", "t").unwrap();
+        assert_eq!(r.authorities(), ["a:1", "[::1]:3"]);
+        assert_eq!(r.hosts(), ["a", "::1"]);
+        assert_eq!(r.order().collect::<Vec<_>>(), [0, 1]);
+        r.current.store(1, Ordering::Relaxed);
+        assert_eq!(r.order().collect::<Vec<_>>(), [1, 0]);
+        assert_eq!(r.url(), "https://[::1]:3");
     }
 
     #[test]

@@ -318,16 +318,22 @@ fn an_oversized_answer_is_refused() {
     );
 }
 
-#[test]
-fn a_silent_server_is_given_up_at_the_record_timeout() {
+/// A server that reads one request, never answers, and keeps the
+/// connection open for `secs`: its address, and its thread.
+fn silent_server(secs: u64) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let held = std::thread::spawn(move || {
-        // Reads the request, never answers, and keeps the connection open.
         let (mut stream, _) = listener.accept().unwrap();
         read_request(&mut stream);
-        std::thread::sleep(Duration::from_secs(5));
+        std::thread::sleep(Duration::from_secs(secs));
     });
+    (addr, held)
+}
+
+#[test]
+fn a_silent_server_is_given_up_at_the_record_timeout() {
+    let (addr, held) = silent_server(5);
     let remote = Remote::new(&format!("http://{addr}"), "t").unwrap();
     let started = Instant::now();
     let err = remote.record(&record()).unwrap_err().to_string();
@@ -540,4 +546,87 @@ fn a_server_s_authority_and_host_for_the_gateways() {
     let r = aileron_session::remote::Remote::new("http://[::1]:7878", "t").unwrap();
     assert_eq!(r.authority(), "[::1]:7878");
     assert_eq!(r.host(), "::1");
+}
+
+/// An address nobody listens on.
+fn dead_address() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn several_servers_the_next_answers_when_one_is_down_or_drops_the_ask() {
+    let dead = dead_address();
+    // The first takes the ask and drops the connection (a server killed
+    // while it waits), the second is shutting down, the third answers.
+    let (dropping, dropped) = serve(vec![Vec::new()]);
+    let (stopping, stopped) = serve(vec![response(
+        "503 Service Unavailable",
+        r#"{"error":"the server is shutting down"}"#,
+    )]);
+    let (live, seen) = serve(vec![
+        response("200 OK", r#"{"answer":"once"}"#),
+        response("200 OK", r#"{"answer":"reject"}"#),
+        response("201 Created", "{}"),
+    ]);
+    let urls = format!("http://{dead}, http://{dropping},http://{stopping},http://{live}");
+    let remote = Remote::new(&urls, "t").unwrap();
+    assert_eq!(remote.ask(&action(), &question()), Answer::Once);
+    // Each was sent the same ask (the same action id).
+    let sent = dropped.recv().unwrap().json();
+    assert_eq!(stopped.recv().unwrap().json(), sent);
+    assert_eq!(seen.recv().unwrap().json(), sent);
+    // The server that answered is asked first from now on.
+    assert_eq!(remote.url(), format!("http://{live}"));
+    assert_eq!(remote.ask(&action(), &question()), Answer::Reject);
+    remote.record(&record()).unwrap();
+    assert!(
+        seen.recv()
+            .unwrap()
+            .head
+            .starts_with("POST /api/pending-actions ")
+    );
+    assert!(seen.recv().unwrap().head.starts_with("POST /api/actions "));
+}
+
+#[test]
+fn several_servers_none_answering_is_unavailable_on_one_line() {
+    let (a, b) = (dead_address(), dead_address());
+    let remote = Remote::new(&format!("http://{a},http://{b}"), "t").unwrap();
+    let why = unavailable(remote.ask(&action(), &question()));
+    assert!(
+        why.starts_with(&format!(
+            "http://{a}: the approval server cannot be reached ("
+        )) && why.contains(&format!(
+            "; http://{b}: the approval server cannot be reached ("
+        )),
+        "{why}"
+    );
+    assert!(remote.record(&record()).is_err());
+    // A refusal is an answer: the next server is not asked.
+    let (refusing, _seen) = serve(vec![response("409 Conflict", r#"{"error":"taken"}"#)]);
+    let (other, not_asked) = serve(vec![response("200 OK", r#"{"answer":"once"}"#)]);
+    let remote = Remote::new(&format!("http://{refusing},http://{other}"), "t").unwrap();
+    assert_eq!(
+        unavailable(remote.ask(&action(), &question())),
+        "the approval server answered 409: taken"
+    );
+    assert!(not_asked.try_recv().is_err());
+}
+
+#[test]
+fn several_servers_a_record_goes_to_the_next_only_when_one_is_not_reached() {
+    let dead = dead_address();
+    let (live, seen) = serve(vec![response("201 Created", "{}")]);
+    let remote = Remote::new(&format!("http://{dead},http://{live}"), "t").unwrap();
+    remote.record(&record()).unwrap();
+    assert!(seen.recv().unwrap().head.starts_with("POST /api/actions "));
+    // A server that took the record and said nothing may have stored it.
+    let (silent, held) = silent_server(2);
+    let (other, not_sent) = serve(vec![response("201 Created", "{}")]);
+    let remote = Remote::new(&format!("http://{silent},http://{other}"), "t").unwrap();
+    let err = remote.record(&record()).unwrap_err().to_string();
+    assert!(err.contains("no answer in time"), "{err}");
+    assert!(not_sent.try_recv().is_err());
+    drop(held);
 }

@@ -373,9 +373,8 @@ fn start_proxy(
     })?;
     // Aileron's own server is reached directly (its token is the session's).
     let no_proxy: Vec<String> = aileron_session::remote::Remote::discover(s.data_dir)
-        .map(|r| r.host().to_owned())
-        .into_iter()
-        .collect();
+        .map(|r| r.hosts().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default();
     let env = proxy.env(&no_proxy);
     Ok((proxy, env))
 }

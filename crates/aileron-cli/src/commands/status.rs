@@ -109,9 +109,10 @@ fn launch() -> Value {
     json!({"enforce": enforce.describe(), "exec": part(exec), "files": part(files)})
 }
 
-/// The server the adapters would report to: `AILERON_SERVER`, else the
-/// one `aileron serve` recorded in the data directory, else the default
-/// address; and whether it accepts a connection within [`SERVER_TIMEOUT`].
+/// The server the adapters would report to: `AILERON_SERVER` (one, or
+/// several comma-separated), else the one `aileron serve` recorded in the
+/// data directory, else the default address; and whether it (one of them)
+/// accepts a connection within [`SERVER_TIMEOUT`].
 fn server(data_dir: &Path) -> Value {
     let recorded = || -> Option<String> {
         let info: Value =
@@ -128,10 +129,18 @@ fn server(data_dir: &Path) -> Value {
             ),
         },
     };
-    let (reachable, error) = match reach(&url) {
-        Ok(()) => (true, None),
-        Err(e) => (false, Some(e)),
-    };
+    // Several (replicas of one service): reachable when one is.
+    let mut error = Some("not a URL".to_owned());
+    for u in url.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+        match reach(u) {
+            Ok(()) => {
+                error = None;
+                break;
+            }
+            Err(e) => error = Some(e),
+        }
+    }
+    let reachable = error.is_none();
     json!({"url": url, "from": from, "reachable": reachable, "error": error})
 }
 

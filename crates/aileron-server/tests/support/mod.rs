@@ -125,6 +125,21 @@ impl Api {
             .await
     }
 
+    /// The SSE stream of the pending queue (`text/event-stream`).
+    pub async fn stream(&self) -> Response {
+        let res = self
+            .req(
+                Method::GET,
+                "/api/pending-actions/stream",
+                Some(self.admin()),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.headers()["content-type"], "text/event-stream");
+        res
+    }
+
     /// Polls the pending queue until `id` is there.
     pub async fn wait_pending(&self, id: &str) -> Value {
         let deadline = tokio::time::Instant::now() + WAIT;
@@ -211,4 +226,22 @@ pub fn check_judge_verdicts(db: &aileron_server::db::Db) {
     for n in 3..=5 {
         assert_eq!(store.get(&key(n), later), Some(v.clone()), "{n} is kept");
     }
+}
+
+/// Concurrent decisions of one ask: their statuses, sorted, and the
+/// decision of the one that won (200).
+pub async fn statuses_and_winner(
+    tasks: Vec<tokio::task::JoinHandle<(u16, Value)>>,
+) -> (Vec<u16>, Option<String>) {
+    let mut codes = Vec::new();
+    let mut winner = None;
+    for t in tasks {
+        let (s, v) = t.await.unwrap();
+        if s == 200 {
+            winner = v["decision"].as_str().map(str::to_owned);
+        }
+        codes.push(s);
+    }
+    codes.sort();
+    (codes, winner)
 }

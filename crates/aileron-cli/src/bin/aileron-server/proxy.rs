@@ -90,14 +90,15 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where `aileron serve` listens, when this user runs one: never forwarded to.
+/// Where `aileron serve` listens (each replica), when this user runs one:
+/// never forwarded to.
 fn server_address(data_dir: &std::path::Path) -> Vec<SocketAddr> {
     let Some(remote) = aileron_session::remote::Remote::discover(data_dir) else {
         return Vec::new();
     };
     remote
-        .authority()
-        .to_socket_addrs()
-        .map(|a| a.collect())
-        .unwrap_or_default()
+        .authorities()
+        .into_iter()
+        .flat_map(|a| a.to_socket_addrs().into_iter().flatten())
+        .collect()
 }
