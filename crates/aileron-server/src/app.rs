@@ -21,8 +21,8 @@ use arc_swap::ArcSwap;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{mpsc, oneshot};
 
@@ -66,8 +66,11 @@ struct Cached {
     loaded_at: Instant,
 }
 
+/// One decision for the action log writer: its row, and the JSONL audit
+/// log its line also goes to.
 struct WriteReq {
     row: ActionRow,
+    audit: Option<PathBuf>,
     done: oneshot::Sender<Result<i64, Error>>,
 }
 
@@ -77,7 +80,8 @@ pub struct App {
     pub db: Db,
     pub rules: ArcSwap<RuleSet>,
     rules_lock: tokio::sync::Mutex<()>,
-    policies: Mutex<HashMap<String, Arc<Cached>>>,
+    /// Read on every evaluation, replaced (copied) when one is (re)loaded.
+    policies: ArcSwap<HashMap<String, Arc<Cached>>>,
     /// Sessions' approvals, history and rejects, and the decision itself.
     pub(crate) core: Core,
     /// Bumped when an answer changed a session (an "always", a reject):
@@ -91,7 +95,8 @@ pub struct App {
     /// random id, in the rows it writes to `pending_actions`.
     pub replica: String,
     pub(crate) http: crate::notify::HttpClient,
-    tokens: Mutex<HashMap<String, Role>>,
+    /// Read on every request, replaced (copied) when a new token is seen.
+    tokens: ArcSwap<HashMap<String, Role>>,
     writer: mpsc::Sender<WriteReq>,
     masker: Masker,
     /// The database's `rules_version` the current rule set was read at.
@@ -152,14 +157,14 @@ impl App {
                 rules: Vec::new(),
             }),
             rules_lock: tokio::sync::Mutex::new(()),
-            policies: Mutex::default(),
+            policies: ArcSwap::default(),
             core: Core::new(),
             session_changed: tokio::sync::watch::channel(0).0,
             judges,
             queue: Arc::new(Queue::default()),
             replica: auth::new_uuid(),
             http: crate::notify::client(),
-            tokens: Mutex::default(),
+            tokens: ArcSwap::default(),
             writer: tx,
             masker: Masker::new(Vec::new()),
             rules_seen: AtomicI64::new(-1),
@@ -181,12 +186,7 @@ impl App {
     pub async fn caller(&self, token: &str) -> Result<Option<Caller>, Error> {
         let hash = auth::token_hash(token);
         let id = hash[..16].to_owned();
-        let known = self
-            .tokens
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&hash)
-            .copied();
+        let known = self.tokens.load().get(&hash).copied();
         let role = match known {
             Some(r) => Some(r),
             None => {
@@ -196,11 +196,15 @@ impl App {
                     .await?
                     .and_then(|r| Role::parse(&r));
                 if let Some(r) = role {
-                    let mut t = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
-                    if t.len() > 10_000 {
-                        t.clear();
-                    }
-                    t.insert(hash, r);
+                    self.tokens.rcu(|t| {
+                        let mut t = if t.len() > 10_000 {
+                            HashMap::new()
+                        } else {
+                            HashMap::clone(t)
+                        };
+                        t.insert(hash.clone(), r);
+                        t
+                    });
                 }
                 role
             }
@@ -436,12 +440,7 @@ impl App {
     pub async fn policy_for(&self, cwd: Option<&str>) -> Result<Arc<Resolved>, Error> {
         let key = cwd.unwrap_or("").to_owned();
         let rules = self.rules.load_full();
-        let cached = self
-            .policies
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .cloned();
+        let cached = self.policies.load().get(&key).cloned();
         if let Some(c) = &cached
             && c.checked_at.elapsed() < RECHECK
             && c.generation == rules.generation
@@ -505,11 +504,15 @@ impl App {
             checked_at: Instant::now(),
             loaded_at,
         });
-        let mut map = self.policies.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_POLICIES {
-            map.clear();
-        }
-        map.insert(key, entry);
+        self.policies.rcu(|map| {
+            let mut map = if map.len() >= MAX_POLICIES {
+                HashMap::new()
+            } else {
+                HashMap::clone(map)
+            };
+            map.insert(key.clone(), Arc::clone(&entry));
+            map
+        });
         result.map_err(Error::Policy)
     }
 
@@ -878,15 +881,6 @@ impl App {
         audit_path: Option<PathBuf>,
     ) -> Result<i64, Error> {
         let record = record.masked(&self.masker);
-        // The JSONL line and the database row are written side by side.
-        let audit = audit_path.map(|path| {
-            let rec = record.clone();
-            tokio::task::spawn_blocking(move || {
-                AuditLog::new(path.clone())
-                    .append(&rec)
-                    .map_err(|source| Error::AppendAudit { path, source })
-            })
-        });
         let action_json = match action {
             Some(a) => self.masked_action(a),
             None => action_from_record(&record),
@@ -913,22 +907,15 @@ impl App {
             action: Some(action_json.to_string()),
         };
         let (done, rx) = oneshot::channel();
-        let stored = async {
-            self.writer
-                .send(WriteReq { row, done })
-                .await
-                .map_err(|_| Error::WriterStopped)?;
-            rx.await.map_err(|_| Error::WriterStopped)?
-        };
-        let appended = async {
-            match audit {
-                Some(task) => task.await?,
-                None => Ok(()),
-            }
-        };
-        let (stored, appended) = tokio::join!(stored, appended);
-        appended?;
-        stored
+        self.writer
+            .send(WriteReq {
+                row,
+                audit: audit_path,
+                done,
+            })
+            .await
+            .map_err(|_| Error::WriterStopped)?;
+        rx.await.map_err(|_| Error::WriterStopped)?
     }
 }
 
@@ -1069,28 +1056,68 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
     std::fs::rename(&tmp, path)
 }
 
+/// The action log's group commit: the decisions waiting when the writer
+/// is free go out together, their rows in one transaction and their JSONL
+/// lines in one write per audit log, side by side; each decision is
+/// answered only once both of its writes are done.
 async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < WRITE_BATCH {
-            match rx.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
+    let mut batch = Vec::with_capacity(WRITE_BATCH);
+    let mut writer = None;
+    while rx.recv_many(&mut batch, WRITE_BATCH).await > 0 {
+        let rows: Vec<ActionRow> = batch.iter().map(|r| r.row.clone()).collect();
+        let mut lines: HashMap<PathBuf, Vec<u8>> = HashMap::new();
+        for req in &batch {
+            if let Some(path) = &req.audit {
+                let out = lines.entry(path.clone()).or_default();
+                out.extend_from_slice(req.row.record.as_bytes());
+                out.push(b'\n');
             }
         }
-        let rows: Vec<ActionRow> = batch.iter().map(|r| r.row.clone()).collect();
-        match db.insert_actions(&rows).await {
-            Ok(seqs) => {
-                for (req, seq) in batch.into_iter().zip(seqs) {
-                    let _ = req.done.send(Ok(seq));
-                }
+        let appended = tokio::task::spawn_blocking(move || {
+            lines
+                .into_iter()
+                .filter_map(|(path, bytes)| {
+                    let e = AuditLog::new(path.clone()).append_lines(&bytes).err()?;
+                    Some((path, Arc::new(e)))
+                })
+                .collect::<HashMap<_, _>>()
+        });
+        let stored = async {
+            let w = match writer.as_mut() {
+                Some(w) => w,
+                None => writer.insert(db.writer().await?),
+            };
+            let stored = w.insert_actions(&rows).await;
+            if stored.is_err() {
+                // A broken connection is not kept: the next batch takes another.
+                writer = None;
             }
-            Err(e) => {
-                let e = Arc::new(e);
-                for req in batch {
-                    let _ = req.done.send(Err(Error::StoreActions(Arc::clone(&e))));
-                }
-            }
+            stored
+        };
+        let (stored, appended) = tokio::join!(stored, appended);
+        // A writer that panicked appended nothing it can vouch for.
+        let failed = appended.map_err(|e| e.to_string());
+        let stored = stored.map_err(Arc::new);
+        for (i, req) in batch.drain(..).enumerate() {
+            let not_appended = req.audit.as_ref().and_then(|path| {
+                let why = match &failed {
+                    Ok(failed) => failed.get(path).map(|e| (e.kind(), e.to_string())),
+                    Err(panic) => Some((std::io::ErrorKind::Other, panic.clone())),
+                };
+                why.map(|(kind, why)| Error::AppendAudit {
+                    path: path.clone(),
+                    source: std::io::Error::new(kind, why),
+                })
+            });
+            let result = match (&stored, not_appended) {
+                (Err(e), _) => Err(Error::StoreActions(Arc::clone(e))),
+                (Ok(_), Some(e)) => Err(e),
+                (Ok(seqs), None) => seqs
+                    .get(i)
+                    .copied()
+                    .ok_or(Error::StoreActions(Arc::new(sqlx::Error::RowNotFound))),
+            };
+            let _ = req.done.send(result);
         }
     }
 }
