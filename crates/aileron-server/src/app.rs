@@ -738,7 +738,7 @@ impl App {
             }
             Ok(Opened::Taken) => {
                 let why = deny(format!(
-                    "an action with id `{}` is already waiting",
+                    "an action with id `{}` is already waiting or was answered (an id allows one action: send a new one under a new id)",
                     action.id
                 ));
                 return Step::Done(Decided::refused(

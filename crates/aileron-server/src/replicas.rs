@@ -176,6 +176,7 @@ impl App {
             deadline_us: now.saturating_add(micros(timeout)),
             answer: None,
             grants: None,
+            delivered: false,
         };
         let created = self.db.insert_pending(&row).await?;
         let (view, deadline_us) = if created {
@@ -188,7 +189,10 @@ impl App {
                 return Ok(Opened::Taken);
             }
             if let Some(a) = &found.answer {
-                let fresh = now.saturating_sub(a.at_us) <= micros(REATTACH);
+                // Once only: an answer that reached its caller is spent (a
+                // replayed id never gets a second allow out of one answer).
+                let fresh = now.saturating_sub(a.at_us) <= micros(REATTACH)
+                    && self.db.mark_delivered(&id, now).await?;
                 return Ok(if fresh {
                     Opened::Decided(resolution(a))
                 } else {
@@ -229,7 +233,8 @@ impl App {
     /// deadline, the timeout (stored, unless an answer got there first).
     pub async fn answer_of(&self, ask: &mut Ask) -> Result<Resolution, Error> {
         let left = u64::try_from(ask.deadline_us.saturating_sub(now_us())).unwrap_or(0);
-        match tokio::time::timeout(Duration::from_micros(left), ask.waiter.answer()).await {
+        let res = match tokio::time::timeout(Duration::from_micros(left), ask.waiter.answer()).await
+        {
             Ok(Some(res)) => Ok(res),
             // Taken off without an answer: as the database has it.
             Ok(None) => self
@@ -240,7 +245,10 @@ impl App {
                 .map(|a| resolution(&a))
                 .ok_or_else(|| Error::AskGone(ask.id.clone())),
             Err(_) => self.time_out(&ask.id).await,
-        }
+        }?;
+        // The id is spent: asking again under it is refused.
+        self.db.mark_delivered(&ask.id, now_us()).await?;
+        Ok(res)
     }
 
     /// Times out the ask `id`; the answer that got there first, if one did.

@@ -612,3 +612,44 @@ async fn on_sqlite_an_ask_outlives_a_restart() {
     assert_eq!(v["feedback"], "not on main", "{v}");
     api.server.shutdown().await;
 }
+
+/// An id allows one action: an answer that reached its caller is spent,
+/// and the same action sent again under that id (a replay) is refused,
+/// through `/api/evaluate` and through an adapter's ask alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answered_id_sent_again_is_refused_not_allowed_twice() {
+    let env = Env::new();
+    env.write(
+        "proj/aileron.yaml",
+        "version: 1\ndefault: allow\nask:\n  - {id: ask-push, command: \"git push*\"}\n",
+    );
+    let api = std::sync::Arc::new(env.start().await);
+    let session = unique("s");
+    let id = unique("e1");
+    let action = shell(&id, "git push", &env.proj, &session);
+    let waiting = spawn_evaluate(&api, action.clone());
+    api.wait_pending(&id).await;
+    let (s, v) = decide(&api, &id, json!({"decision": "once"})).await;
+    assert_eq!(s, 200, "{v}");
+    let v = waiting.await.unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+    let again = api.evaluate(&action).await;
+    assert_eq!(again["decision"], "deny", "{again}");
+    assert!(
+        again["reason"].as_str().unwrap().contains("was answered"),
+        "{again}"
+    );
+
+    let id = unique("a1");
+    let body = adapter_ask(&id, "git push", &session, 30);
+    let waiting = spawn_adapter_ask(&api, &id, "git push", &session, 30);
+    api.wait_pending(&id).await;
+    let (s, v) = decide(&api, &id, json!({"decision": "once"})).await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = waiting.await.unwrap();
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["answer"], "once", "{v}");
+    let (s, v) = api.post("/api/pending-actions", api.agent(), &body).await;
+    assert_eq!(s, 409, "{v}");
+    stop([api]).await;
+}

@@ -20,7 +20,8 @@ CREATE TABLE pending_actions (
     channel     TEXT,              -- dashboard | webhook:ID | cascade | clock
     decided_by  TEXT,              -- the server that stored the decision
     decided_us  BIGINT,            -- when (microseconds since the epoch)
-    grants      TEXT               -- after an "always": the session's always answers, JSON
+    grants      TEXT,              -- after an "always": the session's always answers, JSON
+    delivered_us BIGINT            -- when an answer first reached a caller: the id is spent (asking again under it is refused, never a second allow)
 );
 CREATE INDEX pending_actions_state_idx ON pending_actions(state, deadline_us);
 CREATE INDEX pending_actions_session_idx ON pending_actions(session, state);

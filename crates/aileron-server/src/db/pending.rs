@@ -24,6 +24,8 @@ pub struct PendingRow {
     pub answer: Option<StoredAnswer>,
     /// After an "always": the session's always answers, JSON.
     pub grants: Option<String>,
+    /// An answer reached a caller: the id is spent.
+    pub delivered: bool,
 }
 
 /// A decision as stored.
@@ -41,7 +43,7 @@ pub struct StoredAnswer {
 }
 
 const COLUMNS: &str = "id, session, origin, fingerprint, view, owner, created_at, deadline_us, \
-     state, answer, reason, reviewer, channel, decided_by, decided_us, grants";
+     state, answer, reason, reviewer, channel, decided_by, decided_us, grants, delivered_us";
 
 /// Decides rows (`WHERE` to add, from `$7`): binds [`bind_answer!`].
 const DECIDE: &str = "UPDATE pending_actions SET state = 'decided', answer = $1, reason = $2, \
@@ -94,6 +96,7 @@ macro_rules! pending_row {
             deadline_us: r.try_get("deadline_us")?,
             answer,
             grants: r.try_get("grants")?,
+            delivered: r.try_get::<Option<i64>, _>("delivered_us")?.is_some(),
         }
     }};
 }
@@ -200,6 +203,22 @@ impl Db {
             .fetch_all(p)
             .await?;
             rows.iter().map(|r| r.try_get("id")).collect()
+        })
+    }
+
+    /// Marks the answer to `id` as delivered (first time only); true when
+    /// this call marked it: a caller asking again under a decided id gets
+    /// the answer only then, so that one answer allows one action.
+    pub async fn mark_delivered(&self, id: &str, now_us: i64) -> DbResult<bool> {
+        on_db!(self, p => {
+            let done = sqlx::query(
+                "UPDATE pending_actions SET delivered_us = $2 WHERE id = $1 AND state = 'decided' AND delivered_us IS NULL",
+            )
+            .bind(id)
+            .bind(now_us)
+            .execute(p)
+            .await?;
+            Ok(done.rows_affected() == 1)
         })
     }
 
