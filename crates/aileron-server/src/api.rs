@@ -474,7 +474,10 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
         Ok(Opened::Taken) => {
             return error(
                 StatusCode::CONFLICT,
-                &format!("an action with id `{}` is already waiting or was answered (an id allows one action: send a new one under a new id)", action.id),
+                &format!(
+                    "an action with id `{}` is already waiting or was answered (an id allows one action: send a new one under a new id)",
+                    action.id
+                ),
             );
         }
         Err(e) => return unqueued(&e),
