@@ -35,9 +35,13 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_HEADERS: usize = 100;
 /// Reads from upstream this large: a download passes in fewer, larger
 /// frames (each one a hand-over between the two connections' tasks).
-const UPSTREAM_READ: usize = 256 * 1024;
-/// The buffer of each direction of a tunnel.
-const SPLICE_BUFFER: usize = 64 * 1024;
+/// Measured: 1 MiB took a plain download from 47-54% of direct to 53-64%
+/// (256 KiB before). The price: a pooled upstream connection may keep up
+/// to this much of its last read until its next one or its idle timeout.
+const UPSTREAM_READ: usize = 1024 * 1024;
+/// The buffer of each direction of a tunnel (256 KiB: 53-63% of direct,
+/// against 50-58% with 64 KiB).
+const SPLICE_BUFFER: usize = 256 * 1024;
 
 type HttpClient = Client<Guarded, Body>;
 type HttpsClient = Client<hyper_rustls::HttpsConnector<Guarded>, Body>;
