@@ -1064,7 +1064,6 @@ async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
     let mut batch = Vec::with_capacity(WRITE_BATCH);
     let mut writer = None;
     while rx.recv_many(&mut batch, WRITE_BATCH).await > 0 {
-        let rows: Vec<ActionRow> = batch.iter().map(|r| r.row.clone()).collect();
         let mut lines: HashMap<PathBuf, Vec<u8>> = HashMap::new();
         for req in &batch {
             if let Some(path) = &req.audit {
@@ -1073,12 +1072,14 @@ async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
                 out.push(b'\n');
             }
         }
+        let (rows, waiting): (Vec<ActionRow>, Vec<_>) =
+            batch.drain(..).map(|r| (r.row, (r.audit, r.done))).unzip();
         let appended = tokio::task::spawn_blocking(move || {
             lines
                 .into_iter()
                 .filter_map(|(path, bytes)| {
                     let e = AuditLog::new(path.clone()).append_lines(&bytes).err()?;
-                    Some((path, Arc::new(e)))
+                    Some((path, (e.kind(), e.to_string())))
                 })
                 .collect::<HashMap<_, _>>()
         });
@@ -1096,16 +1097,16 @@ async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
         };
         let (stored, appended) = tokio::join!(stored, appended);
         // A writer that panicked appended nothing it can vouch for.
-        let failed = appended.map_err(|e| e.to_string());
+        let failed = appended.map_err(|e| (std::io::ErrorKind::Other, e.to_string()));
         let stored = stored.map_err(Arc::new);
-        for (i, req) in batch.drain(..).enumerate() {
-            let not_appended = req.audit.as_ref().and_then(|path| {
-                let why = match &failed {
-                    Ok(failed) => failed.get(path).map(|e| (e.kind(), e.to_string())),
-                    Err(panic) => Some((std::io::ErrorKind::Other, panic.clone())),
+        for (i, (audit, done)) in waiting.into_iter().enumerate() {
+            let not_appended = audit.and_then(|path| {
+                let (kind, why) = match &failed {
+                    Ok(failed) => failed.get(&path)?.clone(),
+                    Err(panic) => panic.clone(),
                 };
-                why.map(|(kind, why)| Error::AppendAudit {
-                    path: path.clone(),
+                Some(Error::AppendAudit {
+                    path,
                     source: std::io::Error::new(kind, why),
                 })
             });
@@ -1117,7 +1118,7 @@ async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
                     .copied()
                     .ok_or(Error::StoreActions(Arc::new(sqlx::Error::RowNotFound))),
             };
-            let _ = req.done.send(result);
+            let _ = done.send(result);
         }
     }
 }
