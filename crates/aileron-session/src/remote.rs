@@ -116,25 +116,13 @@ impl Remote {
         &self.servers[self.first()].base
     }
 
-    /// The server's `host:port` (an IPv6 host in brackets), where a
-    /// gateway must never forward to (the first, of several: see
-    /// [`Remote::authorities`]).
-    pub fn authority(&self) -> &str {
-        authority_of(&self.servers[0].base)
-    }
-
-    /// The `host:port` of every server.
+    /// The `host:port` of every server (an IPv6 host in brackets), where a
+    /// gateway must never forward to.
     pub fn authorities(&self) -> Vec<&str> {
         self.servers.iter().map(|s| authority_of(&s.base)).collect()
     }
 
-    /// The server's host alone (no brackets), for `NO_PROXY` (the first,
-    /// of several: see [`Remote::hosts`]).
-    pub fn host(&self) -> &str {
-        host_of(self.authority())
-    }
-
-    /// The host of every server.
+    /// The host of every server alone (no brackets), for `NO_PROXY`.
     pub fn hosts(&self) -> Vec<&str> {
         self.authorities().into_iter().map(host_of).collect()
     }

@@ -541,11 +541,11 @@ fn debug_output_hides_the_token() {
 #[test]
 fn a_server_s_authority_and_host_for_the_gateways() {
     let r = aileron_session::remote::Remote::new("http://127.0.0.1:7878/dashboard", "t").unwrap();
-    assert_eq!(r.authority(), "127.0.0.1:7878");
-    assert_eq!(r.host(), "127.0.0.1");
+    assert_eq!(r.authorities(), ["127.0.0.1:7878"]);
+    assert_eq!(r.hosts(), ["127.0.0.1"]);
     let r = aileron_session::remote::Remote::new("http://[::1]:7878", "t").unwrap();
-    assert_eq!(r.authority(), "[::1]:7878");
-    assert_eq!(r.host(), "::1");
+    assert_eq!(r.authorities(), ["[::1]:7878"]);
+    assert_eq!(r.hosts(), ["::1"]);
 }
 
 /// An address nobody listens on.
