@@ -472,13 +472,7 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
         }
         Ok(Opened::Decided(res)) => res,
         Ok(Opened::Taken) => {
-            return error(
-                StatusCode::CONFLICT,
-                &format!(
-                    "an action with id `{}` is already waiting or was answered (an id allows one action: send a new one under a new id)",
-                    action.id
-                ),
-            );
+            return error(StatusCode::CONFLICT, &crate::replicas::id_taken(&action.id));
         }
         Err(e) => return unqueued(&e),
     };

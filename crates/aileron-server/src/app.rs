@@ -737,10 +737,7 @@ impl App {
                     .await;
             }
             Ok(Opened::Taken) => {
-                let why = deny(format!(
-                    "an action with id `{}` is already waiting or was answered (an id allows one action: send a new one under a new id)",
-                    action.id
-                ));
+                let why = deny(crate::replicas::id_taken(&action.id));
                 return Step::Done(Decided::refused(
                     None,
                     why,

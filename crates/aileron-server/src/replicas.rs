@@ -44,6 +44,13 @@ use tokio::sync::watch;
 pub const PENDING_CHANNEL: &str = "aileron_pending";
 /// Where the database announces a new `rules_version`.
 pub const RULES_CHANNEL: &str = "aileron_rules";
+/// Why an ask under an id that is taken (waiting, or answered) is refused.
+pub fn id_taken(id: &str) -> String {
+    format!(
+        "an action with id `{id}` is already waiting or was answered (an id allows one action: send a new one under a new id)"
+    )
+}
+
 /// The reason of an ask rejected by a reject of its session.
 pub const REJECTED_EARLIER: &str = "the user rejected an earlier request of this session";
 /// A request asking again under a decided ask's id gets its answer this
