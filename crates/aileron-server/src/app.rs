@@ -7,8 +7,9 @@ use crate::db::{ActionRow, Db};
 use crate::pending::{AnswerKind, JudgeView, PendingView, Queue, Resolution};
 use crate::replicas::{NewAsk, Opened};
 use crate::rules::{Invalid, Saved, StoredRule};
+use crate::writer::WriteReq;
 use crate::{Config, Error, PolicyError};
-use aileron_audit::{AuditAction, AuditLog, AuditRecord, Masker};
+use aileron_audit::{AuditAction, AuditRecord, Masker};
 use aileron_config::LoadOptions;
 use aileron_config::server_rules::{self, RuleEntry};
 use aileron_decision::{
@@ -35,8 +36,6 @@ const RECHECK: Duration = Duration::from_secs(1);
 const RELOAD: Duration = Duration::from_secs(30);
 /// Policies of this many working directories are kept.
 const MAX_POLICIES: usize = 1024;
-/// Rows written to the action log in one transaction, at most.
-const WRITE_BATCH: usize = 256;
 
 /// The compiled rules of layer 7, as one snapshot.
 pub struct RuleSet {
@@ -64,14 +63,6 @@ struct Cached {
     stamps: Vec<(PathBuf, Option<(SystemTime, u64)>)>,
     checked_at: Instant,
     loaded_at: Instant,
-}
-
-/// One decision for the action log writer: its row, and the JSONL audit
-/// log its line also goes to.
-struct WriteReq {
-    row: ActionRow,
-    audit: Option<PathBuf>,
-    done: oneshot::Sender<Result<i64, Error>>,
 }
 
 /// Everything a request handler needs.
@@ -147,7 +138,6 @@ impl App {
         db: Db,
         shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<Arc<App>, Error> {
-        let (tx, rx) = mpsc::channel(4096);
         let judges = judge_bench(&cfg, &db);
         let app = Arc::new(App {
             cfg,
@@ -165,13 +155,13 @@ impl App {
             replica: auth::new_uuid(),
             http: crate::notify::client(),
             tokens: ArcSwap::default(),
-            writer: tx,
+            writer: crate::writer::spawn(db.clone()),
             masker: Masker::new(Vec::new()),
             rules_seen: AtomicI64::new(-1),
             shutdown,
             ops: crate::ops::Ops::default(),
         });
-        tokio::spawn(write_loop(db, rx));
+        db.spawn_checkpoints();
         app.reload_rules().await?;
         Ok(app)
     }
@@ -1051,73 +1041,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
     f.sync_all()?;
     drop(f);
     std::fs::rename(&tmp, path)
-}
-
-/// The action log's group commit: the decisions waiting when the writer
-/// is free go out together, their rows in one transaction and their JSONL
-/// lines in one write per audit log, side by side; each decision is
-/// answered only once both of its writes are done.
-async fn write_loop(db: Db, mut rx: mpsc::Receiver<WriteReq>) {
-    let mut batch = Vec::with_capacity(WRITE_BATCH);
-    let mut writer = None;
-    while rx.recv_many(&mut batch, WRITE_BATCH).await > 0 {
-        let mut lines: HashMap<PathBuf, Vec<u8>> = HashMap::new();
-        for req in &batch {
-            if let Some(path) = &req.audit {
-                let out = lines.entry(path.clone()).or_default();
-                out.extend_from_slice(req.row.record.as_bytes());
-                out.push(b'\n');
-            }
-        }
-        let (rows, waiting): (Vec<ActionRow>, Vec<_>) =
-            batch.drain(..).map(|r| (r.row, (r.audit, r.done))).unzip();
-        let appended = tokio::task::spawn_blocking(move || {
-            lines
-                .into_iter()
-                .filter_map(|(path, bytes)| {
-                    let e = AuditLog::new(path.clone()).append_lines(&bytes).err()?;
-                    Some((path, (e.kind(), e.to_string())))
-                })
-                .collect::<HashMap<_, _>>()
-        });
-        let stored = async {
-            let w = match writer.as_mut() {
-                Some(w) => w,
-                None => writer.insert(db.writer().await?),
-            };
-            let stored = w.insert_actions(&rows).await;
-            if stored.is_err() {
-                // A broken connection is not kept: the next batch takes another.
-                writer = None;
-            }
-            stored
-        };
-        let (stored, appended) = tokio::join!(stored, appended);
-        // A writer that panicked appended nothing it can vouch for.
-        let failed = appended.map_err(|e| (std::io::ErrorKind::Other, e.to_string()));
-        let stored = stored.map_err(Arc::new);
-        for (i, (audit, done)) in waiting.into_iter().enumerate() {
-            let not_appended = audit.and_then(|path| {
-                let (kind, why) = match &failed {
-                    Ok(failed) => failed.get(&path)?.clone(),
-                    Err(panic) => panic.clone(),
-                };
-                Some(Error::AppendAudit {
-                    path,
-                    source: std::io::Error::new(kind, why),
-                })
-            });
-            let result = match (&stored, not_appended) {
-                (Err(e), _) => Err(Error::StoreActions(Arc::clone(e))),
-                (Ok(_), Some(e)) => Err(e),
-                (Ok(seqs), None) => seqs
-                    .get(i)
-                    .copied()
-                    .ok_or(Error::StoreActions(Arc::new(sqlx::Error::RowNotFound))),
-            };
-            let _ = done.send(result);
-        }
-    }
 }
 
 /// Keeps the decision answer consistent for an adapter's enqueued ask.

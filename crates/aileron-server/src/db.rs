@@ -35,6 +35,9 @@ pub type DbResult<T> = Result<T, sqlx::Error>;
 // The approval queue's rows (`pending_actions`).
 mod pending;
 pub use pending::{PendingRow, StoredAnswer};
+// The action log's writer connection.
+mod action_log;
+pub use action_log::{StoreError, Writer};
 
 /// The schema's migrations, in order (`[init, judge_verdicts, pending_actions]`).
 fn migrator(sqls: [&'static str; 3]) -> Migrator {
@@ -95,94 +98,6 @@ pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
     let path = path.split('?').next().unwrap_or(path);
     (!path.is_empty() && path != ":memory:").then(|| path.into())
 }
-/// The action log's insert, for either backend's connection.
-macro_rules! insert_rows {
-    ($conn:expr, $rows:expr) => {{
-        let mut tx = sqlx::Connection::begin($conn).await?;
-        let mut seqs = Vec::with_capacity($rows.len());
-        let mut rest: &[ActionRow] = $rows;
-        while !rest.is_empty() {
-            // Chunks of a power of two rows: a few distinct statements,
-            // each prepared once and then taken from the statement cache.
-            let (chunk, tail) = rest.split_at(1 << rest.len().min(MAX_CHUNK).ilog2());
-            let mut insert = sqlx::QueryBuilder::new(
-                "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, type, summary, decision, \
-                 outcome, source, rule, reason, approver, latency_us, submitted_by, record, action) ",
-            );
-            insert.push_values(chunk, |mut b, r| {
-                b.push_bind(&r.action_id)
-                    .push_bind(&r.time)
-                    .push_bind(r.ts_us)
-                    .push_bind(&r.session)
-                    .push_bind(&r.agent)
-                    .push_bind(&r.adapter)
-                    .push_bind(&r.kind)
-                    .push_bind(&r.summary)
-                    .push_bind(&r.decision)
-                    .push_bind(&r.outcome)
-                    .push_bind(&r.source)
-                    .push_bind(&r.rule)
-                    .push_bind(&r.reason)
-                    .push_bind(&r.approver)
-                    .push_bind(r.latency_us)
-                    .push_bind(&r.submitted_by)
-                    .push_bind(&r.record)
-                    .push_bind(&r.action);
-            });
-            insert.push(" RETURNING seq");
-            let mut got = insert
-                .build()
-                .fetch_all(&mut *tx)
-                .await?
-                .iter()
-                .map(|r| r.try_get::<i64, _>("seq"))
-                .collect::<DbResult<Vec<i64>>>()?;
-            // The rows of one VALUES list take their numbers in order; the
-            // order RETURNING lists them in is not promised.
-            got.sort_unstable();
-            if got.len() != chunk.len() {
-                return Err(sqlx::Error::Protocol(format!(
-                    "{} rows inserted, {} numbers returned",
-                    chunk.len(),
-                    got.len()
-                )));
-            }
-            seqs.extend(got);
-            rest = tail;
-        }
-        tx.commit().await?;
-        Ok(seqs)
-    }};
-}
-
-/// The most rows one INSERT statement carries (18 values each: SQLite
-/// allows 32,766 in a statement, PostgreSQL 65,535).
-const MAX_CHUNK: usize = 256;
-
-/// The action log writer's own connection: its page cache stays warm
-/// (from a pool, each batch would go to whichever connection is free, whose
-/// cache the previous batch, written through another one, made stale).
-pub enum Writer {
-    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
-    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
-}
-
-impl Writer {
-    /// Appends rows in one transaction, a few statements of many rows
-    /// each; returns their sequence numbers, in the rows' order. Not one
-    /// statement per row: each is a round trip to the driver's connection
-    /// thread (SQLite) or to the server (PostgreSQL).
-    pub async fn insert_actions(&mut self, rows: &[ActionRow]) -> DbResult<Vec<i64>> {
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
-        match self {
-            Writer::Sqlite(c) => insert_rows!(&mut **c, rows),
-            Writer::Postgres(c) => insert_rows!(&mut **c, rows),
-        }
-    }
-}
-
 impl Db {
     /// Opens (creating a SQLite file if needed) and migrates.
     pub async fn open(url: &str) -> DbResult<Db> {
@@ -363,21 +278,6 @@ impl Db {
     }
 
     // ---- the action log --------------------------------------------------
-
-    /// Appends rows in one statement; returns their sequence numbers, in
-    /// the rows' order (through a connection of the pool: the server's
-    /// writer keeps its own, [`Db::writer`]).
-    pub async fn insert_actions(&self, rows: &[ActionRow]) -> DbResult<Vec<i64>> {
-        self.writer().await?.insert_actions(rows).await
-    }
-
-    /// A connection taken out of the pool for the action log's writer.
-    pub async fn writer(&self) -> DbResult<Writer> {
-        Ok(match self {
-            Db::Sqlite(p) => Writer::Sqlite(p.acquire().await?),
-            Db::Postgres(p) => Writer::Postgres(p.acquire().await?),
-        })
-    }
 
     /// The log, newest first, filtered.
     pub async fn actions(&self, q: &ActionQuery) -> DbResult<Vec<StoredAction>> {

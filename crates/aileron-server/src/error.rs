@@ -77,7 +77,7 @@ pub enum Error {
     /// A batch of the action log could not be stored (one error, shared by
     /// the batch's decisions).
     #[error("database error: {0}")]
-    StoreActions(#[source] Arc<sqlx::Error>),
+    StoreActions(#[source] Arc<crate::db::StoreError>),
 }
 
 /// Why no policy is in force for a working directory. Kept with the
@@ -144,7 +144,7 @@ mod tests {
             "the policy does not load with the server's rules: a.yaml:3:5: error: bad"
         );
         assert_eq!(
-            Error::StoreActions(Arc::new(sqlx::Error::PoolClosed)).to_string(),
+            Error::StoreActions(Arc::new(sqlx::Error::PoolClosed.into())).to_string(),
             format!("database error: {}", sqlx::Error::PoolClosed)
         );
         assert_eq!(

@@ -19,6 +19,7 @@ pub mod replicas;
 pub mod retention;
 pub mod rules;
 pub mod verdicts;
+mod writer;
 
 use crate::auth::Role;
 use crate::db::Db;

@@ -390,11 +390,11 @@ async fn retention_prunes_old_rows_while_evaluations_are_answered() {
     let two_days_ago = jiff::Timestamp::now().as_microsecond() - 2 * 86_400_000_000;
     let rows: Vec<ActionRow> = (0..OLD).map(|n| row(n, two_days_ago, "old")).collect();
     for chunk in rows.chunks(500) {
-        db.insert_actions(chunk).await.unwrap();
+        db.insert_actions(chunk.to_vec()).await.unwrap();
     }
     let now = jiff::Timestamp::now().as_microsecond();
     let fresh: Vec<ActionRow> = (0..10).map(|n| row(n, now, "fresh")).collect();
-    db.insert_actions(&fresh).await.unwrap();
+    db.insert_actions(fresh).await.unwrap();
     db.close().await;
 
     let mut cfg = env.config();
@@ -612,8 +612,7 @@ async fn action_log_bytes_per_action() {
             r.submitted_by = Some("3f2a9c4e1b7d6a05".into());
             batch.push(r);
             if batch.len() == 256 || n + 1 == rows {
-                db.insert_actions(&batch).await.unwrap();
-                batch.clear();
+                db.insert_actions(std::mem::take(&mut batch)).await.unwrap();
             }
         }
         let took = started.elapsed();

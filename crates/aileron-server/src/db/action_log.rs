@@ -1,0 +1,222 @@
+//! The action log writer's connection: a batch of rows in one transaction.
+//!
+//! It is blocking, and lives on the writer's own thread
+//! ([`crate::writer`]). SQLite is written through its C library directly
+//! (rusqlite, on the same `libsqlite3-sys` as sqlx): sqlx's driver hands
+//! every statement to a thread of its own and back, which was a fifth of
+//! the server's CPU under load. PostgreSQL keeps sqlx: its round trips go
+//! to the server anyway.
+
+use super::{ActionRow, Db};
+use sqlx::Row;
+use std::time::Duration;
+use tokio::runtime::Handle;
+
+/// Why a batch of rows was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Sqlx(#[from] sqlx::Error),
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "the action log needs a database file: an in-memory SQLite database is one per connection"
+    )]
+    NoFile,
+    /// A writer that panicked stored nothing it can vouch for.
+    #[error("the action log writer panicked: {0}")]
+    Panicked(String),
+    #[error("{inserted} rows inserted, {numbered} numbers returned")]
+    Unnumbered { inserted: usize, numbered: usize },
+}
+
+/// The most rows one PostgreSQL INSERT carries (18 values each, of the
+/// 65,535 a statement may bind).
+const MAX_CHUNK: usize = 256;
+
+/// The SQLite WAL is checkpointed by [`Db::spawn_checkpoints`], off the
+/// writer's path: done inline (SQLite's default, every 1,000 pages) it
+/// stalled a commit every few hundred batches.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+
+/// The WAL file is cut back to this after a checkpoint lets it restart.
+const WAL_SIZE_LIMIT: i64 = 64 << 20;
+
+const INSERT: &str = "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, \
+    type, summary, decision, outcome, source, rule, reason, approver, latency_us, submitted_by, \
+    record, action) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
+    ?16, ?17, ?18)";
+
+/// The writer's own connection: its page cache stays warm from batch to
+/// batch (from a pool, each batch would take whichever connection is free,
+/// whose cache the previous batch, written through another, made stale).
+pub enum Writer {
+    Sqlite(rusqlite::Connection),
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>, Handle),
+}
+
+impl Db {
+    /// Opens the action log writer's connection. Blocking: it is called on
+    /// the writer's thread (or in `spawn_blocking`); `rt` runs PostgreSQL's.
+    pub fn log_writer(&self, rt: &Handle) -> Result<Writer, StoreError> {
+        match self {
+            Db::Sqlite(pool) => {
+                let path = pool.connect_options().get_filename().to_path_buf();
+                if path.as_os_str().is_empty() || path.as_os_str() == ":memory:" {
+                    return Err(StoreError::NoFile);
+                }
+                let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                let c = rusqlite::Connection::open_with_flags(path, flags)?;
+                // As the pool's connections (Db::open), but checkpoints are
+                // left to Db::spawn_checkpoints.
+                c.busy_timeout(Duration::from_secs(10))?;
+                c.execute_batch(&format!(
+                    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
+                     PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = {WAL_SIZE_LIMIT};"
+                ))?;
+                Ok(Writer::Sqlite(c))
+            }
+            Db::Postgres(pool) => Ok(Writer::Postgres(rt.block_on(pool.acquire())?, rt.clone())),
+        }
+    }
+
+    /// Appends rows through a connection of its own, off the runtime's
+    /// threads; returns their sequence numbers in the rows' order.
+    pub async fn insert_actions(&self, rows: Vec<ActionRow>) -> Result<Vec<i64>, StoreError> {
+        let (db, rt) = (self.clone(), Handle::current());
+        tokio::task::spawn_blocking(move || db.log_writer(&rt)?.insert_actions(&rows))
+            .await
+            .map_err(|e| StoreError::Panicked(e.to_string()))?
+    }
+
+    /// Checkpoints the SQLite WAL in the background (a PASSIVE checkpoint
+    /// waits for no one and blocks no one). Nothing to do on PostgreSQL.
+    pub fn spawn_checkpoints(&self) {
+        let Db::Sqlite(pool) = self else { return };
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            while !pool.is_closed() {
+                every.tick().await;
+                // A failure (busy, closing) is retried at the next tick.
+                let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                    .execute(&pool)
+                    .await;
+            }
+        });
+    }
+}
+
+impl Writer {
+    /// Appends rows in one transaction; returns their sequence numbers, in
+    /// the rows' order. All or none: an error rolls the batch back.
+    pub fn insert_actions(&mut self, rows: &[ActionRow]) -> Result<Vec<i64>, StoreError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self {
+            Writer::Sqlite(c) => insert_sqlite(c, rows),
+            Writer::Postgres(c, rt) => rt.block_on(insert_postgres(c, rows)),
+        }
+    }
+}
+
+/// One prepared statement, run once per row: in-process, a row costs no
+/// round trip, and `last_insert_rowid` is its sequence number.
+fn insert_sqlite(c: &mut rusqlite::Connection, rows: &[ActionRow]) -> Result<Vec<i64>, StoreError> {
+    // IMMEDIATE: the write lock is taken at BEGIN, not upgraded later
+    // (an upgrade can fail with SQLITE_BUSY whatever the busy timeout).
+    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut seqs = Vec::with_capacity(rows.len());
+    {
+        let mut insert = tx.prepare_cached(INSERT)?;
+        for r in rows {
+            insert.execute(rusqlite::params![
+                r.action_id,
+                r.time,
+                r.ts_us,
+                r.session,
+                r.agent,
+                r.adapter,
+                r.kind,
+                r.summary,
+                r.decision,
+                r.outcome,
+                r.source,
+                r.rule,
+                r.reason,
+                r.approver,
+                r.latency_us,
+                r.submitted_by,
+                r.record,
+                r.action,
+            ])?;
+            seqs.push(tx.last_insert_rowid());
+        }
+    }
+    tx.commit()?;
+    Ok(seqs)
+}
+
+/// A few statements of many rows each (each statement is a round trip to
+/// the server), in chunks of a power of two rows: a few distinct
+/// statements, each prepared once and then taken from the statement cache.
+async fn insert_postgres(
+    c: &mut sqlx::PgConnection,
+    rows: &[ActionRow],
+) -> Result<Vec<i64>, StoreError> {
+    let mut tx = sqlx::Connection::begin(c).await?;
+    let mut seqs = Vec::with_capacity(rows.len());
+    let mut rest = rows;
+    while !rest.is_empty() {
+        let (chunk, tail) = rest.split_at(1 << rest.len().min(MAX_CHUNK).ilog2());
+        let mut insert = sqlx::QueryBuilder::new(
+            "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, type, summary, \
+             decision, outcome, source, rule, reason, approver, latency_us, submitted_by, record, \
+             action) ",
+        );
+        insert.push_values(chunk, |mut b, r| {
+            b.push_bind(&r.action_id)
+                .push_bind(&r.time)
+                .push_bind(r.ts_us)
+                .push_bind(&r.session)
+                .push_bind(&r.agent)
+                .push_bind(&r.adapter)
+                .push_bind(&r.kind)
+                .push_bind(&r.summary)
+                .push_bind(&r.decision)
+                .push_bind(&r.outcome)
+                .push_bind(&r.source)
+                .push_bind(&r.rule)
+                .push_bind(&r.reason)
+                .push_bind(&r.approver)
+                .push_bind(r.latency_us)
+                .push_bind(&r.submitted_by)
+                .push_bind(&r.record)
+                .push_bind(&r.action);
+        });
+        insert.push(" RETURNING seq");
+        let mut got = insert
+            .build()
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get::<i64, _>("seq"))
+            .collect::<Result<Vec<i64>, _>>()?;
+        // The rows of one VALUES list take their numbers in order; the
+        // order RETURNING lists them in is not promised.
+        got.sort_unstable();
+        if got.len() != chunk.len() {
+            return Err(StoreError::Unnumbered {
+                inserted: chunk.len(),
+                numbered: got.len(),
+            });
+        }
+        seqs.extend(got);
+        rest = tail;
+    }
+    tx.commit().await?;
+    Ok(seqs)
+}

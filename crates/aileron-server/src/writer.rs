@@ -1,0 +1,109 @@
+//! The action log's group commit, on a thread of its own.
+//!
+//! Every decision is stored (a row of the action log, and a line of its
+//! JSONL audit log) before its answer is sent. The decisions waiting when
+//! the writer is free go out together: their rows in one transaction,
+//! their lines in one write per audit log; each is answered once both are
+//! done. A plain thread rather than a task: its writes block, and it hands
+//! no work to any other thread on the way.
+
+use crate::Error;
+use crate::db::{ActionRow, Db, StoreError, Writer};
+use aileron_audit::AuditLog;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// Rows written to the action log in one transaction, at most.
+const WRITE_BATCH: usize = 256;
+/// Decisions queued for the writer, at most (senders wait beyond).
+const QUEUE: usize = 4096;
+
+/// One decision for the writer: its row, and the JSONL audit log its line
+/// also goes to.
+pub struct WriteReq {
+    pub row: ActionRow,
+    pub audit: Option<PathBuf>,
+    /// The row's sequence number once both writes are done.
+    pub done: oneshot::Sender<Result<i64, Error>>,
+}
+
+/// Starts the writer thread; it stops when every sender is dropped.
+pub fn spawn(db: Db) -> mpsc::Sender<WriteReq> {
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let rt = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("aileron-log-writer".into())
+        .spawn(move || run(&db, &rt, rx))
+        .expect("cannot start the action log writer thread");
+    tx
+}
+
+fn run(db: &Db, rt: &tokio::runtime::Handle, mut rx: mpsc::Receiver<WriteReq>) {
+    let mut batch = Vec::with_capacity(WRITE_BATCH);
+    let mut writer: Option<Writer> = None;
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < WRITE_BATCH {
+            match rx.try_recv() {
+                Ok(req) => batch.push(req),
+                Err(_) => break,
+            }
+        }
+        let not_appended = append(&batch);
+        let (rows, waiting): (Vec<ActionRow>, Vec<_>) =
+            batch.drain(..).map(|r| (r.row, (r.audit, r.done))).unzip();
+        let stored = match writer.as_mut() {
+            Some(w) => w.insert_actions(&rows),
+            None => db
+                .log_writer(rt)
+                .and_then(|w| writer.insert(w).insert_actions(&rows)),
+        };
+        if stored.is_err() {
+            // A broken connection is not kept: the next batch opens another.
+            writer = None;
+        }
+        let stored = stored.map_err(Arc::new);
+        for (i, (audit, done)) in waiting.into_iter().enumerate() {
+            let not_appended = audit.and_then(|path| {
+                let (kind, why) = not_appended.get(&path)?.clone();
+                Some(Error::AppendAudit {
+                    path,
+                    source: std::io::Error::new(kind, why),
+                })
+            });
+            let result = match (&stored, not_appended) {
+                (Err(e), _) => Err(Error::StoreActions(Arc::clone(e))),
+                (Ok(_), Some(e)) => Err(e),
+                (Ok(seqs), None) => seqs.get(i).copied().ok_or_else(|| {
+                    Error::StoreActions(Arc::new(StoreError::Unnumbered {
+                        inserted: rows.len(),
+                        numbered: seqs.len(),
+                    }))
+                }),
+            };
+            let _ = done.send(result);
+        }
+    }
+}
+
+/// Appends the batch's JSONL lines, one write per audit log; returns the
+/// logs that failed, with why (each of their decisions gets the error).
+fn append(batch: &[WriteReq]) -> HashMap<PathBuf, (std::io::ErrorKind, String)> {
+    let mut lines: HashMap<&PathBuf, Vec<u8>> = HashMap::new();
+    for req in batch {
+        if let Some(path) = &req.audit {
+            let out = lines.entry(path).or_default();
+            out.extend_from_slice(req.row.record.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    lines
+        .into_iter()
+        .filter_map(|(path, bytes)| {
+            let e = AuditLog::new(path.clone()).append_lines(&bytes).err()?;
+            Some((path.clone(), (e.kind(), e.to_string())))
+        })
+        .collect()
+}
