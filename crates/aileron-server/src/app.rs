@@ -667,9 +667,17 @@ impl App {
                 }
                 Step::Ask(pending) => {
                     asked.get_or_insert_with(|| pending.verdict.clone());
-                    step = self
-                        .ask_dashboard(policy, &req, action, pending, judged.take(), &mut reviewer)
-                        .await;
+                    // Boxed: the wait's state is most of this future's
+                    // size, and most evaluations never ask.
+                    step = Box::pin(self.ask_dashboard(
+                        policy,
+                        &req,
+                        action,
+                        pending,
+                        judged.take(),
+                        &mut reviewer,
+                    ))
+                    .await;
                 }
             }
         }
