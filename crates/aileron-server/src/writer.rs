@@ -51,6 +51,9 @@ pub fn spawn(db: Db) -> mpsc::Sender<WriteReq> {
 }
 
 fn run(db: &Db, rt: &tokio::runtime::Handle, mut rx: mpsc::Receiver<WriteReq>) {
+    // sqlx gives a dropped PostgreSQL connection back to its pool on the
+    // runtime (the thread's queries run there through `block_on`).
+    let _runtime = rt.enter();
     let mut batch = Vec::with_capacity(WRITE_BATCH);
     let mut writer: Option<Writer> = None;
     while let Some(first) = rx.blocking_recv() {

@@ -30,10 +30,6 @@ pub enum StoreError {
     Unnumbered { inserted: usize, numbered: usize },
 }
 
-/// The most rows one PostgreSQL INSERT carries (18 values each, of the
-/// 65,535 a statement may bind).
-const MAX_CHUNK: usize = 256;
-
 /// The SQLite WAL is checkpointed by [`Db::spawn_checkpoints`], off the
 /// writer's path: done inline (SQLite's default, every 1,000 pages) it
 /// stalled a commit every few hundred batches.
@@ -160,63 +156,57 @@ fn insert_sqlite(c: &mut rusqlite::Connection, rows: &[ActionRow]) -> Result<Vec
     Ok(seqs)
 }
 
-/// A few statements of many rows each (each statement is a round trip to
-/// the server), in chunks of a power of two rows: a few distinct
-/// statements, each prepared once and then taken from the statement cache.
+/// The whole batch in one statement, one round trip (a statement is its
+/// own transaction): a column of each kind as an array, the rows made by
+/// `UNNEST`. One statement text whatever the batch's size, so it is
+/// prepared once.
 async fn insert_postgres(
     c: &mut sqlx::PgConnection,
     rows: &[ActionRow],
 ) -> Result<Vec<i64>, StoreError> {
-    let mut tx = sqlx::Connection::begin(c).await?;
-    let mut seqs = Vec::with_capacity(rows.len());
-    let mut rest = rows;
-    while !rest.is_empty() {
-        let (chunk, tail) = rest.split_at(1 << rest.len().min(MAX_CHUNK).ilog2());
-        let mut insert = sqlx::QueryBuilder::new(
-            "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, type, summary, \
-             decision, outcome, source, rule, reason, approver, latency_us, submitted_by, record, \
-             action) ",
-        );
-        insert.push_values(chunk, |mut b, r| {
-            b.push_bind(&r.action_id)
-                .push_bind(&r.time)
-                .push_bind(r.ts_us)
-                .push_bind(&r.session)
-                .push_bind(&r.agent)
-                .push_bind(&r.adapter)
-                .push_bind(&r.kind)
-                .push_bind(&r.summary)
-                .push_bind(&r.decision)
-                .push_bind(&r.outcome)
-                .push_bind(&r.source)
-                .push_bind(&r.rule)
-                .push_bind(&r.reason)
-                .push_bind(&r.approver)
-                .push_bind(r.latency_us)
-                .push_bind(&r.submitted_by)
-                .push_bind(&r.record)
-                .push_bind(&r.action);
-        });
-        insert.push(" RETURNING seq");
-        let mut got = insert
-            .build()
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.try_get::<i64, _>("seq"))
-            .collect::<Result<Vec<i64>, _>>()?;
-        // The rows of one VALUES list take their numbers in order; the
-        // order RETURNING lists them in is not promised.
-        got.sort_unstable();
-        if got.len() != chunk.len() {
-            return Err(StoreError::Unnumbered {
-                inserted: chunk.len(),
-                numbered: got.len(),
-            });
-        }
-        seqs.extend(got);
-        rest = tail;
+    fn column<'a, T>(rows: &'a [ActionRow], f: impl Fn(&'a ActionRow) -> T) -> Vec<T> {
+        rows.iter().map(f).collect()
     }
-    tx.commit().await?;
-    Ok(seqs)
+    let mut got = sqlx::query(
+        "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, type, summary, \
+         decision, outcome, source, rule, reason, approver, latency_us, submitted_by, record, \
+         action) \
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], \
+         $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], \
+         $13::text[], $14::text[], $15::bigint[], $16::text[], $17::text[], $18::text[]) \
+         RETURNING seq",
+    )
+    .bind(column(rows, |r| r.action_id.as_str()))
+    .bind(column(rows, |r| r.time.as_str()))
+    .bind(column(rows, |r| r.ts_us))
+    .bind(column(rows, |r| r.session.as_deref()))
+    .bind(column(rows, |r| r.agent.as_deref()))
+    .bind(column(rows, |r| r.adapter.as_str()))
+    .bind(column(rows, |r| r.kind.as_str()))
+    .bind(column(rows, |r| r.summary.as_str()))
+    .bind(column(rows, |r| r.decision.as_str()))
+    .bind(column(rows, |r| r.outcome.as_deref()))
+    .bind(column(rows, |r| r.source.as_str()))
+    .bind(column(rows, |r| r.rule.as_deref()))
+    .bind(column(rows, |r| r.reason.as_str()))
+    .bind(column(rows, |r| r.approver.as_deref()))
+    .bind(column(rows, |r| r.latency_us))
+    .bind(column(rows, |r| r.submitted_by.as_deref()))
+    .bind(column(rows, |r| r.record.as_str()))
+    .bind(column(rows, |r| r.action.as_deref()))
+    .fetch_all(c)
+    .await?
+    .iter()
+    .map(|r| r.try_get::<i64, _>("seq"))
+    .collect::<Result<Vec<i64>, _>>()?;
+    // The rows take their numbers in UNNEST's order; the order RETURNING
+    // lists them in is not promised.
+    got.sort_unstable();
+    if got.len() != rows.len() {
+        return Err(StoreError::Unnumbered {
+            inserted: rows.len(),
+            numbered: got.len(),
+        });
+    }
+    Ok(got)
 }
