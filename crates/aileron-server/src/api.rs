@@ -88,21 +88,34 @@ pub fn router(app: AppState) -> Router {
         .route("/", get(index))
         .route("/assets/{*file}", get(asset))
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(app.clone(), check_host))
-        // Probes and scrapers name the server by its address: no Host
-        // check (`/metrics` checks it when it needs no token).
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics))
-        .layer(middleware::from_fn(security_headers))
-        .layer(middleware::from_fn_with_state(app.clone(), ops::observe))
+        .route(PROBES[0], get(ops::healthz))
+        .route(PROBES[1], get(ops::readyz))
+        .route(PROBES[2], get(ops::metrics))
+        .layer(middleware::from_fn_with_state(app.clone(), front))
         .with_state(app)
 }
 
 // ---- protections -----------------------------------------------------------
 
-async fn security_headers(req: Request, next: Next) -> Response {
-    let mut res = next.run(req).await;
+/// Probes and scrapers name the server by its address: no `Host` check
+/// (`/metrics` checks it when it needs no token).
+const PROBES: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
+/// Every request's one layer (one, not a layer for each: each layer moves
+/// the request's future and clones the services under it): its id, metrics
+/// and log line ([`ops::Observed`]), the `Host` check, the security headers.
+async fn front(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    let observed = ops::Observed::begin(&mut req);
+    let mut res = match host_refused(&app, req.headers()) {
+        Some(refused) if !PROBES.contains(&req.uri().path()) => refused,
+        _ => next.run(req).await,
+    };
+    security_headers(&mut res);
+    observed.end(&app, &mut res);
+    res
+}
+
+fn security_headers(res: &mut Response) {
     let h = res.headers_mut();
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
     h.insert(
@@ -115,19 +128,11 @@ async fn security_headers(req: Request, next: Next) -> Response {
     );
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     h.insert("cache-control", HeaderValue::from_static("no-store"));
-    res
 }
 
-/// Refuses a `Host` that is not the listen address or a loopback name
-/// (DNS rebinding: a page of evil.example resolving to 127.0.0.1).
-async fn check_host(State(app): State<AppState>, req: Request, next: Next) -> Response {
-    match host_refused(&app, req.headers()) {
-        Some(refused) => refused,
-        None => next.run(req).await,
-    }
-}
-
-/// The refusal of a request whose `Host` is not this server's.
+/// The refusal of a request whose `Host` is not this server's, nor a
+/// loopback name (DNS rebinding: a page of evil.example resolving to
+/// 127.0.0.1).
 pub(crate) fn host_refused(app: &App, headers: &HeaderMap) -> Option<Response> {
     let host = headers
         .get(header::HOST)

@@ -9,7 +9,6 @@ use crate::app::{App, EvalOutcome};
 use crate::metrics::Metrics;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::io::Write as _;
@@ -277,48 +276,64 @@ fn sane(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:/+=@".contains(&b))
 }
 
-/// Every request: its id (kept or made) in the extensions and the answer,
-/// counted by route and status, and logged when it failed or has a note.
-pub async fn observe(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let id = req
-        .headers()
-        .get(REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| sane(v))
-        .map_or_else(crate::auth::new_uuid, str::to_owned);
-    req.extensions_mut().insert(RequestId(id.clone()));
-    let method = req.method().clone();
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let path = req.uri().path().to_owned();
-    let mut res = next.run(req).await;
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        res.headers_mut().insert(REQUEST_ID, v);
+/// A request being answered, for [`Observed::end`]: its id (kept or made,
+/// also put in its extensions), method, route and path.
+pub struct Observed {
+    started: Instant,
+    id: String,
+    method: axum::http::Method,
+    route: Option<MatchedPath>,
+    path: String,
+}
+
+impl Observed {
+    pub fn begin(req: &mut Request) -> Observed {
+        let id = req
+            .headers()
+            .get(REQUEST_ID)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| sane(v))
+            .map_or_else(crate::auth::new_uuid, str::to_owned);
+        req.extensions_mut().insert(RequestId(id.clone()));
+        Observed {
+            started: Instant::now(),
+            id,
+            method: req.method().clone(),
+            route: req.extensions().get::<MatchedPath>().cloned(),
+            path: req.uri().path().to_owned(),
+        }
     }
-    let status = res.status().as_u16();
-    app.ops.metrics.http_answered(
-        method.as_str(),
-        route.as_ref().map(MatchedPath::as_str),
-        status,
-    );
-    let note = res.extensions_mut().remove::<Note>();
-    if status >= 400 || note.is_some() {
-        let level = match status {
-            500.. => "error",
-            400.. => "warn",
-            _ => "info",
-        };
-        let mut fields = vec![
-            ("request_id", json!(id)),
-            ("method", json!(method.as_str())),
-            ("path", json!(path)),
-            ("status", json!(status)),
-            ("ms", json!(started.elapsed().as_secs_f64() * 1e3)),
-        ];
-        fields.extend(note.unwrap_or_default().0);
-        write_line(app.cfg.log_format, level, "request", &fields);
+
+    /// The answer gets the request id; it is counted by route and status,
+    /// and logged when it failed or has a [`Note`].
+    pub fn end(self, app: &App, res: &mut Response) {
+        if let Ok(v) = HeaderValue::from_str(&self.id) {
+            res.headers_mut().insert(REQUEST_ID, v);
+        }
+        let status = res.status().as_u16();
+        app.ops.metrics.http_answered(
+            self.method.as_str(),
+            self.route.as_ref().map(MatchedPath::as_str),
+            status,
+        );
+        let note = res.extensions_mut().remove::<Note>();
+        if status >= 400 || note.is_some() {
+            let level = match status {
+                500.. => "error",
+                400.. => "warn",
+                _ => "info",
+            };
+            let mut fields = vec![
+                ("request_id", json!(self.id)),
+                ("method", json!(self.method.as_str())),
+                ("path", json!(self.path)),
+                ("status", json!(status)),
+                ("ms", json!(self.started.elapsed().as_secs_f64() * 1e3)),
+            ];
+            fields.extend(note.unwrap_or_default().0);
+            write_line(app.cfg.log_format, level, "request", &fields);
+        }
     }
-    res
 }
 
 /// A line about the server itself (not a request).
