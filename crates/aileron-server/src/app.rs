@@ -161,7 +161,6 @@ impl App {
             shutdown,
             ops: crate::ops::Ops::default(),
         });
-        db.spawn_checkpoints();
         app.reload_rules().await?;
         Ok(app)
     }

@@ -9,6 +9,8 @@
 
 use super::{ActionRow, Db};
 use sqlx::Row;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::runtime::Handle;
 
@@ -30,10 +32,19 @@ pub enum StoreError {
     Unnumbered { inserted: usize, numbered: usize },
 }
 
-/// The SQLite WAL is checkpointed by [`Db::spawn_checkpoints`], off the
+/// The SQLite WAL is checkpointed by [`Db::checkpoints`], off the
 /// writer's path: done inline (SQLite's default, every 1,000 pages) it
-/// stalled a commit every few hundred batches.
-const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+/// stalled a commit every few hundred batches. Often, so each is short.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+/// A WAL this long (pages) is made to start again (8 MiB): the shorter,
+/// the less [`Writer::finish_checkpoint`] has left to copy.
+const RESTART_AFTER_FRAMES: i64 = 2048;
+/// Should the background checkpoints be starved of CPU, the writer's own
+/// (SQLite's automatic checkpoint, after a commit) keep the WAL to about
+/// this many pages (64 MiB).
+const WAL_SAFETY_NET: i64 = 16384;
+/// The checkpoints' niceness: they take the CPU the requests leave.
+const CHECKPOINT_NICE: libc::c_int = 10;
 
 /// The WAL file is cut back to this after a checkpoint lets it restart.
 const WAL_SIZE_LIMIT: i64 = 64 << 20;
@@ -65,11 +76,11 @@ impl Db {
                     | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
                 let c = rusqlite::Connection::open_with_flags(path, flags)?;
                 // As the pool's connections (Db::open), but checkpoints are
-                // left to Db::spawn_checkpoints.
+                // left to Db::checkpoints (past WAL_SAFETY_NET, its own).
                 c.busy_timeout(Duration::from_secs(10))?;
                 c.execute_batch(&format!(
                     "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
-                     PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = {WAL_SIZE_LIMIT};"
+                     PRAGMA wal_autocheckpoint = {WAL_SAFETY_NET}; PRAGMA journal_size_limit = {WAL_SIZE_LIMIT};"
                 ))?;
                 Ok(Writer::Sqlite(c))
             }
@@ -86,26 +97,74 @@ impl Db {
             .map_err(|e| StoreError::Panicked(e.to_string()))?
     }
 
-    /// Checkpoints the SQLite WAL in the background (a PASSIVE checkpoint
-    /// waits for no one and blocks no one). Nothing to do on PostgreSQL.
-    pub fn spawn_checkpoints(&self) {
-        let Db::Sqlite(pool) = self else { return };
-        let pool = pool.clone();
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(CHECKPOINT_EVERY);
-            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            while !pool.is_closed() {
-                every.tick().await;
-                // A failure (busy, closing) is retried at the next tick.
-                let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-                    .execute(&pool)
-                    .await;
-            }
-        });
+    /// Starts the SQLite WAL's checkpoints, on a thread of their own at a
+    /// low priority (a PASSIVE checkpoint waits for no one and blocks no
+    /// one; it copies pages, and at the writer's own priority it took a
+    /// core from the requests for milliseconds at a time). They stop when
+    /// the returned guard is dropped. Nothing to do on PostgreSQL.
+    pub fn checkpoints(&self) -> Option<Checkpoints> {
+        let Db::Sqlite(pool) = self else { return None };
+        let path = pool.connect_options().get_filename().to_path_buf();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let long = Arc::new(AtomicBool::new(false));
+        let wal_long = Arc::clone(&long);
+        std::thread::Builder::new()
+            .name("aileron-checkpoint".into())
+            .spawn(move || {
+                // This thread only (a thread id is a process id to setpriority).
+                // SAFETY: plain system calls with no pointers.
+                unsafe {
+                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                    libc::setpriority(libc::PRIO_PROCESS, tid, CHECKPOINT_NICE);
+                }
+                let Ok(c) = rusqlite::Connection::open(&path) else {
+                    return;
+                };
+                let _ = c.busy_timeout(Duration::from_secs(1));
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(CHECKPOINT_EVERY)
+                {
+                    // A failure (busy, closing) is retried at the next turn.
+                    let frames =
+                        c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1));
+                    if frames.is_ok_and(|n| n >= RESTART_AFTER_FRAMES) {
+                        wal_long.store(true, Ordering::Relaxed);
+                    }
+                }
+            })
+            .ok()?;
+        Some(Checkpoints { _stop: stop, long })
+    }
+}
+
+/// Keeps [`Db::checkpoints`] going while it lives.
+pub struct Checkpoints {
+    _stop: std::sync::mpsc::Sender<()>,
+    long: Arc<AtomicBool>,
+}
+
+impl Checkpoints {
+    /// Whether the writer should finish a checkpoint itself (once; see
+    /// [`Writer::finish_checkpoint`]).
+    pub fn wal_is_long(&self) -> bool {
+        self.long.swap(false, Ordering::Relaxed)
     }
 }
 
 impl Writer {
+    /// Checkpoints what the background checkpoints left, between two
+    /// batches: with the writer idle, nothing is appended meanwhile, so the
+    /// whole WAL is copied and the next batch starts it again from its
+    /// beginning (cut to [`WAL_SIZE_LIMIT`]). A background checkpoint never
+    /// catches up with a writer that commits every millisecond, and the WAL
+    /// would grow without end. Cheap: the background copied all but the
+    /// last moments' pages.
+    pub fn finish_checkpoint(&mut self) {
+        if let Writer::Sqlite(c) = self {
+            let _ = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        }
+    }
+
     /// Appends rows in one transaction; returns their sequence numbers, in
     /// the rows' order. All or none: an error rolls the batch back.
     pub fn insert_actions(&mut self, rows: &[ActionRow]) -> Result<Vec<i64>, StoreError> {
