@@ -44,6 +44,7 @@ const RESTART_AFTER_FRAMES: i64 = 2048;
 /// this many pages (64 MiB).
 const WAL_SAFETY_NET: i64 = 16384;
 /// The checkpoints' niceness: they take the CPU the requests leave.
+#[cfg(target_os = "linux")]
 const CHECKPOINT_NICE: libc::c_int = 10;
 
 /// The WAL file is cut back to this after a checkpoint lets it restart.
@@ -111,12 +112,7 @@ impl Db {
         std::thread::Builder::new()
             .name("aileron-checkpoint".into())
             .spawn(move || {
-                // This thread only (a thread id is a process id to setpriority).
-                // SAFETY: plain system calls with no pointers.
-                unsafe {
-                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-                    libc::setpriority(libc::PRIO_PROCESS, tid, CHECKPOINT_NICE);
-                }
+                lower_priority();
                 let Ok(c) = rusqlite::Connection::open(&path) else {
                     return;
                 };
@@ -134,6 +130,18 @@ impl Db {
             })
             .ok()?;
         Some(Checkpoints { _stop: stop, long })
+    }
+}
+
+/// Gives the calling thread (only) [`CHECKPOINT_NICE`]: on Linux a thread id
+/// is a process id to `setpriority`. Elsewhere the checkpoints keep the
+/// writer's priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls with no pointers.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, CHECKPOINT_NICE);
     }
 }
 
