@@ -88,9 +88,10 @@ pub fn router(app: AppState) -> Router {
         .route("/", get(index))
         .route("/assets/{*file}", get(asset))
         .fallback(not_found)
-        .route(PROBES[0], get(ops::healthz))
-        .route(PROBES[1], get(ops::readyz))
-        .route(PROBES[2], get(ops::metrics))
+        // PROBES, written out: the OpenAPI test reads the routes here.
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn_with_state(app.clone(), front))
         .with_state(app)
 }
