@@ -50,10 +50,20 @@ const CHECKPOINT_NICE: libc::c_int = 10;
 /// The WAL file is cut back to this after a checkpoint lets it restart.
 const WAL_SIZE_LIMIT: i64 = 64 << 20;
 
-const INSERT: &str = "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, \
-    type, summary, decision, outcome, source, rule, reason, approver, latency_us, submitted_by, \
-    record, action) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
-    ?16, ?17, ?18)";
+/// The start of both backends' inserts: the log's columns, in the order
+/// of the values bound.
+macro_rules! insert_into_actions {
+    () => {
+        "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, type, summary, \
+         decision, outcome, source, rule, reason, approver, latency_us, submitted_by, record, \
+         action) "
+    };
+}
+
+const INSERT: &str = concat!(
+    insert_into_actions!(),
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+);
 
 /// The writer's own connection: its page cache stays warm from batch to
 /// batch (from a pool, each batch would take whichever connection is free,
@@ -234,15 +244,13 @@ async fn insert_postgres(
     fn column<'a, T>(rows: &'a [ActionRow], f: impl Fn(&'a ActionRow) -> T) -> Vec<T> {
         rows.iter().map(f).collect()
     }
-    let mut got = sqlx::query(
-        "INSERT INTO actions (action_id, time, ts_us, session, agent, adapter, type, summary, \
-         decision, outcome, source, rule, reason, approver, latency_us, submitted_by, record, \
-         action) \
-         SELECT * FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], \
+    let mut got = sqlx::query(concat!(
+        insert_into_actions!(),
+        "SELECT * FROM UNNEST($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], \
          $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], \
          $13::text[], $14::text[], $15::bigint[], $16::text[], $17::text[], $18::text[]) \
-         RETURNING seq",
-    )
+         RETURNING seq"
+    ))
     .bind(column(rows, |r| r.action_id.as_str()))
     .bind(column(rows, |r| r.time.as_str()))
     .bind(column(rows, |r| r.ts_us))
