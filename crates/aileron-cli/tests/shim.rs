@@ -460,10 +460,22 @@ fn check_corpus_line(line: &str, control: &Control, socket: Option<&Path>) -> (b
     if controlled {
         let p = adversarial_project();
         let line = line.replace("@DIR@", &p.dir.to_string_lossy());
-        let out = run(
-            support::no_tty(p.bash(&["-c", &line]).env("CMD", "touch")),
-            b"y\n",
-        );
+        let control_run = || {
+            run(
+                support::no_tty(p.bash(&["-c", &line]).env("CMD", "touch")),
+                b"y\n",
+            )
+        };
+        let mut out = control_run();
+        // A script the project just wrote can still be open for writing in a
+        // child another test thread is forking (ETXTBSY): run it again.
+        for _ in 0..5 {
+            if trace(&p) || !text(&out.stderr).contains("Text file busy") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            out = control_run();
+        }
         if !trace(&p) {
             failures.push(format!(
                 "{line:?}: plain bash left no trace (the corpus line is wrong): {}",
