@@ -892,6 +892,22 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
             false,
         ),
         builtin_rule(
+            "sql-field-call",
+            Decision::Ask,
+            "a qualified column (t.name, (t).name) may call a function name(t): \
+             PostgreSQL reads it as a call when t has no column of that name",
+            sql_tagged(FIELD_CALL),
+            false,
+        ),
+        builtin_rule(
+            "sql-write-in-read",
+            Decision::Ask,
+            "a statement whose verb reads writes (a sequence function, SELECT INTO, \
+             a data-modifying statement nested in it, a change of role)",
+            sql_tagged(WRITE_IN_READ),
+            false,
+        ),
+        builtin_rule(
             "pipe-to-shell",
             Decision::Ask,
             "pipes data into a shell or interpreter",
@@ -1002,6 +1018,16 @@ pub const UNPARSABLE: &str = "unparsable";
 /// Tag the database gateway gives a statement that runs code it cannot see
 /// through (`DO`, a function call, `EXECUTE` of dynamic SQL).
 pub const DYNAMIC: &str = "dynamic";
+
+/// Tag the database gateway gives a statement holding a qualified column
+/// reference or a field selection (`t.name`, `(t).name`), which the server
+/// reads as a call of a function `name(t)` when `t` has no such column.
+pub const FIELD_CALL: &str = "field-call";
+
+/// Tag the database gateway gives a statement whose verb reads
+/// (`SELECT`, `VALUES`, `SET`, ...) but which writes: a rule written by
+/// verb would take it for a read.
+pub const WRITE_IN_READ: &str = "write-in-read";
 
 /// Tag the egress proxy gives a request to the launched agent's own model
 /// API (the endpoint `aileron launch` knows the agent talks to).

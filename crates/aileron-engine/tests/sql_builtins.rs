@@ -159,3 +159,35 @@ fn a_bad_gateway_is_a_load_error_with_its_place() {
         assert_diag(&d, FILE, pos(text, at, 0), words);
     }
 }
+
+#[test]
+fn a_possible_call_or_a_hidden_write_is_asked_even_under_a_verb_rule() {
+    // A rule allowing by verb alone meets `SELECT t.wipe FROM t` and
+    // `SELECT setval(...)`: the built-ins ask first (priority 150).
+    let p = load(
+        "version: 1\ndefault: deny\nallow:\n  - {id: reads, when: {type: sql.query, sql.verb: SELECT}}\n",
+    );
+    for (tag, rule) in [
+        ("field-call", "builtin:sql-field-call"),
+        ("write-in-read", "builtin:sql-write-in-read"),
+    ] {
+        let v = decide(&p, &sql("SELECT", &[tag]));
+        assert_eq!(
+            (v.decision, v.source, v.rule.as_deref()),
+            (Decision::Ask, VerdictSource::Builtin, Some(rule)),
+            "{tag}"
+        );
+    }
+    assert_eq!(decide(&p, &sql("SELECT", &[])).decision, Decision::Allow);
+    // Each may be cancelled by id, the other staying.
+    let p =
+        load("version: 1\ndefault: allow\nallow:\n  - {override: \"builtin:sql-field-call\"}\n");
+    assert_eq!(
+        decide(&p, &sql("SELECT", &["field-call"])).decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        decide(&p, &sql("SELECT", &["write-in-read"])).decision,
+        Decision::Ask
+    );
+}

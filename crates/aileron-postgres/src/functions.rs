@@ -99,6 +99,7 @@ const HARMLESS: &[&str] = &[
     "current_time",
     "current_timestamp",
     "current_user",
+    "currval",
     "date_add",
     "date_bin",
     "date_part",
@@ -193,6 +194,7 @@ const HARMLESS: &[&str] = &[
     "justify_interval",
     "lag",
     "last_value",
+    "lastval",
     "lcm",
     "lead",
     "least",
@@ -372,6 +374,20 @@ const HARMLESS: &[&str] = &[
 ];
 
 const WRITES: &[&str] = &["nextval", "setval"];
+
+/// Why a `search_path` is not trusted (a `SET`, a startup parameter).
+pub const UNTRUSTED_PATH: &str = "search_path names pg_catalog after another schema, or in a \
+     form the analysis does not read: a function's name may find another function";
+
+/// Whether a `search_path` keeps PostgreSQL's own functions first: the
+/// server searches `pg_catalog` first unless the path names it later. Each
+/// schema as the server folds it; `None`: one the analysis does not read.
+pub fn search_path_trusted(schemas: impl IntoIterator<Item = Option<String>>) -> bool {
+    schemas
+        .into_iter()
+        .enumerate()
+        .all(|(i, s)| s.is_some_and(|s| i == 0 || s != "pg_catalog"))
+}
 
 /// How a call of `name` counts: `schema` is its qualifier, if any; both
 /// as the server folds them (lower case unless quoted).

@@ -19,6 +19,7 @@
 use crate::lower::{self, Context};
 use crate::wire::{self, Header, ReadError, Severity, Startup, Violation};
 use crate::{Decide, Origin};
+use aileron_engine::Action;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
@@ -234,9 +235,19 @@ impl Gateway {
             .filter(|d| !d.is_empty())
             .unwrap_or(&user)
             .to_owned();
-        let Startup::Start { raw, .. } = startup else {
+        let Startup::Start { raw, params } = startup else {
             return;
         };
+        // Settings that change how names resolve or who runs the
+        // statements are decided before the server sees the connection.
+        let settings = crate::startup::actions(&params, &Context::new(&database, &user));
+        if let Some(first) = settings.first() {
+            let line = first.summary.clone();
+            if let Err(message) = self.verdict(line, settings).await {
+                fatal(&mut cw, "42501", &message).await;
+                return;
+            }
+        }
         let (ur, uw) = match self.upstream.connect().await {
             Ok(s) => s,
             Err(e) => {
@@ -289,6 +300,18 @@ impl Gateway {
                 let _ = writer.await;
             }
             _ = &mut writer => {}
+        }
+    }
+
+    /// Decides `actions` as one request (`line`: what a prompt shows);
+    /// `Err`: the message for the client.
+    async fn verdict(&self, line: String, actions: Vec<Action>) -> Result<(), String> {
+        let req = crate::request(&self.origin, line, actions);
+        let decide = Arc::clone(&self.decide);
+        match tokio::task::spawn_blocking(move || decide.decide(&req)).await {
+            Ok(r) if r.allow => Ok(()),
+            Ok(r) => Err(r.message.unwrap_or_else(|| "aileron: denied".to_owned())),
+            Err(_) => Err("aileron: denied: the decision failed".to_owned()),
         }
     }
 
@@ -642,26 +665,17 @@ impl Conn<'_> {
             // Blanks and comments: the server runs nothing.
             return Ok(());
         }
-        let line = lowered.line.clone();
-        let req = crate::request(&self.gw.origin, line, lowered.actions);
-        let decide = Arc::clone(&self.gw.decide);
-        let answer = tokio::task::spawn_blocking(move || decide.decide(&req)).await;
-        match answer {
-            Ok(r) if r.allow => {
-                if lowered.changes_reading {
-                    self.doubt_escapes = true;
-                    self.doubt_encoding = true;
-                }
-                for (name, text) in lowered.prepares {
-                    if self.prepared.len() < MAX_PREPARED {
-                        self.prepared.insert(name, text);
-                    }
-                }
-                Ok(())
-            }
-            Ok(r) => Err(r.message.unwrap_or_else(|| "aileron: denied".to_owned())),
-            Err(_) => Err("aileron: denied: the decision failed".to_owned()),
+        self.gw.verdict(lowered.line, lowered.actions).await?;
+        if lowered.changes_reading {
+            self.doubt_escapes = true;
+            self.doubt_encoding = true;
         }
+        for (name, text) in lowered.prepares {
+            if self.prepared.len() < MAX_PREPARED {
+                self.prepared.insert(name, text);
+            }
+        }
+        Ok(())
     }
 
     /// Sends the server a message it cannot parse in place of a refused one,

@@ -6,14 +6,17 @@
 //! - [`lower`] turns SQL text into `sql.query` Actions (pure, like the
 //!   engine): one per statement, and one per statement nested in another
 //!   (a data-modifying `WITH`, `PREPARE`, `EXPLAIN ANALYZE`).
-//! - [`gateway`] relays a connection: startup and authentication passed
-//!   through, each `Query`, `Parse` and `FunctionCall` decided, a refusal
+//! - [`startup`] turns the settings of a startup message that change name
+//!   resolution or identity (`search_path`, `role`, `options`) into Actions.
+//! - [`gateway`] relays a connection: startup settings decided,
+//!   authentication passed through, each `Query`, `Parse` and `FunctionCall` decided, a refusal
 //!   answered as the server answers an error.
 
 pub mod client;
 pub mod functions;
 pub mod gateway;
 pub mod lower;
+pub mod startup;
 pub mod wire;
 
 pub use aileron_session::{Decide, SessionSocket};

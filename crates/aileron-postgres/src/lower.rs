@@ -16,14 +16,23 @@
 //! procedure not known to only compute a value, `EXECUTE` of a statement not
 //! prepared on this connection, `COPY ... PROGRAM`, `LOAD`: an ask a
 //! policy may override by id).
+//!
+//! Two more tags keep a rule written by verb from taking a write for a
+//! read: `field-call` (a qualified column `t.name` or a field selection
+//! `(t).name`, which the server reads as a call of `name(t)` when `t` has
+//! no column `name`: the text alone cannot tell them apart) and
+//! `write-in-read` (a statement whose verb reads and which writes: a
+//! sequence function, `SELECT INTO`, a data-modifying statement nested in
+//! it). Each is an ask of its own built-in rule, overridable by id.
 
 use crate::functions::{self, Class};
-use aileron_engine::builtin::{DYNAMIC, UNPARSABLE};
+use aileron_engine::builtin::{DYNAMIC, FIELD_CALL, UNPARSABLE, WRITE_IN_READ};
 use aileron_engine::{Action, ActionType, Sensitivity};
 use serde_json::{Map, Value, json};
 use sqlparser::ast::{
-    CopySource, CopyTarget, Expr, GrantObjects, Ident, ObjectName, ObjectNamePart, ObjectType,
-    OnConflictAction, OnInsert, Query, Set, SetExpr, Statement, TableFactor, Visit, Visitor,
+    AccessExpr, CopySource, CopyTarget, Expr, GrantObjects, Ident, ObjectName, ObjectNamePart,
+    ObjectType, OnConflictAction, OnInsert, Query, Set, SetExpr, Statement, TableFactor, Visit,
+    Visitor,
 };
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
@@ -34,6 +43,13 @@ use std::ops::ControlFlow;
 
 /// The longest summary (the one line prompts and the audit log show).
 const SUMMARY_MAX: usize = 200;
+
+/// Tags of code the analysis does not see, which may change how the server
+/// reads later text (`set_config('standard_conforming_strings', ...)`).
+const READING_DOUBT: &[&str] = &[DYNAMIC, UNPARSABLE, FIELD_CALL];
+
+/// Settings that change who runs the statements: `mutate`, like `SET ROLE`.
+const IDENTITY_SETTINGS: &[&str] = &["role", "session_authorization"];
 
 /// Who runs the statements, where, and what the connection knows.
 pub struct Context<'a> {
@@ -164,7 +180,7 @@ pub fn lower(text: &str, cx: &Context) -> Lowered {
         || out
             .actions
             .iter()
-            .any(|a| a.tags.iter().any(|t| t == DYNAMIC || t == UNPARSABLE));
+            .any(|a| a.tags.iter().any(|t| READING_DOUBT.contains(&t.as_str())));
     out
 }
 
@@ -459,6 +475,14 @@ fn lower_statement(stmt: &Statement, text: &str, cx: &Context, depth: usize, out
             tags.push(DYNAMIC.to_owned());
         }
     }
+    // A rule written by verb would take it for a read. (A statement nested
+    // in it is an Action of its own, under its own verb.)
+    if facts.writes && verb_sensitivity(&facts.verb) == Sensitivity::Read {
+        sensitivity = sensitivity.max(Sensitivity::Write);
+        if !tags.iter().any(|t| t == WRITE_IN_READ) {
+            tags.push(WRITE_IN_READ.to_owned());
+        }
+    }
     let mut top = action(
         &facts.verb,
         sensitivity,
@@ -490,6 +514,9 @@ struct Facts {
     prepares: Option<(String, String)>,
     /// The Actions of the statement an `EXECUTE` runs.
     executes: Option<Vec<Action>>,
+    /// It writes, as far as the analysis knows (not merely a call it
+    /// cannot see through): a sequence function, `SELECT INTO`.
+    writes: bool,
 }
 
 fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts {
@@ -518,6 +545,7 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
             let into = select_into(q);
             if !into.is_empty() {
                 f.sensitivity = Write;
+                f.writes = true;
                 for t in into {
                     push_unique(&mut f.tables, t);
                 }
@@ -594,20 +622,26 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
         Statement::Set(Set::SetRole { .. } | Set::SetSessionAuthorization(_)) => {
             f.sensitivity = Mutate;
         }
+        Statement::Set(Set::SingleAssignment { variable, .. })
+            if IDENTITY_SETTINGS.contains(&object_name(variable).as_str()) =>
+        {
+            f.sensitivity = Mutate;
+        }
         Statement::Set(Set::SingleAssignment {
             variable, values, ..
         }) if object_name(variable) == "search_path" => {
-            let names: Vec<String> = values
-                .iter()
-                .map(|v| v.to_string().trim_matches(['\'', '"']).to_ascii_lowercase())
-                .collect();
-            if names.iter().skip(1).any(|n| n == "pg_catalog") {
-                dynamic(
-                    &mut f,
-                    "search_path puts pg_catalog after another schema: a function's name \
-                     may find another function"
-                        .into(),
-                );
+            let schemas = values.iter().map(|v| match v {
+                Expr::Identifier(i) => Some(ident(i)),
+                // A string is one schema's name (the server quotes it).
+                Expr::Value(v) => match &v.value {
+                    sqlparser::ast::Value::SingleQuotedString(s) => Some(s.clone()),
+                    _ => None,
+                },
+                // Anything else the analysis does not read: not trusted.
+                _ => None,
+            });
+            if !functions::search_path_trusted(schemas) {
+                dynamic(&mut f, functions::UNTRUSTED_PATH.into());
             }
         }
         Statement::Explain {
@@ -649,6 +683,16 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
     }
     if walk.writing_functions {
         f.sensitivity = f.sensitivity.max(Write);
+        f.writes = true;
+    }
+    if !walk.field_calls.is_empty() {
+        f.tags.push(FIELD_CALL.to_owned());
+        f.description.get_or_insert_with(|| {
+            format!(
+                "{} may call a function of that name on a row, which the analysis cannot see",
+                walk.field_calls.join(", ")
+            )
+        });
     }
     if let Some(func) = walk.unknown_functions.first() {
         f.sensitivity = f.sensitivity.max(Mutate);
@@ -731,6 +775,9 @@ struct Walk {
     tables: Vec<String>,
     unknown_functions: Vec<String>,
     writing_functions: bool,
+    /// Qualified columns and field selections, as written: each may be a
+    /// call (attribute notation).
+    field_calls: Vec<String>,
     nested: Vec<Statement>,
     /// Nested statements are not collected (this walk is over one already).
     nested_done: bool,
@@ -798,8 +845,19 @@ impl Visitor for Walk {
     }
 
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        if let Expr::Function(f) = e {
-            self.function(&f.name);
+        match e {
+            Expr::Function(f) => self.function(&f.name),
+            // `t.name`, `s.t.name`: the column `name` of `t`, or `name(t)`.
+            Expr::CompoundIdentifier(parts) if parts.len() > 1 => {
+                push_unique(&mut self.field_calls, e.to_string())
+            }
+            // `(t).name`, `(f(x)).name`: a field, or `name(...)`.
+            Expr::CompoundFieldAccess { access_chain, .. }
+                if access_chain.iter().any(|a| matches!(a, AccessExpr::Dot(_))) =>
+            {
+                push_unique(&mut self.field_calls, e.to_string())
+            }
+            _ => {}
         }
         ControlFlow::Continue(())
     }
@@ -939,7 +997,7 @@ fn mask_passwords(text: &str) -> Cow<'_, str> {
 }
 
 /// An `sql.query` Action.
-fn action(
+pub(crate) fn action(
     verb: &str,
     sensitivity: Sensitivity,
     tables: Vec<String>,

@@ -421,3 +421,209 @@ fn a_long_text_is_one_short_line_in_the_summary() {
     assert!(!l.line.contains('\n'));
     assert!(l.actions[0].summary.chars().count() <= 201);
 }
+
+/// Sensitivity and tags of the first Action.
+fn marks(text: &str) -> (Sensitivity, Vec<String>) {
+    let l = lowered(text);
+    assert!(!l.is_empty(), "{text}: no action");
+    (l[0].1, l[0].3.clone())
+}
+
+#[test]
+fn a_qualified_column_may_be_a_call_and_is_tagged() {
+    // `t.wipe` is `wipe(t)` when t has no column wipe (attribute notation):
+    // the text alone cannot tell, so each is tagged `field-call`.
+    for text in [
+        "SELECT t.wipe FROM t",
+        "SELECT (t).wipe FROM t",
+        "SELECT s.t.wipe FROM s.t",
+        "SELECT id FROM t WHERE t.wipe IS NOT NULL",
+        "SELECT id FROM t ORDER BY t.wipe",
+        "SELECT x FROM (SELECT t.wipe AS x FROM t) q",
+        "SELECT (SELECT t.wipe FROM t LIMIT 1)",
+        "VALUES ((SELECT t.wipe FROM t LIMIT 1))",
+        "SELECT a.id FROM a JOIN b ON a.id = b.id",
+        "SELECT (f(1)).wipe",
+        "UPDATE t SET n = 1 WHERE t.wipe",
+    ] {
+        assert!(tagged(text, "field-call"), "{text}");
+        assert!(
+            lower::lower(text, &Context::new("app", "agent")).changes_reading,
+            "{text}"
+        );
+    }
+    // Unqualified names are columns (or a whole row): no call.
+    for text in [
+        "SELECT id, name FROM t",
+        "SELECT t FROM t",
+        "SELECT t.* FROM t",
+        "SELECT count(*) FROM t WHERE id > 1",
+        "SELECT lower(name) FROM t",
+    ] {
+        assert_eq!(marks(text), (Read, vec![]), "{text}");
+    }
+}
+
+#[test]
+fn a_read_verb_that_writes_is_tagged_write_in_read() {
+    for text in [
+        "SELECT nextval('s')",
+        "SELECT setval('s', 1)",
+        "SELECT pg_catalog.setval('s', 1)",
+        "VALUES ((SELECT setval('s', 1)))",
+        "SELECT 1 WHERE nextval('s') > 0",
+        "SELECT * FROM (SELECT nextval('s')) q",
+        "WITH q AS (SELECT setval('s', 5)) SELECT * FROM q",
+        "SELECT * INTO copy FROM t",
+        "SELECT * INTO TEMP copy FROM t",
+        "DECLARE c CURSOR FOR SELECT nextval('s')",
+    ] {
+        let (sens, tags) = marks(text);
+        assert!(sens >= Write, "{text}: {sens:?}");
+        assert!(
+            tags.iter().any(|t| t == "write-in-read"),
+            "{text}: {tags:?}"
+        );
+    }
+    // A statement nested in a read is an Action of its own, under its verb.
+    for text in [
+        "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
+        "EXPLAIN ANALYZE DELETE FROM t WHERE id = 1",
+    ] {
+        assert_eq!(verbs(text)[1], "DELETE", "{text}");
+        assert!(marks(text).0 >= Mutate, "{text}");
+    }
+    // Reading a sequence is a read; a write by its own verb is not hidden.
+    assert_eq!(marks("SELECT currval('s'), lastval()"), (Read, vec![]));
+    assert!(!tagged(
+        "INSERT INTO t VALUES (nextval('s'))",
+        "write-in-read"
+    ));
+    assert!(!tagged("DELETE FROM t WHERE id = 1", "write-in-read"));
+    // A call the analysis cannot see through stays `dynamic` only (an
+    // override of builtin:sql-dynamic still lets it through).
+    assert_eq!(marks("SELECT my_func(1)"), (Mutate, vec![s("dynamic")]));
+}
+
+#[test]
+fn settings_of_name_resolution_and_identity() {
+    for (text, sens, dynamic) in [
+        ("SET role = 'admin'", Mutate, false),
+        ("SET session_authorization = 'admin'", Mutate, false),
+        ("SET search_path = public", Read, false),
+        ("SET search_path TO pg_catalog, public", Read, false),
+        ("SET search_path TO \"PG_CATALOG\", public", Read, false),
+        ("SET search_path TO public, pg_catalog", Mutate, true),
+        ("SET LOCAL search_path TO public, pg_catalog", Mutate, true),
+        ("SET search_path = public, 'pg_catalog'", Mutate, true),
+        ("SET search_path = public, \"pg_catalog\"", Mutate, true),
+        ("SET search_path = public, E'pg_catalog'", Mutate, true),
+        (
+            "SELECT set_config('search_path', 'public,pg_catalog', false)",
+            Mutate,
+            true,
+        ),
+    ] {
+        let (got, tags) = marks(text);
+        assert_eq!(got, sens, "{text}");
+        assert_eq!(
+            tags.iter().any(|t| t == "dynamic"),
+            dynamic,
+            "{text}: {tags:?}"
+        );
+    }
+}
+
+mod startup {
+    use super::*;
+    use aileron_postgres::startup;
+
+    /// (sensitivity, tags) of each Action for the startup `params`.
+    fn decided(params: &[(&str, &str)]) -> Vec<(Sensitivity, Vec<String>)> {
+        let params: Vec<(String, String)> = params
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        startup::actions(&params, &Context::new("app", "agent"))
+            .into_iter()
+            .inspect(|a| assert_eq!(a.verb, "SET"))
+            .map(|a| (a.sensitivity.unwrap(), a.tags))
+            .collect()
+    }
+
+    #[test]
+    fn the_usual_parameters_are_not_decided() {
+        assert!(
+            decided(&[
+                ("user", "app"),
+                ("database", "app"),
+                ("application_name", "psql"),
+                ("client_encoding", "UTF8"),
+                ("DateStyle", "ISO"),
+                ("options", "-c statement_timeout=5000 --work_mem=64MB"),
+                ("_pq_.x", "y"),
+            ])
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn search_path_and_identity_are_decided_however_they_are_sent() {
+        let dynamic = (Mutate, vec![s("dynamic")]);
+        for params in [
+            vec![("search_path", "public,pg_catalog")],
+            vec![("SEARCH_PATH", "\"$user\", public, pg_catalog")],
+            vec![("options", "-c search_path=public,pg_catalog")],
+            vec![("options", "-csearch_path=public,pg_catalog")],
+            vec![("options", "--search_path=public,pg_catalog")],
+            vec![("options", "--search-path=public,pg_catalog")],
+            vec![("options", r"-c search_path=public,\ pg_catalog")],
+            vec![(
+                "options",
+                "-c statement_timeout=1 -c search_path=x,pg_catalog",
+            )],
+            vec![("search_path", "public, \"pg_catalog")],
+        ] {
+            assert_eq!(decided(&params), [dynamic.clone()], "{params:?}");
+        }
+        // pg_catalog first, or not named (searched first): a plain read.
+        for value in ["public", "pg_catalog, public", "\"PG_CATALOG\", public", ""] {
+            assert_eq!(
+                decided(&[("search_path", value)]),
+                [(Read, vec![])],
+                "{value}"
+            );
+        }
+        for params in [
+            vec![("role", "admin")],
+            vec![("options", "-c role=admin")],
+            vec![("options", "--session_authorization=admin")],
+        ] {
+            assert_eq!(decided(&params), [(Mutate, vec![])], "{params:?}");
+        }
+        assert_eq!(
+            decided(&[("options", "-c session_preload_libraries=x")]),
+            [dynamic]
+        );
+    }
+
+    #[test]
+    fn an_option_the_gateway_does_not_read_is_unparsable() {
+        for options in [
+            "-e",
+            "-c",
+            "-c noequals",
+            "-ec search_path=x",
+            "-B 100",
+            "--",
+            "x",
+        ] {
+            let got = decided(&[("options", options)]);
+            assert!(
+                got.iter()
+                    .any(|(_, tags)| tags.iter().any(|t| t == "unparsable")),
+                "{options}: {got:?}"
+            );
+        }
+    }
+}
