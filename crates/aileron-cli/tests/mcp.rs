@@ -590,3 +590,208 @@ fn a_client_that_closes_its_input_after_its_calls_still_gets_their_answers() {
     assert!(text_of(3).contains("(rule no-wipe)"));
     assert_eq!(names_called(&p), ["write_note"]);
 }
+
+/// An MCP server written with the Python SDK: `read_note`, and `wipe`,
+/// which leaves a mark (the file `argv[1]`).
+const PYTHON_NOTES: &str = r#"import pathlib, sys
+from mcp.server.mcpserver import MCPServer
+
+mark = pathlib.Path(sys.argv[1])
+app = MCPServer("notes")
+
+@app.tool(annotations={"readOnlyHint": True})
+def read_note(name: str) -> str:
+    """Reads a note."""
+    return f"the note {name}"
+
+@app.tool()
+def wipe() -> str:
+    """Wipes every note."""
+    mark.write_text("wiped\n")
+    return "wiped"
+
+app.run()
+"#;
+
+/// The same server written with the TypeScript SDK (`argv`: the SDK's
+/// install directory, the mark).
+const TYPESCRIPT_NOTES: &str = r#"import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
+const [sdkDir, mark] = process.argv.slice(2);
+const require = createRequire(sdkDir + '/');
+const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
+const { z } = require('zod');
+const server = new McpServer({ name: 'notes', version: '1.0.0' });
+server.registerTool('read_note',
+  { description: 'Reads a note.', inputSchema: { name: z.string() }, annotations: { readOnlyHint: true } },
+  async ({ name }) => ({ content: [{ type: 'text', text: `the note ${name}` }] }));
+server.registerTool('wipe', { description: 'Wipes every note.' }, async () => {
+  writeFileSync(mark, 'wiped\n');
+  return { content: [{ type: 'text', text: 'wiped' }] };
+});
+await server.connect(new StdioServerTransport());
+"#;
+
+const NO_WIPE: &str = r#"version: 1
+default: allow
+deny:
+  - id: no-wipe
+    description: wiping the notes loses them
+    when: {type: mcp.call, mcp.server: notes, mcp.tool: wipe}
+"#;
+
+/// The server command for each SDK, in `p`, its mark at `p/wiped`; `None`
+/// when the SDK cannot be installed (outside CI).
+fn sdk_servers(p: &Project) -> Vec<(&'static str, Vec<String>)> {
+    let mark = p.path("wiped").display().to_string();
+    let mut servers = Vec::new();
+    if let Some(python) = support::mcp::python_sdk() {
+        p.write("notes.py", PYTHON_NOTES);
+        let script = p.path("notes.py").display().to_string();
+        servers.push((
+            "python",
+            vec![python.display().to_string(), script, mark.clone()],
+        ));
+    }
+    if let Some(dir) = support::mcp::typescript_sdk() {
+        p.write("notes.mjs", TYPESCRIPT_NOTES);
+        let script = p.path("notes.mjs").display().to_string();
+        servers.push((
+            "typescript",
+            vec![
+                "node".into(),
+                script,
+                dir.display().to_string(),
+                mark.clone(),
+            ],
+        ));
+    }
+    servers
+}
+
+/// A call of `wipe` with `id`, as one line.
+fn wipe_line(id: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "wipe", "arguments": {}}})
+    .to_string()
+}
+
+/// Messages that one reader takes for one message and another for
+/// several: each must be refused whole, answered with an error naming the
+/// line break, and audited. `(id, line)`; the ids are strings, apart from
+/// the client's numbers.
+fn smuggling_lines() -> Vec<(&'static str, Vec<u8>)> {
+    let behind = |id: &str, method: &str, params: &str, sep: &str, smuggled: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"{method}","params":{{{params}"x":{sep}{}{sep}}}}}"#,
+            wipe_line(smuggled)
+        )
+        .into_bytes()
+    };
+    let between = |id: &str, sep: &str, smuggled: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"ping"}}{sep}{}"#,
+            wipe_line(smuggled)
+        )
+        .into_bytes()
+    };
+    let read_note = r#""name":"read_note","arguments":{"name":"a"},"#;
+    vec![
+        // The red team's: `wipe` behind `read_note`, then behind a `ping`.
+        ("r1", behind("r1", "tools/call", read_note, "\r", "w1")),
+        ("r2", behind("r2", "ping", "", "\r", "w2")),
+        // Between two messages.
+        ("r3", between("r3", "\r", "w3")),
+        // A line ending in `\r\r\n`: a second, empty line to some readers.
+        (
+            "n4",
+            format!("{}\r\r", wipe_line("n4").replace("wipe", "read_note")).into_bytes(),
+        ),
+        // U+2028 and U+0085 between two messages, and behind a call.
+        ("r5", between("r5", "\u{2028}", "w5")),
+        ("r6", between("r6", "\u{85}", "w6")),
+        (
+            "r7",
+            behind("r7", "tools/call", read_note, "\u{2029}", "w7"),
+        ),
+    ]
+}
+
+#[test]
+fn a_message_holding_a_line_break_is_refused_before_any_sdk_server_reads_it() {
+    let p = Project::new(NO_WIPE);
+    let servers = sdk_servers(&p);
+    if servers.len() < 2 && std::env::var_os("CI").is_some() {
+        panic!("both MCP SDKs are needed in CI");
+    }
+    for (sdk, server) in servers {
+        let _ = std::fs::remove_file(p.audit_path());
+        let server: Vec<&str> = server.iter().map(String::as_str).collect();
+        let mut c = Client::start(&p, &["--name", "notes"], &server);
+        c.initialize();
+        assert_eq!(c.tool_names(), ["read_note"], "{sdk}");
+        for (id, line) in smuggling_lines() {
+            c.send_raw(&line);
+            // A plain call after it: answered once the server read what
+            // came before.
+            let answer = c.call("read_note", json!({"name": "after"}));
+            assert_eq!(
+                tool_text(&answer),
+                ("the note after".to_owned(), false),
+                "{sdk}: {answer}"
+            );
+            assert!(
+                !p.path("wiped").exists(),
+                "{sdk}: the server ran wipe from {:?}",
+                String::from_utf8_lossy(&line)
+            );
+            let refused = c.answer_to(&json!(id));
+            let why = refused["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                refused["error"]["code"] == -32600 && why.contains("line break"),
+                "{sdk}: {refused}"
+            );
+        }
+        // `\r\n` ends a line as `\n` does, and U+2028 and U+0085 inside a
+        // string are text (sent on escaped: no reader splits there).
+        let crlf = br#"{"jsonrpc":"2.0","id":"crlf","method":"tools/call","params":{"name":"read_note","arguments":{"name":"crlf"}}}"#;
+        c.send_raw(&[&crlf[..], b"\r"].concat());
+        assert_eq!(
+            tool_text(&c.answer_to(&json!("crlf"))),
+            ("the note crlf".to_owned(), false),
+            "{sdk}"
+        );
+        for text in ["a\u{2028}b", "a\u{85}b", "a\u{2029}b"] {
+            let answer = c.call("read_note", json!({ "name": text }));
+            assert_eq!(
+                tool_text(&answer),
+                (format!("the note {text}"), false),
+                "{sdk}"
+            );
+        }
+        let (status, stderr) = c.finish();
+        assert!(status.success(), "{sdk}: {stderr}");
+        assert!(!p.path("wiped").exists(), "{sdk}");
+        // One audit line per refused message, naming what was refused.
+        let refusals: Vec<Value> = p
+            .audit()
+            .into_iter()
+            .filter(|r| r["rule"] == "builtin:mcp-framing")
+            .collect();
+        assert_eq!(
+            refusals.len(),
+            smuggling_lines().len(),
+            "{sdk}: {refusals:?}"
+        );
+        assert!(refusals.iter().all(|r| r["decision"] == "deny"));
+        let first = &refusals[0]["action"]["facets"]["mcp"];
+        assert_eq!(first["tool"], "read_note", "{sdk}: {first}");
+        // What a reader splitting at the break would have run.
+        assert_eq!(
+            first["pieces"],
+            json!([{"id": "w1", "method": "tools/call", "tool": "wipe"}]),
+            "{sdk}"
+        );
+    }
+}

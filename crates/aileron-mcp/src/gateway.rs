@@ -14,6 +14,7 @@
 //!   sent are dropped; requests (sampling, roots, elicitation) are passed
 //!   and noted; a batch is passed element by element.
 
+use crate::framing::{self, Break};
 use crate::lower::{self, Catalog};
 use crate::message::{self, Message, Parsed, code};
 use aileron_engine::Action;
@@ -35,6 +36,9 @@ pub enum Effect {
     /// A request from the server to the client, passed on: written to the
     /// audit log as a note (not decided).
     Audit(Action),
+    /// A message refused for how it is framed: written to the audit log as
+    /// denied, with `reason`.
+    Refused { action: Action, reason: String },
     /// A line for the user (stderr).
     Note(String),
 }
@@ -98,6 +102,10 @@ impl Gateway {
 
     /// A line from the client.
     pub fn from_client(&mut self, line: &[u8]) -> Vec<Effect> {
+        if let Some(brk) = framing::first_break(line) {
+            return self.client_break(line, brk);
+        }
+        let line = &framing::escaped(line)[..];
         match message::parse(line) {
             Parsed::NotJson(why) => vec![
                 Effect::ToClient(message::error(
@@ -120,6 +128,38 @@ impl Gateway {
             Parsed::Batch(items) => self.client_batch(items),
             Parsed::One(m) => self.client_message(m, line),
         }
+    }
+
+    /// A line from the client that a server would read as more than one:
+    /// refused whole, answered by its id, audited.
+    fn client_break(&mut self, line: &[u8], brk: &'static Break) -> Vec<Effect> {
+        let (id, reason) = self.framing_refusal(line, brk, "client");
+        vec![
+            Effect::ToClient(message::error(
+                id.as_ref(),
+                code::INVALID_REQUEST,
+                &format!(
+                    "aileron: refused: {reason}; send each message on one line, ending in \\n"
+                ),
+            )),
+            Effect::Note(format!("the client sent {}: refused", excerpt(line))),
+            Effect::Refused {
+                action: framing_action(&self.server, "client", line, brk),
+                reason,
+            },
+        ]
+    }
+
+    /// The id of a line refused for `brk`, and why it is refused.
+    fn framing_refusal(&self, line: &[u8], brk: &Break, from: &str) -> (Option<Value>, String) {
+        let mut scan = message::IdScan::default();
+        scan.feed(line);
+        let reason = format!(
+            "the message from the {from} holds {}, a line break to {}: the other side \
+             would read another message than the one the gateway read",
+            brk.name, brk.readers
+        );
+        (scan.id(), reason)
     }
 
     fn client_batch(&mut self, items: Vec<Value>) -> Vec<Effect> {
@@ -244,6 +284,16 @@ impl Gateway {
 
     /// A line from the server. `disabled` says whether a tool is disabled.
     pub fn from_server(&mut self, line: &[u8], disabled: &dyn Fn(&Action) -> bool) -> Vec<Effect> {
+        if let Some(brk) = framing::first_break(line) {
+            let (_, reason) = self.framing_refusal(line, brk, "server");
+            let mut out = self.unreadable_answer(line, format!("the server wrote {}", brk.name));
+            out.push(Effect::Refused {
+                action: framing_action(&self.server, "server", line, brk),
+                reason,
+            });
+            return out;
+        }
+        let line = &framing::escaped(line)[..];
         match message::parse(line) {
             Parsed::NotJson(why) => self.unreadable_answer(
                 line,
@@ -255,12 +305,12 @@ impl Gateway {
             Parsed::Batch(items) => {
                 let mut out = Vec::new();
                 for item in items {
-                    let text = item.to_string();
+                    let text = framing::escaped(item.to_string().as_bytes()).into_owned();
                     match message::classify(item) {
-                        Parsed::One(m) => out.extend(self.server_message(m, text.as_bytes(), disabled)),
+                        Parsed::One(m) => out.extend(self.server_message(m, &text, disabled)),
                         _ => out.push(Effect::Note(format!(
                             "the server wrote a batch holding something that is not a message: dropped: {}",
-                            excerpt(text.as_bytes())
+                            excerpt(&text)
                         ))),
                     }
                 }
@@ -414,6 +464,38 @@ fn refusal(id: &Value, method: &str, text: &str) -> Effect {
     })
 }
 
+/// The audit line's Action of a message refused for `brk` (`from` the
+/// client or the server): what the gateway read, and what a reader that
+/// splits at every break would read.
+fn framing_action(server: &str, from: &str, line: &[u8], brk: &Break) -> Action {
+    let read = serde_json::from_slice::<Value>(line).ok();
+    let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let method = field(read.as_ref().and_then(|v| v.get("method")));
+    let tool = field(read.as_ref().and_then(|v| v.pointer("/params/name")));
+    let mut facet = json!({
+        "server": server,
+        "from": from,
+        "break": brk.label,
+        "pieces": framing::pieces(line),
+    });
+    for (key, value) in [("method", &method), ("tool", &tool)] {
+        if let Some(v) = value {
+            facet[key] = json!(v);
+        }
+    }
+    let mut a = Action {
+        kind: "mcp.message".into(),
+        verb: method.unwrap_or_else(|| "unreadable".into()),
+        summary: format!(
+            "{server}: a message from the {from} holding {}: refused",
+            brk.name
+        ),
+        ..Action::default()
+    };
+    a.facets.insert("mcp".into(), facet);
+    a
+}
+
 /// The start of a line, for a note.
 fn excerpt(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(&line[..line.len().min(120)]);
@@ -556,10 +638,10 @@ mod tests {
         let fx = g.from_client(br#"{"id":6,"method":"tools/call","params":{}}"#);
         assert_eq!(text(&fx[0])["error"]["code"], json!(code::INVALID_PARAMS));
         // A batch: every request in it refused, none forwarded or decided.
-        let batch = br#"[{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wipe"}},
+        let batch = json!([{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wipe"}},
             {"jsonrpc":"2.0","method":"notifications/initialized"},
-            {"jsonrpc":"2.0","id":8,"method":"tools/list"}]"#;
-        let fx = g.from_client(batch);
+            {"jsonrpc":"2.0","id":8,"method":"tools/list"}]);
+        let fx = g.from_client(batch.to_string().as_bytes());
         assert!(
             fx.iter()
                 .all(|e| !matches!(e, Effect::ToServer(_) | Effect::Decide(_)))
@@ -660,6 +742,79 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_message_a_server_would_read_as_two_is_refused_and_audited() {
+        let mut g = Gateway::new("notes");
+        let wipe = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wipe"}}"#;
+        for (id, line) in [
+            (json!(1), format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"read","x":{wipe}}}}}"#).replace(wipe, &format!("\r{wipe}\r"))),
+            (json!(3), format!("{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{{\"x\":\r{wipe}\r}}}}")),
+            (json!(5), format!("{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}}\u{2028}{wipe}")),
+        ] {
+            let fx = g.from_client(line.as_bytes());
+            assert!(
+                fx.iter().all(|e| !matches!(e, Effect::ToServer(_) | Effect::Decide(_))),
+                "{fx:?}"
+            );
+            assert_eq!(text(&fx[0])["id"], id);
+            assert_eq!(text(&fx[0])["error"]["code"], json!(code::INVALID_REQUEST));
+            let Some(Effect::Refused { action, reason }) = fx.last() else {
+                panic!("{fx:?}")
+            };
+            assert!(reason.contains("line break"), "{reason}");
+            assert_eq!(action.kind, "mcp.message");
+            // What a reader splitting at the break would have run.
+            let pieces = action.facets["mcp"]["pieces"].as_array().unwrap();
+            let smuggled = json!({"id": 2, "method": "tools/call", "tool": "wipe"});
+            assert!(pieces.contains(&smuggled), "{pieces:?}");
+        }
+        assert_eq!(g.pending(), 0);
+    }
+
+    #[test]
+    fn a_line_break_inside_a_string_is_passed_on_escaped() {
+        let mut g = Gateway::new("s");
+        let line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"t\":\"a\u{2028}b\u{85}\"}}";
+        let fx = g.from_client(line.as_bytes());
+        let [Effect::ToServer(sent)] = &fx[..] else {
+            panic!("{fx:?}")
+        };
+        assert_eq!(
+            std::str::from_utf8(sent).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"t":"a\u2028b\u0085"}}"#
+        );
+        // From the server alike, in a batch too.
+        let answer = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\u{2029}\"}}]";
+        let fx = g.from_server(answer.as_bytes(), &never);
+        let [Effect::ToClient(l)] = &fx[..] else {
+            panic!("{fx:?}")
+        };
+        assert_eq!(
+            std::str::from_utf8(l).unwrap(),
+            r#"{"id":1,"jsonrpc":"2.0","result":{"t":"\u2029"}}"#
+        );
+    }
+
+    #[test]
+    fn a_server_line_holding_a_line_break_is_dropped_and_its_caller_answered() {
+        let mut g = Gateway::new("s");
+        g.from_client(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+        let sampling =
+            r#"{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{}}"#;
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"tools\":[],\"x\":\r{sampling}\r}}}}"
+        );
+        let fx = g.from_server(line.as_bytes(), &never);
+        assert!(matches!(&fx[0], Effect::Note(n) if n.contains("carriage return")));
+        assert_eq!(text(&fx[1])["id"], json!(7));
+        assert_eq!(text(&fx[1])["error"]["code"], json!(code::SERVER_GONE));
+        assert!(
+            matches!(&fx[2], Effect::Refused { action, .. } if action.facets["mcp"]["from"] == "server")
+        );
+        assert_eq!(fx.len(), 3);
+        assert_eq!(g.pending(), 0);
     }
 
     #[test]

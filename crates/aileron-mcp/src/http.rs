@@ -14,7 +14,7 @@
 //! answer, which is read).
 
 use crate::message::{self, Message, Parsed, code};
-use std::io::{BufReader, PipeReader, PipeWriter, Read, Write};
+use std::io::{BufRead, BufReader, PipeReader, PipeWriter, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -184,11 +184,11 @@ impl Inner {
 
     /// Reads server-sent events: each event's data is one message.
     fn events(&self, body: impl Read, method: Option<&str>) {
-        let mut reader = BufReader::with_capacity(64 << 10, body);
+        let mut lines = SseLines::new(BufReader::with_capacity(64 << 10, body), self.limit);
         let mut line = Vec::new();
         let mut data: Vec<u8> = Vec::new();
         loop {
-            match crate::stdio::read_line(&mut reader, &mut line, self.limit) {
+            match lines.next(&mut line) {
                 crate::stdio::Line::Eof => break,
                 crate::stdio::Line::TooLong(_) => {
                     eprintln!(
@@ -204,7 +204,9 @@ impl Inner {
                     }
                 }
                 crate::stdio::Line::Whole => {
-                    if let Some(rest) = line.strip_prefix(b"data:") {
+                    // `data` alone is a field with an empty value.
+                    let field = if line == b"data" { b"data:" } else { &line[..] };
+                    if let Some(rest) = field.strip_prefix(b"data:") {
                         let rest = rest.strip_prefix(b" ").unwrap_or(rest);
                         if !data.is_empty() {
                             data.push(b'\n');
@@ -219,12 +221,19 @@ impl Inner {
         }
     }
 
-    /// One message from the server, as one line (a line break outside a
-    /// string is white space, and JSON has none inside one).
+    /// One message from the server, as one line: a line break outside a
+    /// string is white space, written as a space; one inside a string
+    /// (strict JSON has none) is left for the gateway to refuse.
     fn message(&self, mut bytes: Vec<u8>, method: Option<&str>) {
+        let mut in_string = false;
+        let mut escaped = false;
         for b in &mut bytes {
-            if *b == b'\n' || *b == b'\r' {
-                *b = b' ';
+            match (in_string, escaped, *b) {
+                (true, true, _) => escaped = false,
+                (true, false, b'\\') => escaped = true,
+                (_, false, b'"') => in_string = !in_string,
+                (false, _, b'\n' | b'\r') => *b = b' ',
+                _ => {}
             }
         }
         if method == Some("initialize")
@@ -246,6 +255,103 @@ impl Inner {
     }
 }
 
+/// The lines of a server-sent event stream: each ends at `\r\n`, `\n` or
+/// `\r` (the SSE specification), at most `limit` bytes of each kept.
+struct SseLines<R> {
+    reader: R,
+    limit: usize,
+    /// The last line ended at `\r`: a `\n` right after it ends nothing.
+    after_cr: bool,
+}
+
+impl<R: BufRead> SseLines<R> {
+    fn new(reader: R, limit: usize) -> SseLines<R> {
+        SseLines {
+            reader,
+            limit,
+            after_cr: false,
+        }
+    }
+
+    /// The next line into `buf` (without its end).
+    fn next(&mut self, buf: &mut Vec<u8>) -> crate::stdio::Line {
+        use crate::stdio::Line;
+        buf.clear();
+        let mut too_long = false;
+        loop {
+            let chunk = match self.reader.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => &[],
+            };
+            if chunk.is_empty() {
+                return match (too_long, buf.is_empty()) {
+                    (true, _) => Line::TooLong(Default::default()),
+                    (false, true) => Line::Eof,
+                    (false, false) => Line::Whole,
+                };
+            }
+            if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
+                self.reader.consume(1);
+                continue;
+            }
+            let end = chunk.iter().position(|&b| b == b'\n' || b == b'\r');
+            let part = &chunk[..end.unwrap_or(chunk.len())];
+            if buf.len() + part.len() > self.limit {
+                too_long = true;
+                buf.clear();
+            } else if !too_long {
+                buf.extend_from_slice(part);
+            }
+            let used = part.len() + usize::from(end.is_some());
+            if let Some(n) = end {
+                self.after_cr = chunk[n] == b'\r';
+            }
+            self.reader.consume(used);
+            if end.is_some() {
+                return if too_long {
+                    Line::TooLong(Default::default())
+                } else {
+                    Line::Whole
+                };
+            }
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stdio::Line;
+
+    /// Every line of `text` read in pieces of `size` bytes.
+    fn lines(text: &[u8], size: usize, limit: usize) -> Vec<Option<String>> {
+        let mut r = SseLines::new(BufReader::with_capacity(size, text), limit);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match r.next(&mut buf) {
+                Line::Eof => return out,
+                Line::TooLong(_) => out.push(None),
+                Line::Whole => out.push(Some(String::from_utf8(buf.clone()).unwrap())),
+            }
+        }
+    }
+
+    #[test]
+    fn event_lines_end_at_cr_lf_and_crlf() {
+        let text = b"data: a\rdata: b\r\n\r\ndata: c\n\rid: 1\r";
+        let want = ["data: a", "data: b", "", "data: c", "", "id: 1"].map(|s| Some(s.to_owned()));
+        for size in [1, 2, 3, 64] {
+            assert_eq!(lines(text, size, 100), want, "read {size} bytes at a time");
+        }
+        assert_eq!(
+            lines(b"data: 0123456789\r\ndata: x", 4, 10),
+            [None, Some("data: x".to_owned())]
+        );
+    }
 }

@@ -6,6 +6,8 @@
 //! the tools a blanket deny makes useless are taken out.
 //!
 //! - [`message`] (pure): JSON-RPC lines read strictly, answers written.
+//! - [`framing`] (pure): the line breaks servers read besides `\n`; a
+//!   message holding one is refused.
 //! - [`lower`] (pure): a request → an `mcp.call` Action; which tools to hide.
 //! - [`gateway`] (pure): what to do with each message, as [`gateway::Effect`]s.
 //! - [`stdio`]: the server as a child process, threads, blocking I/O;
@@ -14,6 +16,7 @@
 //! Who decides is [`aileron_session::Decide`]: the launch session over
 //! `$AILERON_SOCKET`, or a `Decider` of the gateway's own.
 
+pub mod framing;
 pub mod gateway;
 pub mod http;
 pub mod lower;
@@ -31,6 +34,10 @@ use std::sync::Arc;
 
 /// The adapter's name in the audit log.
 pub const ADAPTER: &str = "mcp";
+
+/// The rule a message refused for its framing is audited under
+/// ([`framing`]).
+pub const FRAMING_RULE: &str = "builtin:mcp-framing";
 
 /// Where requests are decided from (the session's, shared by the gateways).
 pub use aileron_session::decide::Origin;
@@ -74,7 +81,31 @@ impl PolicyView {
 
     /// Writes an audit note: a request the server sent the client (passed
     /// on, not decided).
-    pub fn note(&self, origin: &Origin, mut action: Action) {
+    pub fn note(&self, origin: &Origin, action: Action) {
+        let verdict = Verdict {
+            decision: Decision::Allow,
+            source: VerdictSource::Builtin,
+            rule: None,
+            reason: "a request from the MCP server to the client: passed on, not decided".into(),
+            approver: None,
+        };
+        self.append(origin, action, &verdict, "passed-through");
+    }
+
+    /// Writes the audit line of a message refused for how it is framed
+    /// (`framing`): denied by the gateway itself, never decided by a rule.
+    pub fn refused(&self, origin: &Origin, action: Action, reason: String) {
+        let verdict = Verdict {
+            decision: Decision::Deny,
+            source: VerdictSource::Builtin,
+            rule: Some(FRAMING_RULE.into()),
+            reason,
+            approver: None,
+        };
+        self.append(origin, action, &verdict, "refused");
+    }
+
+    fn append(&self, origin: &Origin, mut action: Action, verdict: &Verdict, outcome: &str) {
         let path = match self.load() {
             Ok(l) => {
                 aileron_config::audit_log_path(&l.policy, l.project_file.as_deref(), &self.load)
@@ -87,15 +118,8 @@ impl PolicyView {
         action.timestamp = jiff::Timestamp::from_second(now.as_second()).ok();
         let mut action = origin.placed(action);
         action.normalize();
-        let verdict = Verdict {
-            decision: Decision::Allow,
-            source: VerdictSource::Builtin,
-            rule: None,
-            reason: "a request from the MCP server to the client: passed on, not decided".into(),
-            approver: None,
-        };
-        let mut record = AuditRecord::new(time, ADAPTER, &action, &verdict, 0);
-        record.outcome = Some("passed-through".into());
+        let mut record = AuditRecord::new(time, ADAPTER, &action, verdict, 0);
+        record.outcome = Some(outcome.into());
         let record = record.masked(&self.masker);
         if let Err(e) = AuditLog::new(path.clone()).append(&record) {
             eprintln!(

@@ -264,6 +264,9 @@ fn apply(shared: &Arc<Shared>, effects: Vec<Effect>) {
                 }
             }
             Effect::Audit(action) => shared.policy.note(&shared.origin, action),
+            Effect::Refused { action, reason } => {
+                shared.policy.refused(&shared.origin, action, reason)
+            }
             Effect::Note(text) => eprintln!("aileron mcp: {text}"),
         }
     }

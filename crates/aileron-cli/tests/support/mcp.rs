@@ -5,7 +5,7 @@
 use super::{Project, WAIT, collect, text};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -361,5 +361,56 @@ fn serve_http(conn: std::net::TcpStream, log: &std::path::Path) {
             );
         }
         (_, _, None) => reply(&mut out, "202 Accepted", "text/plain", "", ""),
+    }
+}
+
+/// The Python MCP SDK (pip `mcp`) at the version the framing tests pin.
+pub const PYTHON_SDK: &str = "mcp==2.3.0";
+/// The TypeScript MCP SDK (npm) at the version the framing tests pin.
+pub const TYPESCRIPT_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
+
+/// A Python with the Python MCP SDK: a virtual environment in the agents'
+/// cache, made once. `None` (after saying why) when it cannot be made
+/// outside CI.
+pub fn python_sdk() -> Option<PathBuf> {
+    let dir = super::npm::cache_dir().join(format!("python-{}", PYTHON_SDK.replace("==", "_")));
+    let python = dir.join("venv/bin/python");
+    let script = r#"python3 -m venv "$1/venv" && "$1/venv/bin/pip" install --quiet --disable-pip-version-check "$2""#;
+    cached_install(&dir, &python, script, PYTHON_SDK)
+}
+
+/// A directory whose `node_modules` holds the TypeScript MCP SDK (and zod,
+/// which it depends on), installed once into the agents' cache.
+pub fn typescript_sdk() -> Option<PathBuf> {
+    let dir =
+        super::npm::cache_dir().join(format!("npm-{}", TYPESCRIPT_SDK.replace(['/', '@'], "_")));
+    let package = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let script = r#"npm install --no-audit --no-fund --loglevel=error --prefix "$1" "$2""#;
+    cached_install(&dir, &package, script, TYPESCRIPT_SDK).map(|_| dir)
+}
+
+/// Runs `script` (`sh`, `$1` the directory, `$2` the package) once per
+/// directory, under a lock (test binaries install at once), and marks it
+/// done; `probe` is the file the install leaves.
+fn cached_install(dir: &Path, probe: &Path, script: &str, package: &str) -> Option<PathBuf> {
+    let done = dir.join(".installed");
+    if done.exists() && probe.exists() {
+        return Some(probe.to_path_buf());
+    }
+    std::fs::create_dir_all(dir).expect("create the cache directory");
+    let guarded = format!(r#"[ -e "$1/.installed" ] || {{ {script} && touch "$1/.installed"; }}"#);
+    let out = Command::new("flock")
+        .arg(dir.join(".install.lock"))
+        .args(["sh", "-c", &guarded, "sh"])
+        .arg(dir)
+        .arg(package)
+        .output();
+    match out {
+        Ok(o) if o.status.success() && probe.exists() => Some(probe.to_path_buf()),
+        Ok(o) => super::npm::skip_or_fail(&format!(
+            "installing {package} failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => super::npm::skip_or_fail(&format!("cannot install {package}: {e}")),
     }
 }

@@ -47,7 +47,7 @@ pub const MCP_FILESYSTEM: Package = Package {
     bin: "mcp-server-filesystem",
 };
 
-fn cache_dir() -> PathBuf {
+pub fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("AILERON_AGENTS_CACHE") {
         return PathBuf::from(d);
     }
@@ -106,7 +106,7 @@ impl Package {
     }
 }
 
-fn skip_or_fail(why: &str) -> Option<PathBuf> {
+pub fn skip_or_fail(why: &str) -> Option<PathBuf> {
     if std::env::var_os("CI").is_some() {
         panic!("{why} (the agents' tests are never skipped in CI)");
     }

@@ -1,0 +1,251 @@
+//! Where a message's line ends, for every reader of it. Pure.
+//!
+//! The gateway reads a line up to `\n` (a `\r` just before it dropped: the
+//! `\r\n` line end, which every SDK reads as `\n`), decides on what it
+//! parsed and forwards those bytes. The server must read the same single
+//! message, but readers end lines at more than `\n`: the Python SDK's stdio
+//! server reads through a `TextIOWrapper` with universal newlines, so a raw
+//! `\r` (JSON white space, invisible to the gateway's parser) ends a line
+//! there, and `{"method":"ping","x":\r{…"wipe"…}\r}` is one `ping` to the
+//! gateway and a `wipe` to the server. The TypeScript SDK (`ReadBuffer`)
+//! and rmcp split at `\n` only and drop one `\r` before it; Java's
+//! `BufferedReader` and .NET's `ReadLine` split at `\r` too; Python's
+//! `str.splitlines` and `codecs` readers also at `\v`, `\f`, `\x1c`-`\x1e`,
+//! U+0085, U+2028 and U+2029.
+//!
+//! So a line holding any of [`BREAKS`] where JSON allows it raw only as
+//! white space, or a control character anywhere (strict JSON never holds
+//! one raw), is refused. U+0085, U+2028 and U+2029 are text inside a JSON
+//! string: there they are written as their `\u` escape ([`escaped`]), the
+//! same string to every JSON parser, and no reader can split there.
+
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// A character some MCP reader ends a line at.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Break {
+    /// Its UTF-8 bytes.
+    pub bytes: &'static [u8],
+    /// How a refusal names it.
+    pub name: &'static str,
+    /// Its short label in the audit log.
+    pub label: &'static str,
+    /// The readers that end a line at it.
+    pub readers: &'static str,
+    /// Its escape inside a JSON string, when JSON allows it there raw.
+    pub escape: Option<&'static str>,
+}
+
+const SPLITLINES: &str = "Python's str.splitlines and codecs readers";
+
+/// Every line break of the readers above but `\n` before the line's end.
+pub const BREAKS: &[Break] = &[
+    Break {
+        bytes: b"\n",
+        name: "a line feed (\\n)",
+        label: "\\n",
+        readers: "every MCP SDK",
+        escape: None,
+    },
+    Break {
+        bytes: b"\r",
+        name: "a carriage return (\\r)",
+        label: "\\r",
+        readers: "the Python SDK's stdio server (universal newlines), Java's BufferedReader \
+                  and .NET's ReadLine",
+        escape: None,
+    },
+    Break {
+        bytes: b"\x0b",
+        name: "a vertical tab (\\v)",
+        label: "\\v",
+        readers: SPLITLINES,
+        escape: None,
+    },
+    Break {
+        bytes: b"\x0c",
+        name: "a form feed (\\f)",
+        label: "\\f",
+        readers: SPLITLINES,
+        escape: None,
+    },
+    Break {
+        bytes: b"\x1c",
+        name: "a file separator (U+001C)",
+        label: "U+001C",
+        readers: SPLITLINES,
+        escape: None,
+    },
+    Break {
+        bytes: b"\x1d",
+        name: "a group separator (U+001D)",
+        label: "U+001D",
+        readers: SPLITLINES,
+        escape: None,
+    },
+    Break {
+        bytes: b"\x1e",
+        name: "a record separator (U+001E)",
+        label: "U+001E",
+        readers: SPLITLINES,
+        escape: None,
+    },
+    Break {
+        bytes: "\u{85}".as_bytes(),
+        name: "a next line (U+0085) outside a string",
+        label: "U+0085",
+        readers: SPLITLINES,
+        escape: Some("\\u0085"),
+    },
+    Break {
+        bytes: "\u{2028}".as_bytes(),
+        name: "a line separator (U+2028) outside a string",
+        label: "U+2028",
+        readers: SPLITLINES,
+        escape: Some("\\u2028"),
+    },
+    Break {
+        bytes: "\u{2029}".as_bytes(),
+        name: "a paragraph separator (U+2029) outside a string",
+        label: "U+2029",
+        readers: SPLITLINES,
+        escape: Some("\\u2029"),
+    },
+];
+
+/// The break at the start of `rest`, if one starts there.
+fn break_at(rest: &[u8]) -> Option<&'static Break> {
+    let first = *rest.first()?;
+    // Every break starts with a control byte, 0xC2 or 0xE2.
+    if first >= 0x20 && first != 0xc2 && first != 0xe2 {
+        return None;
+    }
+    BREAKS.iter().find(|b| rest.starts_with(b.bytes))
+}
+
+/// Each break in `line`, with its offset and whether it is inside a JSON
+/// string (as far as the line is JSON).
+fn breaks(line: &[u8]) -> impl Iterator<Item = (usize, &'static Break, bool)> + '_ {
+    let mut in_string = false;
+    let mut escaped = false;
+    line.iter().enumerate().filter_map(move |(i, &b)| {
+        let inside = in_string;
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        }
+        break_at(&line[i..]).map(|brk| (i, brk, inside))
+    })
+}
+
+/// The first break that makes a reader read `line` as more than one line:
+/// a control character anywhere, or any break outside a JSON string.
+/// `None`: every reader reads the line (once [`escaped`]) as it is.
+pub fn first_break(line: &[u8]) -> Option<&'static Break> {
+    breaks(line)
+        .find(|(_, brk, inside)| brk.escape.is_none() || !inside)
+        .map(|(_, brk, _)| brk)
+}
+
+/// `line` with each break inside a string written as its escape (a line
+/// [`first_break`] passed: the breaks left are all inside strings).
+pub fn escaped(line: &[u8]) -> Cow<'_, [u8]> {
+    let mut found = breaks(line)
+        .filter(|(_, b, _)| b.escape.is_some())
+        .peekable();
+    if found.peek().is_none() {
+        return Cow::Borrowed(line);
+    }
+    let mut out = Vec::with_capacity(line.len() + 16);
+    let mut from = 0;
+    for (at, brk, _) in found {
+        out.extend_from_slice(&line[from..at]);
+        out.extend_from_slice(brk.escape.unwrap_or_default().as_bytes());
+        from = at + brk.bytes.len();
+    }
+    out.extend_from_slice(&line[from..]);
+    Cow::Owned(out)
+}
+
+/// The messages a reader that ends lines at every break would read in
+/// `line` (those pieces that are JSON objects), for the audit log: each
+/// one's `method`, `id` and tool `name`.
+pub fn pieces(line: &[u8]) -> Vec<Value> {
+    let mut cuts: Vec<(usize, usize)> = breaks(line).map(|(i, b, _)| (i, b.bytes.len())).collect();
+    cuts.push((line.len(), 0));
+    let mut from = 0;
+    let mut out = Vec::new();
+    for (at, len) in cuts {
+        if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&line[from..at]) {
+            let mut piece = serde_json::Map::new();
+            for (key, value) in [
+                ("method", m.get("method")),
+                ("id", m.get("id")),
+                ("tool", m.get("params").and_then(|p| p.get("name"))),
+            ] {
+                if let Some(v) = value {
+                    piece.insert(key.into(), v.clone());
+                }
+            }
+            out.push(Value::Object(piece));
+        }
+        from = at + len;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_break_outside_a_string_or_a_control_anywhere_is_found() {
+        let smuggled = b"{\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\r{\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"wipe\"}}\r}}";
+        assert_eq!(first_break(smuggled).map(|b| b.label), Some("\\r"));
+        assert_eq!(
+            pieces(smuggled),
+            [json!({"id": 2, "method": "tools/call", "tool": "wipe"})]
+        );
+        for (line, label) in [
+            (&b"{\"a\":\"x\ry\"}"[..], "\\r"),
+            (b"{\"a\":\"x\x0by\"}", "\\v"),
+            (b"{\"a\":1}\x1c{}", "U+001C"),
+            ("{\"a\":1}\u{2028}{}".as_bytes(), "U+2028"),
+            ("{\"a\":\"\\\\\"\u{85}}".as_bytes(), "U+0085"),
+            ("\u{2029}".as_bytes(), "U+2029"),
+            (b"{}\n{}", "\\n"),
+        ] {
+            assert_eq!(
+                first_break(line).map(|b| b.label),
+                Some(label),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn text_inside_a_string_is_escaped_and_means_the_same() {
+        let line = "{\"a\":\"x\u{2028}y\\\"\u{85}\",\"b\":\"\u{2029}é\"}";
+        assert_eq!(first_break(line.as_bytes()), None);
+        let out = escaped(line.as_bytes());
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"a":"x\u2028y\"\u0085","b":"\u2029é"}"#
+        );
+        let before: Value = serde_json::from_slice(line.as_bytes()).unwrap();
+        let after: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(before, after);
+        // Nothing to escape: the line itself.
+        assert!(matches!(escaped(b"{\"a\":\"\xc3\xa9\"}"), Cow::Borrowed(_)));
+        assert_eq!(first_break(b"{\"a\":\"\xc3\xa9 \\r\"}\t "), None);
+    }
+}
