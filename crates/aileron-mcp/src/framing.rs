@@ -8,10 +8,10 @@
 //! `\r` (JSON white space, invisible to the gateway's parser) ends a line
 //! there, and `{"method":"ping","x":\r{…"wipe"…}\r}` is one `ping` to the
 //! gateway and a `wipe` to the server. The TypeScript SDK (`ReadBuffer`)
-//! and rmcp split at `\n` only and drop one `\r` before it; Java's
-//! `BufferedReader` and .NET's `ReadLine` split at `\r` too; Python's
-//! `str.splitlines` and `codecs` readers also at `\v`, `\f`, `\x1c`-`\x1e`,
-//! U+0085, U+2028 and U+2029.
+//! and rmcp split at `\n` only and drop one `\r` before it; the Java SDK
+//! (`BufferedReader.readLine`) and the C# SDK (`ReadLineAsync`) split at
+//! `\r` too; Python's `str.splitlines` and `codecs` readers (no SDK's, a
+//! server's own) also at `\v`, `\f`, `\x1c`-`\x1e`, U+0085, U+2028, U+2029.
 //!
 //! So a line holding any of [`BREAKS`] where JSON allows it raw only as
 //! white space, or a control character anywhere (strict JSON never holds
@@ -52,8 +52,8 @@ pub const BREAKS: &[Break] = &[
         bytes: b"\r",
         name: "a carriage return (\\r)",
         label: "\\r",
-        readers: "the Python SDK's stdio server (universal newlines), Java's BufferedReader \
-                  and .NET's ReadLine",
+        readers: "the Python, Java and C# SDKs' stdio servers (universal newlines, \
+                  BufferedReader.readLine, ReadLineAsync)",
         escape: None,
     },
     Break {
