@@ -427,3 +427,134 @@ fn sigterm_finishes_the_request_in_flight_and_exits_0() {
     assert_eq!(ids.len(), 1, "{ids:?}");
     assert!(ids[0].contains("\"t-ls\""), "{ids:?}");
 }
+
+/// Where `aileron serve`'s standard output goes.
+#[derive(Clone, Copy, Debug)]
+enum Out {
+    File,
+    Pipe,
+    Terminal,
+}
+
+/// What a first start of `aileron serve` prints with its standard output
+/// to `out` (read until it names the agent token).
+fn first_start_output(env: &Env, data: &str, out: Out) -> String {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut cmd = env.cmd(data);
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::null());
+    let file = env.root.join(format!("{data}.out"));
+    let reader: Option<Box<dyn Read + Send>> = match out {
+        Out::File => {
+            cmd.stdout(std::fs::File::create(&file).unwrap());
+            None
+        }
+        Out::Pipe => {
+            cmd.stdout(Stdio::piped());
+            None
+        }
+        Out::Terminal => {
+            let (mut master, mut slave) = (0, 0);
+            // SAFETY: openpty fills two descriptors; the rest may be null.
+            let r = unsafe {
+                libc::openpty(
+                    &mut master,
+                    &mut slave,
+                    std::ptr::null_mut(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                )
+            };
+            assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+            // SAFETY: both descriptors were just opened and are owned here.
+            let (master, slave) =
+                unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+            cmd.stdout(Stdio::from(slave));
+            Some(Box::new(std::fs::File::from(master)))
+        }
+    };
+    let mut child = cmd.spawn().unwrap();
+    let reader = reader.or_else(|| {
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>)
+    });
+    if let Some(mut r) = reader {
+        let text = text.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                text.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    let deadline = Instant::now() + WAIT;
+    let printed = loop {
+        let now = match out {
+            Out::File => std::fs::read_to_string(&file).unwrap_or_default(),
+            _ => text.lock().unwrap().clone(),
+        };
+        if now.contains("agent token:") {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "{out:?}: no banner: {now:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    printed
+}
+
+/// The admin token is shown on a terminal only: with standard output a
+/// file or a pipe (a journal, a container's log, read by more people than
+/// the admin), even the first start names the 0600 token file instead.
+#[test]
+fn the_admin_token_reaches_a_terminal_only() {
+    let env = Env::new();
+    for (data, out) in [
+        ("d-file", Out::File),
+        ("d-pipe", Out::Pipe),
+        ("d-tty", Out::Terminal),
+    ] {
+        let printed = first_start_output(&env, data, out);
+        let token = std::fs::read_to_string(env.root.join(data).join("admin.token")).unwrap();
+        let token = token.trim();
+        assert!(token.starts_with("ail_"), "{token}");
+        match out {
+            Out::Terminal => assert!(printed.contains(&format!("#token={token}")), "{printed}"),
+            Out::File | Out::Pipe => {
+                assert!(
+                    !printed.contains(token),
+                    "{out:?}: the token is in the log: {printed}"
+                );
+                assert!(!printed.contains("ail_"), "{out:?}: {printed}");
+                let file = env.root.join(data).join("admin.token");
+                assert!(
+                    printed.contains(&file.display().to_string()),
+                    "{out:?}: {printed}"
+                );
+            }
+        }
+    }
+}
+
+/// `--project` names a directory that exists; a bad one stops the start
+/// with one line naming it.
+#[test]
+fn a_project_that_is_not_a_directory_is_refused_at_start() {
+    let env = Env::new();
+    let o = env.run(
+        "data",
+        &["serve", "--listen", "127.0.0.1:0", "--project", "nowhere"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("project root `nowhere`"), "{err}");
+}

@@ -1,6 +1,6 @@
 //! Which files make up the policy, in layer order.
 
-use crate::{LoadOptions, POLICY_FILE, path_str};
+use crate::{Confine, LoadOptions, POLICY_FILE, path_str};
 use aileron_engine::profiles::{self, BUILTIN_PREFIX, LANGUAGE_MARKERS};
 use aileron_engine::{Diagnostic, Diagnostics, Layer, Source, parse_document};
 use std::path::{Path, PathBuf};
@@ -19,12 +19,23 @@ pub fn gather_sources(
     opts: &LoadOptions,
     project_file: Option<&Path>,
 ) -> Result<Vec<Source>, Diagnostics> {
+    gather(opts, project_file, None)
+}
+
+/// [`gather_sources`]; with `confine`, the project file and the profiles it
+/// names are read only from inside the confined directories.
+pub(crate) fn gather(
+    opts: &LoadOptions,
+    project_file: Option<&Path>,
+    confine: Option<&Confine>,
+) -> Result<Vec<Source>, Diagnostics> {
     let home = path_str(&opts.home);
     let mut g = Gatherer {
         home: &home,
         sources: Vec::new(),
         seen: Vec::new(),
         errors: Vec::new(),
+        confine: None,
     };
     let project_dir = project_file
         .and_then(Path::parent)
@@ -41,17 +52,20 @@ pub fn gather_sources(
         }
     }
     if let Some(p) = project_file {
-        match std::fs::read_to_string(p) {
+        g.confine = confine;
+        match g.read(p) {
+            Err(Refused::Outside) => g.errors.push(Diagnostic::file(&path_str(p), OUTSIDE)),
             Ok(text) => g.file_with_profiles(p, text, Layer::Project),
-            Err(_) if p.is_dir() => g.errors.push(Diagnostic::file(
+            Err(Refused::Io(_)) if p.is_dir() => g.errors.push(Diagnostic::file(
                 &path_str(p),
                 "is a directory, not a policy file",
             )),
-            Err(e) => g.errors.push(Diagnostic::file(
+            Err(Refused::Io(e)) => g.errors.push(Diagnostic::file(
                 &path_str(p),
                 format!("cannot read policy file: {e}"),
             )),
         }
+        g.confine = None;
     }
     if opts.user_settings {
         let user = opts.home.join(".aileron").join("settings.yaml");
@@ -82,9 +96,27 @@ struct Gatherer<'a> {
     /// Built-in names and absolute paths already loaded.
     seen: Vec<String>,
     errors: Vec<Diagnostic>,
+    /// Set while the project file and its profiles are read for a server.
+    confine: Option<&'a Confine>,
+}
+
+/// What a confined policy may not name, whatever the cause (outside, a
+/// link out, missing, not a file): one message, so that it reveals nothing.
+const OUTSIDE: &str = "not a readable file inside the project: `aileron serve` reads a project's policy and profiles only from the project's own files, never through a link out of it";
+
+enum Refused {
+    Outside,
+    Io(std::io::Error),
 }
 
 impl Gatherer<'_> {
+    fn read(&self, path: &Path) -> Result<String, Refused> {
+        match self.confine {
+            Some(c) => c.read(path).map_err(|_| Refused::Outside),
+            None => std::fs::read_to_string(path).map_err(Refused::Io),
+        }
+    }
+
     fn builtin(
         &mut self,
         name: &str,
@@ -146,9 +178,15 @@ impl Gatherer<'_> {
                         &source.base_dir,
                         Some(self.home),
                     ));
-                    match std::fs::read_to_string(&path) {
+                    match self.read(&path) {
                         Ok(text) => self.file_with_profiles(&path, text, profile_layer),
-                        Err(e) => self.errors.push(Diagnostic::at(
+                        Err(Refused::Outside) => self.errors.push(Diagnostic::at(
+                            &source.name,
+                            &source.text,
+                            *pos,
+                            format!("profile `{name}`: {OUTSIDE}"),
+                        )),
+                        Err(Refused::Io(e)) => self.errors.push(Diagnostic::at(
                             &source.name,
                             &source.text,
                             *pos,

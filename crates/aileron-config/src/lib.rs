@@ -6,10 +6,12 @@
 //! live in the pure `aileron-engine`.
 
 mod cache;
+mod confine;
 mod discover;
 pub mod server_rules;
 
 pub use cache::CacheOutcome;
+pub use confine::Confine;
 pub use discover::{find_project_file, gather_sources};
 
 use aileron_engine::{Diagnostic, Diagnostics, Environment, Policy};
@@ -120,7 +122,26 @@ pub struct Loaded {
 pub fn load(opts: &LoadOptions, cache_dir: Option<&Path>) -> Result<Loaded, Diagnostics> {
     let project_file = project_file(opts);
     let probe = cache_dir.map(|_| cache::key(opts, project_file.as_deref()));
-    load_probed(opts, cache_dir.zip(probe.as_ref()), project_file)
+    load_probed(opts, cache_dir.zip(probe.as_ref()), project_file, None)
+}
+
+/// The judges of a policy, by name.
+pub type Judges = std::collections::BTreeMap<String, aileron_engine::JudgeDef>;
+
+/// Loads the policy of a project for someone else (`aileron serve`
+/// deciding an agent's request): the project file is `opts.policy_path`,
+/// and it and the profiles it names are read only from inside `confine`
+/// (see [`Confine`]); the judges are the reader's own `judges`, and no
+/// file says where an audit log goes
+/// ([`Policy::from_sources_judged_by`]). No disk cache: the caller keeps
+/// what it loaded.
+pub fn load_confined(
+    opts: &LoadOptions,
+    confine: &Confine,
+    judges: Judges,
+) -> Result<Loaded, Diagnostics> {
+    let project_file = opts.policy_path.as_ref().map(|p| absolute(p, &opts.cwd));
+    load_probed(opts, None, project_file, Some((confine, judges)))
 }
 
 fn project_file(opts: &LoadOptions) -> Option<PathBuf> {
@@ -240,6 +261,7 @@ pub fn load_with_memo(
             opts,
             cache_dir.zip(probe.as_ref()),
             project_file,
+            None,
         )?),
     };
     let stamps = stamps.map(|stamps| {
@@ -318,6 +340,7 @@ fn load_probed(
     opts: &LoadOptions,
     cache: Option<(&Path, &cache::Probe)>,
     project_file: Option<PathBuf>,
+    confined: Option<(&Confine, Judges)>,
 ) -> Result<Loaded, Diagnostics> {
     let (key, outcome) = match cache {
         Some((dir, probe)) => match cache::read(dir, probe) {
@@ -333,8 +356,14 @@ fn load_probed(
         },
         None => (None, CacheOutcome::Disabled),
     };
-    let sources = gather_sources(opts, project_file.as_deref())?;
-    let mut policy = Policy::from_sources(&sources, &opts.environment()).map_err(Diagnostics)?;
+    let (confine, judges) = confined.unzip();
+    let sources = discover::gather(opts, project_file.as_deref(), confine)?;
+    let env = opts.environment();
+    let mut policy = match judges {
+        Some(judges) => Policy::from_sources_judged_by(&sources, &env, judges),
+        None => Policy::from_sources(&sources, &env),
+    }
+    .map_err(Diagnostics)?;
     if opts.server_rules {
         let file = opts.data_dir.join(server_rules::SERVER_RULES_FILE);
         let rules = server_rules::load_rules(&file, &path_str(&opts.home))?;

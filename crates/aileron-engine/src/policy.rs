@@ -250,6 +250,28 @@ impl Policy {
     /// Parses and compiles sources given lowest layer first. A source's
     /// `profiles:` must already be among `sources` (the loader resolves them).
     pub fn from_sources(sources: &[Source], env: &Environment) -> Result<Policy, Vec<Diagnostic>> {
+        Policy::parse_and_compile(sources, env, None)
+    }
+
+    /// [`Policy::from_sources`] for a policy read on someone else's
+    /// behalf (`aileron serve` deciding an agent's request with a
+    /// project's files): what directs the reader's own I/O is the
+    /// reader's, so no source's `judges:` or `settings.audit_log` is
+    /// taken, and `judges` (the reader's own) are the policy's judges,
+    /// which its `judge` rules may name.
+    pub fn from_sources_judged_by(
+        sources: &[Source],
+        env: &Environment,
+        judges: std::collections::BTreeMap<String, crate::rule::JudgeDef>,
+    ) -> Result<Policy, Vec<Diagnostic>> {
+        Policy::parse_and_compile(sources, env, Some(judges))
+    }
+
+    fn parse_and_compile(
+        sources: &[Source],
+        env: &Environment,
+        judges: Option<std::collections::BTreeMap<String, crate::rule::JudgeDef>>,
+    ) -> Result<Policy, Vec<Diagnostic>> {
         let mut docs = Vec::new();
         let mut errors = Vec::new();
         for s in sources {
@@ -261,7 +283,13 @@ impl Policy {
         if !errors.is_empty() {
             return Err(errors);
         }
-        Policy::compile(docs, env).map_err(|mut errors| {
+        if judges.is_some() {
+            for d in &mut docs {
+                d.judges.clear();
+                d.settings.audit_log = None;
+            }
+        }
+        Policy::compile_judged(docs, env, judges).map_err(|mut errors| {
             // Merge errors are found after parsing; quote their lines too.
             quote(&mut errors, sources);
             errors
@@ -270,6 +298,15 @@ impl Policy {
 
     /// Merges documents given lowest layer first.
     pub fn compile(docs: Vec<Document>, env: &Environment) -> Result<Policy, Vec<Diagnostic>> {
+        Policy::compile_judged(docs, env, None)
+    }
+
+    /// [`Policy::compile`], with `judges` instead of the documents' own.
+    fn compile_judged(
+        docs: Vec<Document>,
+        env: &Environment,
+        judges_given: Option<std::collections::BTreeMap<String, crate::rule::JudgeDef>>,
+    ) -> Result<Policy, Vec<Diagnostic>> {
         let policy_files: Vec<String> = docs
             .iter()
             .filter(|d| d.name.starts_with('/'))
@@ -324,7 +361,7 @@ impl Policy {
             sources,
             tests,
             environment: env.clone(),
-            judges,
+            judges: judges_given.unwrap_or(judges),
         };
         policy.sort_and_index();
         policy.check_judges()?;

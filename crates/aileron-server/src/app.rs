@@ -5,6 +5,7 @@
 use crate::auth::{self, Caller, Role};
 use crate::db::{ActionRow, Db};
 use crate::pending::{AnswerKind, JudgeView, PendingView, Queue, Resolution};
+use crate::projects::Project;
 use crate::replicas::{NewAsk, Opened};
 use crate::rules::{Invalid, Saved, StoredRule};
 use crate::writer::WriteReq;
@@ -405,19 +406,20 @@ impl App {
 
     // ---- policies --------------------------------------------------------
 
-    fn load_options(&self, cwd: Option<&str>) -> LoadOptions {
+    /// How to load the server's own policy (`None`: its `--policy`, else
+    /// the `aileron.yaml` found from the directory it runs in) or a
+    /// registered project's.
+    fn load_options(&self, project: Option<&Project>) -> LoadOptions {
         let mut opts = LoadOptions::from_env(self.cfg.cwd.clone());
         opts.home = self.cfg.home.clone();
         opts.data_dir = self.cfg.data_dir.clone();
         opts.user_settings = self.cfg.user_settings;
         // The server adds its database rules itself, fresh.
         opts.server_rules = false;
-        match cwd {
-            Some(c) => {
-                opts.cwd = PathBuf::from(c);
-                if aileron_config::find_project_file(&opts.cwd).is_none() {
-                    opts.policy_path = self.cfg.policy.clone();
-                }
+        match project {
+            Some(p) => {
+                opts.cwd = p.root.clone();
+                opts.policy_path = Some(p.policy.clone());
             }
             None => opts.policy_path = self.cfg.policy.clone(),
         }
@@ -425,9 +427,30 @@ impl App {
     }
 
     /// The policy in force for an action's working directory, with the
-    /// database rules as layer 7.
+    /// database rules as layer 7: the registered project it lies in, else
+    /// the server's own policy. A project's policy takes its judges and its
+    /// audit log from the server's own (`projects`: the trust boundary).
     pub async fn policy_for(&self, cwd: Option<&str>) -> Result<Arc<Resolved>, Error> {
-        let key = cwd.unwrap_or("").to_owned();
+        let project = crate::projects::select(&self.cfg.projects, cwd)
+            .map_err(|e| Error::Policy(PolicyError::Cwd(e)))?;
+        let own = self.resolve(None, None).await?;
+        match project {
+            None => Ok(own),
+            Some(p) => self.resolve(Some(p), Some(&own)).await,
+        }
+    }
+
+    /// The cached policy of the server (`project: None`) or of a project,
+    /// loaded again when its files or the server's rules changed. `own`:
+    /// the server's policy, whose judges and audit log a project's takes.
+    async fn resolve(
+        &self,
+        project: Option<&Project>,
+        own: Option<&Resolved>,
+    ) -> Result<Arc<Resolved>, Error> {
+        let key = project
+            .map(|p| p.root.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let rules = self.rules.load_full();
         let cached = self.policies.load().get(&key).cloned();
         if let Some(c) = &cached
@@ -436,7 +459,7 @@ impl App {
         {
             return c.result.clone().map_err(Error::Policy);
         }
-        let opts = self.load_options(cwd);
+        let opts = self.load_options(project);
         let mut base = None;
         if let Some(c) = &cached {
             let unchanged = c.loaded_at.elapsed() < RELOAD
@@ -450,15 +473,31 @@ impl App {
             Some(b) => Ok(b),
             None => {
                 let o = opts.clone();
-                let loaded =
-                    tokio::task::spawn_blocking(move || aileron_config::load(&o, None)).await?;
+                let confined = match (project, own) {
+                    (Some(p), Some(own)) => Some((p.confine(), own.policy.judges.clone())),
+                    _ => None,
+                };
+                let loaded = tokio::task::spawn_blocking(move || match confined {
+                    Some((Ok(confine), judges)) => {
+                        aileron_config::load_confined(&o, &confine, judges)
+                    }
+                    Some((Err(e), _)) => Err(Diagnostics(vec![aileron_engine::Diagnostic::file(
+                        &o.cwd.to_string_lossy(),
+                        format!("the project's root cannot be read: {e}"),
+                    )])),
+                    None => aileron_config::load(&o, None),
+                })
+                .await?;
                 match loaded {
                     Ok(l) => {
-                        let audit = aileron_config::audit_log_path(
-                            &l.policy,
-                            l.project_file.as_deref(),
-                            &opts,
-                        );
+                        let audit = match own {
+                            Some(own) => own.audit_path.clone(),
+                            None => aileron_config::audit_log_path(
+                                &l.policy,
+                                l.project_file.as_deref(),
+                                &opts,
+                            ),
+                        };
                         Ok(Arc::new((l.policy, l.project_file, audit)))
                     }
                     Err(d) => Err(d),

@@ -91,6 +91,9 @@ pub enum PolicyError {
     /// They do, but not with the database rules (layer 7) added.
     #[error("the policy does not load with the server's rules: {}", headline(.0))]
     ConflictsWithRules(Diagnostics),
+    /// The request's working directory selects no policy.
+    #[error(transparent)]
+    Cwd(crate::projects::BadCwd),
 }
 
 /// The first diagnostic's headline, and how many more there are.

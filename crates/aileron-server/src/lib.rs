@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod notify;
 pub mod ops;
 pub mod pending;
+pub mod projects;
 pub mod replicas;
 pub mod retention;
 pub mod rules;
@@ -60,9 +61,13 @@ pub struct Config {
     /// `$AILERON_DATA`: tokens, `server.json`, the rules export.
     pub data_dir: PathBuf,
     pub home: PathBuf,
-    /// Policy used for actions without a project file (`--policy`).
+    /// The server's own policy (`--policy`), for actions outside every
+    /// registered project; `None`: the `aileron.yaml` found from `cwd`.
     pub policy: Option<PathBuf>,
-    /// Working directory for actions that do not say theirs.
+    /// The projects an admin registered (`--project`): an action's
+    /// `session.cwd` selects among them and names nothing else.
+    pub projects: Vec<projects::Project>,
+    /// The directory the server runs in.
     pub cwd: PathBuf,
     /// Read `~/.aileron/settings.yaml` (layer 6) when loading policies.
     pub user_settings: bool,
@@ -122,6 +127,7 @@ impl Config {
             data_dir: opts.data_dir,
             home: opts.home,
             policy: None,
+            projects: Vec::new(),
             cwd,
             user_settings: true,
             allowed_hosts: Vec::new(),
@@ -282,7 +288,9 @@ pub async fn serve(cfg: Config) -> Result<(), Error> {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "aileron serve: listening on {}", server.url);
     let data = &server.app.cfg.data_dir;
-    if server.first_start || is_terminal(1) {
+    // The admin token goes to a terminal only: a journal or a container's
+    // log is read by more people than the admin.
+    if is_terminal(1) {
         let _ = writeln!(out, "dashboard: {}", server.login_link());
     } else {
         let _ = writeln!(
@@ -299,6 +307,14 @@ pub async fn serve(cfg: Config) -> Result<(), Error> {
         data.join(aileron_config::server_rules::SERVER_RULES_FILE)
             .display()
     );
+    for p in &server.app.cfg.projects {
+        let _ = writeln!(
+            out,
+            "project: {} (policy {})",
+            p.root.display(),
+            p.policy.display()
+        );
+    }
     if !server.app.cfg.retention.keeps_everything() {
         let _ = writeln!(out, "action log: keeping {}", server.app.cfg.retention);
     }

@@ -43,9 +43,17 @@ enum Command {
         /// Database URL: sqlite://PATH or postgres://... (default: $AILERON_DATA/aileron.db).
         #[arg(long)]
         database: Option<String>,
-        /// Policy for actions whose working directory has no aileron.yaml.
+        /// The server's own policy: for actions outside every registered
+        /// project, and the judges and audit log of all (default: the
+        /// aileron.yaml found from the directory the server runs in).
         #[arg(long)]
         policy: Option<PathBuf>,
+        /// A project whose actions are decided by its own policy: ROOT (its
+        /// policy ROOT/aileron.yaml) or ROOT=POLICY; repeatable. An action's
+        /// session.cwd selects the project it lies in; the server reads no
+        /// other directory for it.
+        #[arg(long = "project", value_name = "ROOT[=POLICY]", value_parser = parse_project)]
+        projects: Vec<aileron_server::projects::Project>,
         /// Another Host name to accept (the server reached by name); repeatable.
         #[arg(long = "allow-host")]
         allow_host: Vec<String>,
@@ -173,6 +181,11 @@ async fn open_database(
         })
 }
 
+fn parse_project(spec: &str) -> Result<aileron_server::projects::Project, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
+    aileron_server::projects::Project::parse(spec, &cwd)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -180,6 +193,7 @@ fn main() -> ExitCode {
             listen,
             database,
             policy,
+            projects,
             allow_host,
             retain,
             log_format,
@@ -188,6 +202,7 @@ fn main() -> ExitCode {
             listen: Some(listen),
             database,
             policy,
+            projects,
             allow_host,
             retain,
             log_format,

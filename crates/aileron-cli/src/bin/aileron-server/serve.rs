@@ -9,6 +9,7 @@ pub struct Args {
     pub listen: Option<String>,
     pub database: Option<String>,
     pub policy: Option<PathBuf>,
+    pub projects: Vec<aileron_server::projects::Project>,
     pub allow_host: Vec<String>,
     pub retain: Vec<aileron_server::retention::Keep>,
     pub log_format: aileron_server::ops::LogFormat,
@@ -33,6 +34,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         ),
         None => None,
     };
+    cfg.projects = args.projects;
     cfg.allowed_hosts = args.allow_host;
     cfg.retention = aileron_server::retention::Retention::of(&args.retain);
     cfg.log_format = args.log_format;
