@@ -77,7 +77,8 @@ fn handle(stream: UnixStream, decider: &Decider) {
         return;
     }
     if let Ok(control) = serde_json::from_str::<Control>(&line) {
-        let reply = answer_control(control, decider, crate::process::peer_pid(&stream));
+        let ours = crate::process::peer_descends_from(&stream, std::process::id());
+        let reply = answer_control(control, decider, ours);
         let mut out = serde_json::to_string(&reply).unwrap_or_default();
         out.push('\n');
         let _ = (&stream).write_all(out.as_bytes());
@@ -164,8 +165,10 @@ fn answer_shim_call(bytes: &[u8], decider: &Decider, peer: Option<u32>) -> ShimR
 
 /// Lists or answers the asks waiting for `aileron approve`: only with
 /// the session's approver key, and never for a process of the session's
-/// own tree (the agent does not answer its own asks).
-fn answer_control(control: Control, decider: &Decider, peer: Option<u32>) -> ControlReply {
+/// own tree (the agent does not answer its own asks). `ours` says whether
+/// the peer descends from this process (`aileron launch`, whose tree
+/// keeps its orphans), or why that cannot be told: then refused too.
+fn answer_control(control: Control, decider: &Decider, ours: Result<bool, String>) -> ControlReply {
     let refuse = |why: &str| ControlReply {
         ok: false,
         error: Some(why.to_owned()),
@@ -180,9 +183,14 @@ fn answer_control(control: Control, decider: &Decider, peer: Option<u32>) -> Con
     if !decider.approver_key_is(key) {
         return refuse("wrong approver key for this session");
     }
-    match peer {
-        Some(pid) if !descends_from_this_process(pid) => {}
-        _ => return refuse("the session's own programs cannot answer its asks"),
+    match ours {
+        Ok(false) => {}
+        Ok(true) => return refuse("the session's own programs cannot answer its asks"),
+        Err(why) => {
+            return refuse(&format!(
+                "refused: cannot tell whether the process asking is one of the session's own: {why}"
+            ));
+        }
     }
     match control {
         Control::ListAsks { .. } => {
@@ -202,27 +210,6 @@ fn answer_control(control: Control, decider: &Decider, peer: Option<u32>) -> Con
             Err(why) => refuse(&why),
         },
     }
-}
-
-/// Whether `pid` is this process or one it started (its parents lead
-/// here). Unknown counts as ours, also where the system does not say:
-/// refused.
-fn descends_from_this_process(pid: u32) -> bool {
-    let me = std::process::id();
-    let mut p = pid;
-    for _ in 0..4096 {
-        if p == me {
-            return true;
-        }
-        if p <= 1 {
-            return false;
-        }
-        match crate::process::ProcStat::read(p) {
-            Ok(Some(stat)) => p = stat.ppid,
-            Ok(None) | Err(_) => return true,
-        }
-    }
-    true
 }
 
 /// Sends `control` to the session at `socket` and reads its reply.

@@ -10,7 +10,9 @@
 //! the supervisor can watch them like any other. If `aileron launch` dies,
 //! the child and then the agent are killed (`PR_SET_PDEATHSIG`); the
 //! agent's descendants live on, but every exec they try fails (`ENOSYS`:
-//! the filter's listener is gone).
+//! the filter's listener is gone). The child is also the tree's child
+//! subreaper: orphans are re-parented to it, not to init, and it reaps
+//! them ([`keep_orphans`] gives an unenforced launch the same).
 
 use crate::files::Lockdown;
 use crate::{Enforce, Error, filter};
@@ -67,18 +69,7 @@ pub fn spawn(
                 sent?;
             }
             libc::close(child_fd);
-            let parent = libc::getpid();
-            match libc::fork() {
-                -1 => Err(std::io::Error::last_os_error()),
-                0 => {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                    if libc::getppid() != parent {
-                        libc::_exit(1);
-                    }
-                    Ok(())
-                }
-                agent => wait_and_exit(agent),
-            }
+            fork_keeper()
         });
     }
     let child = cmd.spawn().map_err(|source| Error::Spawn {
@@ -94,7 +85,44 @@ pub fn spawn(
     child
 }
 
-/// The middle process: waits for the agent and exits as it did.
+/// Starts `cmd` (without enforcement) with the same middle process as
+/// [`spawn`]: the tree's orphans stay in the session (see [`fork_keeper`]).
+pub fn keep_orphans(cmd: &mut Command) {
+    // SAFETY: the closure makes only system calls (no allocation, no locks).
+    unsafe { cmd.pre_exec(|| fork_keeper()) };
+}
+
+/// In the forked child: makes it the tree's child subreaper and forks the
+/// agent. Returns in the agent; the child stays as the middle process,
+/// which adopts every orphan of the tree, so that a process that double
+/// forks or daemonizes is still a descendant of `aileron launch` (the
+/// session refuses its descendants as approvers), and reaps them.
+///
+/// # Safety
+/// Only between fork and exec.
+unsafe fn fork_keeper() -> std::io::Result<()> {
+    // SAFETY: plain system calls in a forked child.
+    unsafe {
+        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let parent = libc::getpid();
+        match libc::fork() {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            }
+            agent => wait_and_exit(agent),
+        }
+    }
+}
+
+/// The middle process: reaps the tree's orphans until the agent ends, and
+/// exits as it did.
 unsafe fn wait_and_exit(agent: libc::pid_t) -> ! {
     // SAFETY: plain system calls in a forked child.
     unsafe {
@@ -107,7 +135,8 @@ unsafe fn wait_and_exit(agent: libc::pid_t) -> ! {
         libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
         loop {
             let mut status = 0;
-            let r = libc::waitpid(agent, &mut status, 0);
+            // Any child: the agent, or an orphan adopted (never left a zombie).
+            let r = libc::waitpid(-1, &mut status, libc::__WALL);
             if r == agent {
                 if libc::WIFEXITED(status) {
                     libc::_exit(libc::WEXITSTATUS(status));

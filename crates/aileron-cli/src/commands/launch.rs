@@ -56,6 +56,13 @@ pub fn run(args: Args) -> Result<u8, Error> {
             return Ok(EXIT_POLICY);
         }
     };
+    // Orphans of the tree (a double fork, a daemon) stay descendants of
+    // this process: the session refuses its descendants as approvers.
+    #[cfg(target_os = "linux")]
+    if let Err(e) = aileron_session::process::keep_orphans() {
+        eprintln!("aileron: not launching: cannot keep the agent's orphans in the session: {e}");
+        return Ok(EXIT_POLICY);
+    }
     let shim = shim_path()?;
     let session_id = random_id()?;
     let runtime = runtime_dir(&session_id)?;
@@ -280,6 +287,10 @@ pub fn run(args: Args) -> Result<u8, Error> {
         );
     }
     let status = if enforce.is_none() {
+        // A middle process adopts and reaps the tree's orphans, as under
+        // enforcement (`aileron_supervisor::spawn`).
+        #[cfg(target_os = "linux")]
+        aileron_supervisor::spawn::keep_orphans(&mut cmd);
         cmd.spawn().map_err(Error::Process).and_then(|mut child| {
             decider.set_agent_pid(child.id());
             child.wait().map_err(Error::Process)
@@ -451,6 +462,9 @@ fn banner(
             }
         }
         None => text.push_str("\naileron: no egress proxy: web requests are not decided"),
+    }
+    if !enforce.files {
+        text.push_str("\naileron: files are not locked: the agent's programs can read your files, the session's approver key included, so asks are only as safe as the agent is honest");
     }
     for (i, g) in gateways.iter().enumerate() {
         text.push_str(&format!(

@@ -51,6 +51,137 @@ pub(super) fn peer_pid(stream: &UnixStream) -> Option<u32> {
     (cred.pid > 0).then_some(cred.pid as u32)
 }
 
+/// `PR_SET_CHILD_SUBREAPER`: orphans of this process's tree are
+/// re-parented to it instead of to init.
+pub(super) fn keep_orphans() -> std::io::Result<()> {
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether the process at the other end of `stream` descends from `root`
+/// (or is it). Each step holds the process by a pidfd, so a number reused
+/// by a new process is never taken for the one that connected or for its
+/// parent: the peer's pidfd comes from the socket (`SO_PEERPIDFD`, Linux
+/// 6.5; before, `pidfd_open` of its number at once), and a parent counts
+/// only if the child still has it after the parent's pidfd is open (a
+/// parent that ended meanwhile would have had its children re-parented).
+pub(super) fn peer_descends_from(stream: &UnixStream, root: u32) -> Result<bool, String> {
+    let pid = peer_pid(stream).ok_or("the system does not say which process connected")?;
+    let mut task = Pinned::peer(stream, pid)?;
+    // A parent that changes under the walk is read again, a few times.
+    let mut retries = 8;
+    for _ in 0..4096 {
+        if task.pid == root {
+            return Ok(true);
+        }
+        if task.pid <= 1 {
+            return Ok(false);
+        }
+        let ppid = task.ppid()?;
+        // 0: a parent outside this pid namespace, so not this session.
+        if ppid == 0 {
+            return Ok(false);
+        }
+        let parent = Pinned::open(ppid)?;
+        if task.ppid()? == ppid {
+            task = parent;
+        } else if retries == 0 {
+            return Err(format!("the parents of process {} keep changing", task.pid));
+        } else {
+            retries -= 1;
+        }
+    }
+    Err("its parents go on without end".to_owned())
+}
+
+/// `SO_PEERPIDFD`: a pidfd of the process that connected.
+fn peer_pidfd(stream: &UnixStream) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let mut fd: libc::c_int = -1;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: fd and len describe a buffer of an int's size.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERPIDFD,
+            (&mut fd as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if fd < 0 {
+        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A process and, where the kernel has pidfds (Linux 5.3), a pidfd that
+/// names it and no other.
+struct Pinned {
+    pid: u32,
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Pinned {
+    /// The process that connected on `stream`, as number `pid`.
+    fn peer(stream: &UnixStream, pid: u32) -> Result<Pinned, String> {
+        match peer_pidfd(stream) {
+            Ok(fd) => Ok(Pinned { pid, fd: Some(fd) }),
+            // Older than Linux 6.5: by its number, now.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOPROTOOPT | libc::EINVAL)) => {
+                Pinned::open(pid)
+            }
+            Err(e) => Err(format!(
+                "the process that connected cannot be held ({e}); it may have ended"
+            )),
+        }
+    }
+
+    /// Process `pid` as it is now.
+    fn open(pid: u32) -> Result<Pinned, String> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd >= 0 {
+            // SAFETY: the descriptor was just opened and is ours alone.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+            return Ok(Pinned { pid, fd: Some(fd) });
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            // Older than Linux 5.3: the number alone.
+            Some(libc::ENOSYS) => Ok(Pinned { pid, fd: None }),
+            _ => Err(format!("process {pid} cannot be held ({e})")),
+        }
+    }
+
+    /// Its parent now: from its pidfd where the kernel describes one,
+    /// else from `/proc`, read while the pidfd shows it still runs (so
+    /// the number was still its own).
+    fn ppid(&self) -> Result<u32, String> {
+        let gone = |e: std::io::Error| format!("process {} cannot be read ({e})", self.pid);
+        if let Some(fd) = &self.fd
+            && let Some(info) = pidfs::describe_fd(fd, self.pid)
+        {
+            return info.map(|i| i.ppid).map_err(gone);
+        }
+        let stat = read_proc(self.pid)
+            .map_err(gone)?
+            .ok_or_else(|| format!("process {} is described in a form not known", self.pid))?;
+        if let Some(fd) = &self.fd {
+            pidfs::alive(fd).map_err(gone)?;
+        }
+        Ok(stat.ppid)
+    }
+}
+
 /// The fields of `/proc/PID/stat` the supervisor uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct StatFields {
@@ -107,9 +238,13 @@ mod pidfs {
 
     /// `None` where this kernel cannot describe a pidfd: use `/proc` then.
     pub(super) fn read(pid: u32) -> Option<std::io::Result<ProcStat>> {
+        works().then(|| describe(pid))
+    }
+
+    /// Whether this kernel describes a pidfd (asked once).
+    fn works() -> bool {
         static WORKS: OnceLock<bool> = OnceLock::new();
-        let works = *WORKS.get_or_init(|| describe(std::process::id()).is_ok());
-        works.then(|| describe(pid))
+        *WORKS.get_or_init(|| describe(std::process::id()).is_ok())
     }
 
     fn describe(pid: u32) -> std::io::Result<ProcStat> {
@@ -120,6 +255,36 @@ mod pidfs {
         }
         // SAFETY: the descriptor was just opened and is ours alone.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        describe_open(&fd, pid)
+    }
+
+    /// What pidfd `fd` (of process `pid`) says; `None` where this kernel
+    /// cannot describe a pidfd.
+    pub(super) fn describe_fd(fd: &OwnedFd, pid: u32) -> Option<std::io::Result<ProcStat>> {
+        works().then(|| describe_open(fd, pid))
+    }
+
+    /// Whether the process of pidfd `fd` has not been reaped (signal 0).
+    pub(super) fn alive(fd: &OwnedFd) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: signal 0 through a pidfd we own only checks the process.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                fd.as_raw_fd(),
+                0,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
+    fn describe_open(fd: &OwnedFd, pid: u32) -> std::io::Result<ProcStat> {
         use std::os::fd::AsRawFd;
         let mut info = PidfdInfo {
             mask: PIDFD_INFO_PID,

@@ -74,6 +74,54 @@ pub fn peer_pid(stream: &UnixStream) -> Option<u32> {
     imp::peer_pid(stream)
 }
 
+/// Makes this process the child subreaper of the tree it starts: an
+/// orphan of that tree is re-parented to it, not to init, so it stays a
+/// descendant. Linux only (`PR_SET_CHILD_SUBREAPER`); an error elsewhere.
+pub fn keep_orphans() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return linux::keep_orphans();
+    #[cfg(not(target_os = "linux"))]
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "only Linux keeps a tree's orphans (PR_SET_CHILD_SUBREAPER)",
+    ))
+}
+
+/// Whether the process that connected on `stream` is `root` or one of its
+/// descendants; an error says why that cannot be told (callers refuse).
+/// On Linux each step holds the process by a pidfd (see `linux.rs`);
+/// elsewhere the parents are read by number (a process that double forks
+/// leaves the tree there: no subreaper).
+pub fn peer_descends_from(stream: &UnixStream, root: u32) -> Result<bool, String> {
+    #[cfg(target_os = "linux")]
+    return linux::peer_descends_from(stream, root);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let pid = peer_pid(stream).ok_or("the system does not say which process connected")?;
+        parents_lead_to(pid, root)
+    }
+}
+
+/// Whether the parents of `pid` lead to `root`, read by number.
+#[cfg(not(target_os = "linux"))]
+fn parents_lead_to(pid: u32, root: u32) -> Result<bool, String> {
+    let mut p = pid;
+    for _ in 0..4096 {
+        if p == root {
+            return Ok(true);
+        }
+        if p <= 1 {
+            return Ok(false);
+        }
+        p = match ProcStat::read(p) {
+            Ok(Some(stat)) => stat.ppid,
+            Ok(None) => return Err(format!("process {p} is described in a form not known")),
+            Err(e) => return Err(format!("process {p} cannot be read ({e})")),
+        };
+    }
+    Err("its parents go on without end".to_owned())
+}
+
 /// The option `name` of `stream`'s socket at `level`, a value of type `T`
 /// (plain integers), when the system gives one of that size.
 #[cfg(any(target_os = "linux", target_os = "macos"))]
