@@ -633,16 +633,8 @@ server.registerTool('wipe', { description: 'Wipes every note.' }, async () => {
 await server.connect(new StdioServerTransport());
 "#;
 
-const NO_WIPE: &str = r#"version: 1
-default: allow
-deny:
-  - id: no-wipe
-    description: wiping the notes loses them
-    when: {type: mcp.call, mcp.server: notes, mcp.tool: wipe}
-"#;
-
-/// The server command for each SDK, in `p`, its mark at `p/wiped`; `None`
-/// when the SDK cannot be installed (outside CI).
+/// The server command for each SDK, in `p`, its mark at `p/wiped`; an SDK
+/// that cannot be installed is left out (outside CI: in CI it panics).
 fn sdk_servers(p: &Project) -> Vec<(&'static str, Vec<String>)> {
     let mark = p.path("wiped").display().to_string();
     let mut servers = Vec::new();
@@ -720,12 +712,8 @@ fn smuggling_lines() -> Vec<(&'static str, Vec<u8>)> {
 
 #[test]
 fn a_message_holding_a_line_break_is_refused_before_any_sdk_server_reads_it() {
-    let p = Project::new(NO_WIPE);
-    let servers = sdk_servers(&p);
-    if servers.len() < 2 && std::env::var_os("CI").is_some() {
-        panic!("both MCP SDKs are needed in CI");
-    }
-    for (sdk, server) in servers {
+    let p = Project::new(POLICY);
+    for (sdk, server) in sdk_servers(&p) {
         let _ = std::fs::remove_file(p.audit_path());
         let server: Vec<&str> = server.iter().map(String::as_str).collect();
         let mut c = Client::start(&p, &["--name", "notes"], &server);
@@ -794,4 +782,51 @@ fn a_message_holding_a_line_break_is_refused_before_any_sdk_server_reads_it() {
             "{sdk}"
         );
     }
+}
+
+/// A server whose `tools/list` answer carries a `sampling/createMessage`
+/// request behind raw carriage returns: one answer to a reader splitting
+/// at `\n`, an answer and a request to one splitting at `\r` too.
+const SMUGGLING_SERVER: &str = r#"
+read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}'
+read -r line
+read -r line
+printf '{"jsonrpc":"2.0","id":2,"result":{"tools":[],"x":\r{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":9}}\r}}\n'
+read -r line
+"#;
+
+#[test]
+fn a_server_message_holding_a_line_break_is_dropped_and_audited() {
+    let p = Project::new(POLICY);
+    let mut c = Client::start(
+        &p,
+        &["--name", "notes"],
+        &["/bin/sh", "-c", SMUGGLING_SERVER],
+    );
+    c.initialize();
+    let answer = c.request("tools/list", json!({}));
+    assert_eq!(answer["error"]["code"], -32000, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("carriage return")),
+        "{answer}"
+    );
+    assert!(c.quiet_for(300));
+    assert!(
+        c.seen.iter().all(|m| m.get("method").is_none()),
+        "the client was sent a request: {:?}",
+        c.seen
+    );
+    drop(c);
+    let audit = p.audit();
+    let refused: Vec<&Value> = audit
+        .iter()
+        .filter(|r| r["rule"] == "builtin:mcp-framing")
+        .collect();
+    assert_eq!(refused.len(), 1, "{audit:?}");
+    let mcp = &refused[0]["action"]["facets"]["mcp"];
+    assert_eq!(mcp["from"], "server");
+    assert_eq!(mcp["pieces"][0]["method"], "sampling/createMessage");
 }
