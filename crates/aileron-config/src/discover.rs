@@ -37,16 +37,27 @@ pub(crate) fn gather(
         errors: Vec::new(),
         confine: None,
     };
-    let project_dir = project_file
-        .and_then(Path::parent)
-        .unwrap_or(&opts.cwd)
-        .to_path_buf();
+    // A confined project's markers are its root's own files: a link
+    // named `Cargo.toml` pointing anywhere would tell, by the profile it
+    // adds, whether its target exists.
+    let (project_dir, marked): (PathBuf, fn(&Path) -> bool) = match confine {
+        Some(_) => (opts.cwd.clone(), |p| {
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
+        }),
+        None => (
+            project_file
+                .and_then(Path::parent)
+                .unwrap_or(&opts.cwd)
+                .to_path_buf(),
+            Path::is_file,
+        ),
+    };
     if opts.auto_profiles {
         if let Some(os) = os_profile() {
             g.builtin(os, Layer::Os, None);
         }
         for (marker, profile) in LANGUAGE_MARKERS {
-            if project_dir.join(marker).is_file() {
+            if marked(&project_dir.join(marker)) {
                 g.builtin(profile, Layer::Lang, None);
             }
         }

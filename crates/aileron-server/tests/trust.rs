@@ -334,3 +334,40 @@ async fn files_out_of_a_project_are_refused_alike_and_unread() {
         }
     }
 }
+
+/// A project's language markers are its own files: a `Cargo.toml` that
+/// links out would tell, by the profile it adds, whether its target exists.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_language_marker_linking_out_adds_no_profile() {
+    let env = Env::new();
+    let judge = Fake::always(
+        Wire::OpenAi,
+        Duration::ZERO,
+        json!({"decision": "allow", "reason": "ok"}),
+    );
+    let secret = env.write("outside/secret", "x\n");
+    let (real, linked) = (project(&env, "real"), project(&env, "linked"));
+    for name in ["real", "linked"] {
+        env.write(
+            &format!("{name}/aileron.yaml"),
+            "version: 1\ndefault: deny\n",
+        );
+    }
+    env.write("real/Cargo.toml", "[package]\nname = \"x\"\n");
+    std::os::unix::fs::symlink(&secret, env.root.join("linked/Cargo.toml")).unwrap();
+    let api = start(
+        &env,
+        &server_policy(&env, &judge.base_url),
+        vec![real, linked],
+    )
+    .await;
+    let d = api
+        .evaluate(&shell("m1", "cargo test", &env.root.join("real"), "s1"))
+        .await;
+    assert_eq!(d["rule"], "lang/rust:test", "{d}");
+    let d = api
+        .evaluate(&shell("m2", "cargo test", &env.root.join("linked"), "s1"))
+        .await;
+    assert_eq!(d["decision"], "deny", "{d}");
+    assert_eq!(d["source"], "default", "{d}");
+}
