@@ -604,3 +604,189 @@ async fn every_drop_the_server_runs_is_seen_as_a_drop() {
         assert!(dropped > 50, "{dropped}");
     }
 }
+
+/// The red team's policy: reads allowed by their verb.
+const ALLOW_SELECT: &str = "version: 1
+default: deny
+allow:
+  - id: reads
+    description: the agent may read
+    when: {type: sql.query, sql.verb: SELECT}
+";
+
+/// A table with two rows, a function of its row type that empties it
+/// (callable as `t.wipe` or `(t).wipe`), and a sequence at 10: made on
+/// the server directly.
+async fn victim(env: &Env) -> tokio_postgres::Client {
+    let direct = env.direct().await;
+    direct
+        .batch_execute(
+            "CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2);
+             CREATE FUNCTION wipe(t) RETURNS int LANGUAGE sql AS 'DELETE FROM t; SELECT 0';
+             CREATE SEQUENCE s; SELECT setval('s', 10);",
+        )
+        .await
+        .unwrap();
+    direct
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_select_that_calls_or_writes_is_refused_under_a_rule_allowing_select() {
+    let Some(env) = Env::start(ALLOW_SELECT).await else {
+        return;
+    };
+    let direct = victim(&env).await;
+    let c = env.client().await;
+    env.answer(|| Answer::Reject);
+    let attacks = [
+        "SELECT t.wipe FROM t",
+        "SELECT (t).wipe FROM t",
+        "SELECT id FROM t WHERE t.wipe = 0",
+        "SELECT setval('s', 1)",
+        "SELECT nextval('s')",
+        "VALUES ((SELECT setval('s', 1)))",
+        "SELECT * INTO copy FROM t",
+    ];
+    for text in attacks {
+        let e = c.simple_query(text).await.unwrap_err();
+        assert_eq!(error_of(&e).0, "42501", "{text}");
+        // The extended protocol too.
+        let e = c.query(text, &[]).await.unwrap_err();
+        assert_eq!(error_of(&e).0, "42501", "{text} (Parse)");
+    }
+    // Each was asked about (the human said no), by its built-in rule.
+    assert_eq!(env.asked().len(), attacks.len() * 2);
+    let rules: Vec<String> = env
+        .audit()
+        .iter()
+        .filter(|r| r["outcome"] == "rejected")
+        .map(|r| r["rule"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        rules.contains(&"builtin:sql-field-call".to_owned()),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&"builtin:sql-write-in-read".to_owned()),
+        "{rules:?}"
+    );
+    // Nothing happened, as the server says directly.
+    assert_eq!(column(&direct, "SELECT count(*) FROM t").await, ["2"]);
+    assert_eq!(column(&direct, "SELECT last_value FROM s").await, ["10"]);
+    assert_eq!(
+        column(&direct, "SELECT to_regclass('copy') IS NULL").await,
+        ["t"]
+    );
+    // Plain reads still pass, asking nobody.
+    assert_eq!(column(&c, "SELECT id FROM t ORDER BY id").await, ["1", "2"]);
+    assert_eq!(
+        column(&c, "SELECT count(*) FROM t WHERE id > 1").await,
+        ["1"]
+    );
+    assert_eq!(env.asked().len(), attacks.len() * 2);
+    // An approved qualified column is a column where there is one.
+    env.answer(|| Answer::Once);
+    assert_eq!(
+        column(&c, "SELECT t.id FROM t ORDER BY t.id").await,
+        ["1", "2"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_whose_schema_has_no_such_function_may_allow_qualified_columns() {
+    // The documented trade-off: `t.id` cannot be told from `id(t)`; a
+    // project that knows its schema cancels the ask by id.
+    let Some(env) = Env::start(&format!(
+        "{ALLOW_SELECT}  - {{override: \"builtin:sql-field-call\"}}\n"
+    ))
+    .await
+    else {
+        return;
+    };
+    let direct = victim(&env).await;
+    let c = env.client().await;
+    env.answer(|| Answer::Reject);
+    assert_eq!(
+        column(
+            &c,
+            "SELECT a.id FROM t a JOIN t b ON a.id = b.id ORDER BY a.id"
+        )
+        .await,
+        ["1", "2"]
+    );
+    assert!(env.asked().is_empty());
+    // The writes are still asked about.
+    let e = c.simple_query("SELECT setval('s', 1)").await.unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    assert_eq!(column(&direct, "SELECT last_value FROM s").await, ["10"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn startup_settings_of_name_resolution_are_decided_before_the_server_sees_them() {
+    let Some(env) = Env::start(ALLOW_SELECT).await else {
+        return;
+    };
+    victim(&env).await;
+    env.answer(|| Answer::Reject);
+    // libpq's PGOPTIONS and the like: `options` with -c.
+    for options in [
+        "-c search_path=public,pg_catalog",
+        "--search_path=public,pg_catalog",
+        "-c role=aileron",
+    ] {
+        let mut cfg = tokio_postgres::Config::new();
+        cfg.host("127.0.0.1")
+            .port(env.addr.port())
+            .user("aileron")
+            .dbname(&env.db)
+            .options(options);
+        let e = match cfg.connect(tokio_postgres::NoTls).await {
+            Ok(_) => panic!("{options}: connected"),
+            Err(e) => e,
+        };
+        let (code, message) = error_of(&e);
+        assert_eq!(code, "42501", "{options}");
+        assert!(message.starts_with("aileron: "), "{message}");
+    }
+    // A parameter of its own in the startup message.
+    let mut r = raw::Raw::connect_raw(env.addr.port()).await;
+    r.send(&raw::startup_with(
+        &env.db,
+        &[("search_path", "public, pg_catalog")],
+    ))
+    .await;
+    let msgs = r.until_ready().await;
+    assert_eq!(raw::kinds(&msgs), "E", "{msgs:?}");
+    assert_eq!(raw::error(&msgs[0].1).0, "42501");
+    assert!(r.closed().await);
+    // Each was decided: an audit line each; the search paths asked about
+    // (builtin:sql-dynamic), the role denied by the default.
+    assert_eq!(env.asked().len(), 3);
+    let audit = env.audit();
+    let startup: Vec<_> = audit
+        .iter()
+        .filter(|a| {
+            a["action"]["facets"]["sql"]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("startup parameter"))
+        })
+        .collect();
+    assert_eq!(startup.len(), 4, "{audit:?}");
+    assert!(
+        startup
+            .iter()
+            .all(|a| a["action"]["facets"]["sql"]["verb"] == "SET"),
+        "{startup:?}"
+    );
+    // A path that keeps pg_catalog first, and the usual parameters, pass.
+    let mut cfg = tokio_postgres::Config::new();
+    cfg.host("127.0.0.1")
+        .port(env.addr.port())
+        .user("aileron")
+        .dbname(&env.db)
+        .application_name("app")
+        .options("-c statement_timeout=5000");
+    let (c, conn) = cfg.connect(tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    assert_eq!(column(&c, "SELECT count(*) FROM t").await, ["2"]);
+}

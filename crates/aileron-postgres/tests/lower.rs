@@ -584,7 +584,11 @@ mod startup {
             )],
             vec![("search_path", "public, \"pg_catalog")],
         ] {
-            assert_eq!(decided(&params), [dynamic.clone()], "{params:?}");
+            assert_eq!(
+                decided(&params),
+                std::slice::from_ref(&dynamic),
+                "{params:?}"
+            );
         }
         // pg_catalog first, or not named (searched first): a plain read.
         for value in ["public", "pg_catalog, public", "\"PG_CATALOG\", public", ""] {

@@ -41,6 +41,11 @@ fn cluster() -> Option<u16> {
 fn available() -> bool {
     let ok = cluster().is_some();
     if !ok {
+        // In CI a missing server is a failure, not a pass.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "no PostgreSQL (install Debian's `postgresql`)"
+        );
         eprintln!("skipped: no PostgreSQL (install Debian's `postgresql`)");
     }
     ok
@@ -304,8 +309,16 @@ pub mod raw {
     }
 
     pub fn startup(db: &str) -> Vec<u8> {
+        startup_with(db, &[])
+    }
+
+    /// A startup message with more parameters than the user and database.
+    pub fn startup_with(db: &str, more: &[(&str, &str)]) -> Vec<u8> {
         let mut body = (3i32 << 16).to_be_bytes().to_vec();
-        for (k, v) in [("user", "aileron"), ("database", db)] {
+        for (k, v) in [("user", "aileron"), ("database", db)]
+            .into_iter()
+            .chain(more.iter().copied())
+        {
             body.extend_from_slice(k.as_bytes());
             body.push(0);
             body.extend_from_slice(v.as_bytes());
@@ -327,6 +340,13 @@ pub mod raw {
             let msgs = r.until_ready().await;
             assert!(msgs.iter().any(|m| m.0 == b'R'), "{msgs:?}");
             r
+        }
+
+        /// Connected, nothing sent.
+        pub async fn connect_raw(port: u16) -> Raw {
+            Raw {
+                s: TcpStream::connect(("127.0.0.1", port)).await.unwrap(),
+            }
         }
 
         pub async fn send(&mut self, bytes: &[u8]) {
