@@ -249,7 +249,8 @@ pub fn server_calls(log: &std::path::Path) -> Vec<Value> {
 /// A Streamable HTTP MCP server written by hand (HTTP/1.1, a connection
 /// per request): `initialize` answers JSON (over several lines) with a
 /// session id, `tools/list` and `tools/call` answer server-sent events (a
-/// call's with a log notification first), notifications get 202, DELETE
+/// call's with a log notification first; lines ending in `\r`, `\n` and
+/// `\r\n`, an answer's data over two lines), notifications get 202, DELETE
 /// ends the session. Every request is appended to `log` as a JSON line:
 /// its HTTP method, JSON-RPC method and tool, and the session and protocol
 /// version headers it carried. Returns the endpoint's URL.
@@ -318,7 +319,14 @@ fn serve_http(conn: std::net::TcpStream, log: &std::path::Path) {
             body.len()
         );
     };
-    let event = |v: Value| format!("event: message\ndata: {v}\n\n");
+    // Each of the line ends SSE has (`\n`, `\r`, `\r\n`), and data over two lines.
+    let event = |v: Value, end: &str| match v.get("result") {
+        Some(result) => format!(
+            "event: message{end}data: {{\"jsonrpc\": \"2.0\", \"id\": {},{end}data: \"result\": {result}}}{end}{end}",
+            v["id"]
+        ),
+        None => format!("event: message{end}data: {v}{end}{end}"),
+    };
     match (http_method.as_str(), method.as_str(), id) {
         ("DELETE", _, _) => reply(&mut out, "200 OK", "text/plain", "", ""),
         (_, "initialize", Some(id)) => {
@@ -340,14 +348,20 @@ fn serve_http(conn: std::net::TcpStream, log: &std::path::Path) {
                 {"name": "wipe", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}},
             ]);
             let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools}});
-            reply(&mut out, "200 OK", "text/event-stream", "", &event(answer));
+            reply(
+                &mut out,
+                "200 OK",
+                "text/event-stream",
+                "",
+                &event(answer, "\r"),
+            );
         }
         (_, "tools/call", Some(id)) => {
             let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
                               "params": {"level": "info", "data": "writing"}});
             let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
                 "content": [{"type": "text", "text": "written over http"}], "isError": false}});
-            let body = format!("{}{}", event(note), event(answer));
+            let body = format!("{}{}", event(note, "\n"), event(answer, "\r\n"));
             reply(&mut out, "200 OK", "text/event-stream", "", &body);
         }
         (_, _, Some(id)) => {
