@@ -114,71 +114,97 @@ pub const BREAKS: &[Break] = &[
     },
 ];
 
+/// Whether `b` may start a break: a control byte but `\t`, or the first
+/// byte of U+0085 (0xC2) or of U+2028/U+2029 (0xE2).
+fn may_break(b: u8) -> bool {
+    (b < 0x20 && b != b'\t') || b == 0xc2 || b == 0xe2
+}
+
 /// The break at the start of `rest`, if one starts there.
 fn break_at(rest: &[u8]) -> Option<&'static Break> {
-    let first = *rest.first()?;
-    // Every break starts with a control byte, 0xC2 or 0xE2.
-    if first >= 0x20 && first != 0xc2 && first != 0xe2 {
-        return None;
-    }
     BREAKS.iter().find(|b| rest.starts_with(b.bytes))
 }
 
 /// Each break in `line`, with its offset and whether it is inside a JSON
-/// string (as far as the line is JSON).
-fn breaks(line: &[u8]) -> impl Iterator<Item = (usize, &'static Break, bool)> + '_ {
-    let mut in_string = false;
-    let mut escaped = false;
-    line.iter().enumerate().filter_map(move |(i, &b)| {
-        let inside = in_string;
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else if b == b'"' {
-            in_string = true;
-        }
-        break_at(&line[i..]).map(|brk| (i, brk, inside))
-    })
-}
-
-/// The first break that makes a reader read `line` as more than one line:
-/// a control character anywhere, or any break outside a JSON string.
-/// `None`: every reader reads the line (once [`escaped`]) as it is.
-pub fn first_break(line: &[u8]) -> Option<&'static Break> {
-    breaks(line)
-        .find(|(_, brk, inside)| brk.escape.is_none() || !inside)
-        .map(|(_, brk, _)| brk)
-}
-
-/// `line` with each break inside a string written as its escape (a line
-/// [`first_break`] passed: the breaks left are all inside strings).
-pub fn escaped(line: &[u8]) -> Cow<'_, [u8]> {
-    let mut found = breaks(line)
-        .filter(|(_, b, _)| b.escape.is_some())
-        .peekable();
-    if found.peek().is_none() {
-        return Cow::Borrowed(line);
+/// string (as far as the line is JSON), to `each`; it stops at `false`.
+fn each_break(line: &[u8], mut each: impl FnMut(usize, &'static Break, bool) -> bool) {
+    // 64 bytes at a time (which the compiler vectorises): most lines hold
+    // no byte a break starts with, and most of a long one no quote either.
+    let candidate = |c: &[u8]| c.iter().fold(false, |any, &b| any | may_break(b));
+    let quoting = |c: &[u8]| {
+        c.iter()
+            .fold(false, |any, &b| any | (b == b'"') | (b == b'\\'))
+    };
+    if !line.chunks(64).any(candidate) {
+        return;
     }
-    let mut out = Vec::with_capacity(line.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    for (n, chunk) in line.chunks(64).enumerate() {
+        let breaks = candidate(chunk);
+        if !breaks && !escaped && !quoting(chunk) {
+            continue;
+        }
+        for (i, &b) in chunk.iter().enumerate() {
+            let at = n * 64 + i;
+            if breaks
+                && may_break(b)
+                && let Some(brk) = break_at(&line[at..])
+                && !each(at, brk, in_string)
+            {
+                return;
+            }
+            if escaped {
+                escaped = false;
+            } else if in_string && b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = !in_string;
+            }
+        }
+    }
+}
+
+/// `line` as every reader reads it: `Err` with the first break that
+/// makes a reader read it as more than one line (a control character
+/// anywhere, or any break outside a JSON string); else the line, each
+/// break inside a string written as its escape.
+pub fn frame(line: &[u8]) -> Result<Cow<'_, [u8]>, &'static Break> {
+    let mut refused = None;
+    let mut inside = Vec::new();
+    each_break(line, |at, brk, in_string| {
+        if brk.escape.is_none() || !in_string {
+            refused = Some(brk);
+            return false;
+        }
+        inside.push((at, brk));
+        true
+    });
+    if let Some(brk) = refused {
+        return Err(brk);
+    }
+    if inside.is_empty() {
+        return Ok(Cow::Borrowed(line));
+    }
+    let mut out = Vec::with_capacity(line.len() + 4 * inside.len());
     let mut from = 0;
-    for (at, brk, _) in found {
+    for (at, brk) in inside {
         out.extend_from_slice(&line[from..at]);
         out.extend_from_slice(brk.escape.unwrap_or_default().as_bytes());
         from = at + brk.bytes.len();
     }
     out.extend_from_slice(&line[from..]);
-    Cow::Owned(out)
+    Ok(Cow::Owned(out))
 }
 
 /// The messages a reader that ends lines at every break would read in
 /// `line` (those pieces that are JSON objects), for the audit log: each
 /// one's `method`, `id` and tool `name`.
 pub fn pieces(line: &[u8]) -> Vec<Value> {
-    let mut cuts: Vec<(usize, usize)> = breaks(line).map(|(i, b, _)| (i, b.bytes.len())).collect();
+    let mut cuts = Vec::new();
+    each_break(line, |at, brk, _| {
+        cuts.push((at, brk.bytes.len()));
+        true
+    });
     cuts.push((line.len(), 0));
     let mut from = 0;
     let mut out = Vec::new();
@@ -206,10 +232,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The label of the break `frame` refuses `line` for.
+    fn refused(line: &[u8]) -> Option<&'static str> {
+        frame(line).err().map(|b| b.label)
+    }
+
     #[test]
-    fn a_break_outside_a_string_or_a_control_anywhere_is_found() {
+    fn a_break_outside_a_string_or_a_control_anywhere_is_refused() {
         let smuggled = b"{\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\r{\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"wipe\"}}\r}}";
-        assert_eq!(first_break(smuggled).map(|b| b.label), Some("\\r"));
+        assert_eq!(refused(smuggled), Some("\\r"));
         assert_eq!(
             pieces(smuggled),
             [json!({"id": 2, "method": "tools/call", "tool": "wipe"})]
@@ -224,7 +255,7 @@ mod tests {
             (b"{}\n{}", "\\n"),
         ] {
             assert_eq!(
-                first_break(line).map(|b| b.label),
+                refused(line),
                 Some(label),
                 "{}",
                 String::from_utf8_lossy(line)
@@ -233,19 +264,40 @@ mod tests {
     }
 
     #[test]
+    fn a_long_line_is_read_alike_at_every_offset() {
+        // The breaks at every offset around the 64-byte steps, strings
+        // and escapes before them.
+        for pad in 0..140 {
+            let text = format!("{}\\\"", "a".repeat(pad));
+            let inside = format!("{{\"t\":\"{text}\u{2028}\",\"u\":1}}");
+            let framed = frame(inside.as_bytes()).unwrap();
+            assert_eq!(
+                std::str::from_utf8(&framed).unwrap(),
+                format!("{{\"t\":\"{text}\\u2028\",\"u\":1}}")
+            );
+            let outside = format!("{{\"t\":\"{text}\",\"u\":\u{2028}1}}");
+            assert_eq!(refused(outside.as_bytes()), Some("U+2028"), "{pad}");
+            let cr = format!("{{\"t\":\"{text}\",\"u\":\r1}}");
+            assert_eq!(refused(cr.as_bytes()), Some("\\r"), "{pad}");
+        }
+    }
+
+    #[test]
     fn text_inside_a_string_is_escaped_and_means_the_same() {
-        let line = "{\"a\":\"x\u{2028}y\\\"\u{85}\",\"b\":\"\u{2029}é\"}";
-        assert_eq!(first_break(line.as_bytes()), None);
-        let out = escaped(line.as_bytes());
+        let line = "{\"a\":\"x\u{2028}y\\\"\u{85}\",\"b\":\"\u{2029}é—\"}";
+        let out = frame(line.as_bytes()).unwrap();
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
-            r#"{"a":"x\u2028y\"\u0085","b":"\u2029é"}"#
+            r#"{"a":"x\u2028y\"\u0085","b":"\u2029é—"}"#
         );
         let before: Value = serde_json::from_slice(line.as_bytes()).unwrap();
         let after: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(before, after);
         // Nothing to escape: the line itself.
-        assert!(matches!(escaped(b"{\"a\":\"\xc3\xa9\"}"), Cow::Borrowed(_)));
-        assert_eq!(first_break(b"{\"a\":\"\xc3\xa9 \\r\"}\t "), None);
+        assert!(matches!(
+            frame("{\"a\":\"é—\"}\t ".as_bytes()),
+            Ok(Cow::Borrowed(_))
+        ));
+        assert_eq!(refused(b"{\"a\":\"\\r\"}"), None);
     }
 }

@@ -102,10 +102,11 @@ impl Gateway {
 
     /// A line from the client.
     pub fn from_client(&mut self, line: &[u8]) -> Vec<Effect> {
-        if let Some(brk) = framing::first_break(line) {
-            return self.client_break(line, brk);
-        }
-        let line = &framing::escaped(line)[..];
+        let line = match framing::frame(line) {
+            Ok(framed) => framed,
+            Err(brk) => return self.client_break(line, brk),
+        };
+        let line = &line[..];
         match message::parse(line) {
             Parsed::NotJson(why) => vec![
                 Effect::ToClient(message::error(
@@ -284,16 +285,11 @@ impl Gateway {
 
     /// A line from the server. `disabled` says whether a tool is disabled.
     pub fn from_server(&mut self, line: &[u8], disabled: &dyn Fn(&Action) -> bool) -> Vec<Effect> {
-        if let Some(brk) = framing::first_break(line) {
-            let (_, reason) = self.framing_refusal(line, brk, "server");
-            let mut out = self.unreadable_answer(line, format!("the server wrote {}", brk.name));
-            out.push(Effect::Refused {
-                action: framing_action(&self.server, "server", line, brk),
-                reason,
-            });
-            return out;
-        }
-        let line = &framing::escaped(line)[..];
+        let line = match framing::frame(line) {
+            Ok(framed) => framed,
+            Err(brk) => return self.server_break(line, brk),
+        };
+        let line = &line[..];
         match message::parse(line) {
             Parsed::NotJson(why) => self.unreadable_answer(
                 line,
@@ -305,7 +301,12 @@ impl Gateway {
             Parsed::Batch(items) => {
                 let mut out = Vec::new();
                 for item in items {
-                    let text = framing::escaped(item.to_string().as_bytes()).into_owned();
+                    // serde_json writes U+2028 raw in a string: escaped as above.
+                    let text = item.to_string().into_bytes();
+                    let text = match framing::frame(&text) {
+                        Ok(framed) => framed.into_owned(),
+                        Err(_) => text,
+                    };
                     match message::classify(item) {
                         Parsed::One(m) => out.extend(self.server_message(m, &text, disabled)),
                         _ => out.push(Effect::Note(format!(
@@ -318,6 +319,18 @@ impl Gateway {
             }
             Parsed::One(m) => self.server_message(m, line, disabled),
         }
+    }
+
+    /// A line from the server that a client would read as more than one:
+    /// dropped (its caller answered), audited.
+    fn server_break(&mut self, line: &[u8], brk: &'static Break) -> Vec<Effect> {
+        let (_, reason) = self.framing_refusal(line, brk, "server");
+        let mut out = self.unreadable_answer(line, format!("the server wrote {}", brk.name));
+        out.push(Effect::Refused {
+            action: framing_action(&self.server, "server", line, brk),
+            reason,
+        });
+        out
     }
 
     fn server_message(
