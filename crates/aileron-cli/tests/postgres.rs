@@ -10,7 +10,7 @@ mod cluster;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
-use support::{Project, run_no_tty, text};
+use support::{Project, no_tty, run_no_tty, text};
 
 const DENY_DROP: &str = "version: 1
 default: allow
@@ -23,6 +23,11 @@ deny:
 fn cluster() -> Option<cluster::Cluster> {
     let c = cluster::Cluster::start().map(|(c, _)| c);
     if c.is_none() {
+        // In CI a missing server is a failure, not a pass.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "no PostgreSQL (install Debian's `postgresql`)"
+        );
         eprintln!("skipped: no PostgreSQL (install Debian's `postgresql`)");
     }
     c
@@ -40,7 +45,40 @@ fn psql(p: &Project, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-struct Gateway(Child);
+/// The gateway's process, and the rest of what it prints (kept open: a
+/// closed pipe would fail its next line).
+struct Gateway(Child, std::io::Lines<BufReader<std::process::ChildStdout>>);
+
+impl Gateway {
+    /// `aileron proxy postgres` in `p` in front of `db`, with no terminal
+    /// to ask on: the gateway, its address and the first two lines it
+    /// printed.
+    fn start(p: &Project, db: &cluster::Cluster) -> (Gateway, String, [String; 2]) {
+        let upstream = format!("postgres://127.0.0.1:{}", db.port);
+        let mut cmd = p.aileron(&[
+            "proxy",
+            "postgres",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream,
+        ]);
+        let mut child = no_tty(&mut cmd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let address = first
+            .strip_prefix("aileron proxy postgres: listening on postgres://")
+            .and_then(|r| r.split(' ').next())
+            .unwrap_or_else(|| panic!("{first}"))
+            .to_owned();
+        let hint = lines.next().unwrap().unwrap();
+        (Gateway(child, lines), address, [first, hint])
+    }
+}
 
 impl Drop for Gateway {
     fn drop(&mut self) {
@@ -55,32 +93,11 @@ fn aileron_proxy_postgres_decides_each_statement() {
         return;
     };
     let p = Project::new(DENY_DROP);
-    let upstream = format!("postgres://127.0.0.1:{}", db.port);
-    let mut child = p
-        .aileron(&[
-            "proxy",
-            "postgres",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            &upstream,
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let _gw = Gateway(child);
-    let first = lines.next().unwrap().unwrap();
-    let address = first
-        .strip_prefix("aileron proxy postgres: listening on postgres://")
-        .and_then(|r| r.split(' ').next())
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_owned();
+    let (_gw, address, [first, hint]) = Gateway::start(&p, &db);
     assert!(
         first.ends_with(&format!("for 127.0.0.1:{}", db.port)),
         "{first}"
     );
-    let hint = lines.next().unwrap().unwrap();
     let port = address.rsplit_once(':').unwrap().1;
     assert_eq!(hint, format!("  export PGHOST=127.0.0.1 PGPORT={port}"));
     let conn = format!("postgres://aileron@{address}/postgres");
@@ -176,5 +193,90 @@ psql -X "$DATABASE_URL" -tA -c 'SELECT count(*) FROM t'"#;
     assert!(
         err.contains("not launching: the database gateway for postgres://[::1 did not start"),
         "{err}"
+    );
+}
+
+#[test]
+fn check_warns_about_a_rule_allowing_select_and_the_gateway_refuses_what_it_hides() {
+    let policy = "version: 1
+default: deny
+allow:
+  - id: reads
+    when: {type: sql.query, sql.verb: SELECT}
+";
+    let p = Project::new(policy);
+    let out = p.aileron(&["check"]).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a warning does not fail: {stdout}"
+    );
+    let file = p.dir.join("aileron.yaml");
+    assert!(
+        stdout.contains(&format!(
+            "{}:4:5: warning: this rule allows SQL by its verb alone (SELECT)",
+            file.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("add `sensitivity: read`"), "{stdout}");
+    assert!(stdout.contains("[sql-verb-only]"), "{stdout}");
+    let out = p.aileron(&["check", "--deny-warnings"]).output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+
+    // What the warning is about, through the gateway: no one to ask (no
+    // terminal), so what the built-ins ask about is refused.
+    let Some(db) = cluster() else {
+        return;
+    };
+    let direct = format!("postgres://aileron@127.0.0.1:{}/postgres", db.port);
+    let (status, _, err) = psql(
+        &p,
+        &[
+            &direct,
+            "-c",
+            "CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2); \
+             CREATE FUNCTION wipe(t) RETURNS int LANGUAGE sql AS 'DELETE FROM t; SELECT 0'; \
+             CREATE SEQUENCE s; SELECT setval('s', 10)",
+        ],
+    );
+    assert_eq!(status, 0, "{err}");
+    let (_gw, address, _) = Gateway::start(&p, &db);
+    let conn = format!("postgres://aileron@{address}/postgres");
+    for sql in [
+        "SELECT t.wipe FROM t",
+        "SELECT (t).wipe FROM t",
+        "SELECT setval('s', 1)",
+        "SELECT nextval('s')",
+        "VALUES ((SELECT setval('s', 1)))",
+        "SELECT * INTO copy FROM t",
+    ] {
+        let (status, _, err) = psql(&p, &[&conn, "-c", sql]);
+        assert_eq!(status, 1, "{sql}: {err}");
+        assert!(err.contains("ERROR:  aileron: "), "{sql}: {err}");
+    }
+    let (status, out, err) = psql(
+        &p,
+        &[
+            &direct,
+            "-tA",
+            "-c",
+            "SELECT count(*), (SELECT last_value FROM s), to_regclass('copy') IS NULL FROM t",
+        ],
+    );
+    assert_eq!((status, out.trim()), (0, "2|10|t"), "{err}");
+    // A plain read passes; so does not a search_path putting pg_catalog last.
+    let (status, out, err) = psql(&p, &[&conn, "-tA", "-c", "SELECT count(*) FROM t"]);
+    assert_eq!((status, out.trim()), (0, "2"), "{err}");
+    let mut cmd = p.command("psql");
+    cmd.args(["-X", &conn, "-c", "SELECT 1"])
+        .env("PGOPTIONS", "-c search_path=public,pg_catalog");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("aileron: "),
+        "{}",
+        text(&out.stderr)
     );
 }

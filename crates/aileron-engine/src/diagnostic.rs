@@ -33,6 +33,7 @@
 //! | `allow-overridden` | warning | an allow rule that an ask, judge or deny rule always overrides |
 //! | `unknown-field` | warning | a `when:` condition on a field no action has |
 //! | `ineffective-amendment` | warning | an "always allow" answer whose new rule would not take effect |
+//! | `sql-verb-only` | warning | an allow rule for SQL by its verb alone, which also meets statements of that verb that write or call a function |
 //!
 //! Codes are only ever added, never renamed. Only warnings print their
 //! code, at the end of the headline (`... [shadowed-rule]`); an error's
@@ -92,6 +93,8 @@ pub enum Code {
     UnknownField,
     /// An "always" answer whose rule would not take effect (a warning).
     IneffectiveAmendment,
+    /// An allow rule for SQL by its verb alone (a warning).
+    SqlVerbOnly,
 }
 
 impl Code {
@@ -107,6 +110,7 @@ impl Code {
             Code::AllowOverridden => "allow-overridden",
             Code::UnknownField => "unknown-field",
             Code::IneffectiveAmendment => "ineffective-amendment",
+            Code::SqlVerbOnly => "sql-verb-only",
         }
     }
 
@@ -119,7 +123,8 @@ impl Code {
             Code::ShadowedRule
             | Code::AllowOverridden
             | Code::UnknownField
-            | Code::IneffectiveAmendment => Severity::Warning,
+            | Code::IneffectiveAmendment
+            | Code::SqlVerbOnly => Severity::Warning,
         }
     }
 }

@@ -25,6 +25,12 @@
 //!   carry (`http.method` with `type: fs.read`). A facet that is neither
 //!   close to a known one nor ruled out by the rule's types may be a
 //!   plugin's, and is not reported.
+//! - `sql-verb-only`: an allow rule for `sql.query` whose only condition
+//!   on the statement is its verb, a verb that reads (`sql.verb: SELECT`):
+//!   a `SELECT` may also write (`setval`, `SELECT INTO`) or call a
+//!   function (`t.f` is `f(t)`), which only the gateway's built-in asks
+//!   keep from it. Conditions on the database, the user or the session do
+//!   not narrow what a statement does; any other condition does.
 //!
 //! "Matches every action it matches" is decided conservatively (see
 //! [`covers`]): the same conditions, a list of values that includes the
@@ -38,6 +44,7 @@
 //! "always" answer to a policy file.
 
 use crate::action::{ActionType, FieldPath, KNOWN_FACETS, Lookup};
+use crate::builtin::{FIELD_CALL, WRITE_IN_READ};
 use crate::diagnostic::{Code, Diagnostic, Pos};
 use crate::pattern::{Comparison, Cond, Matcher, json_eq};
 use crate::policy::{Policy, rank_order};
@@ -71,6 +78,7 @@ pub fn findings(policy: &Policy) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in rules.iter().copied().filter(|r| is_users(r)) {
         unknown_fields(r, &mut out);
+        sql_verb_only(r, &mut out);
         if matches_nothing(&r.matcher) || (r.decision != Decision::Allow && may_be_file(r)) {
             continue;
         }
@@ -500,6 +508,78 @@ fn bound_implies(o1: Comparison, a: f64, o2: Comparison, b: f64) -> bool {
         (Lte, Lt) => a < b,
         _ => false,
     }
+}
+
+// ---- SQL by verb --------------------------------------------------------------
+
+/// Verbs the database gateway gives statements that read by their verb but
+/// may write or call a function (`SELECT` also stands for `VALUES` and
+/// `WITH`).
+const SQL_READ_VERBS: &[&str] = &["SELECT", "DECLARE", "EXPLAIN", "SHOW", "SET"];
+
+/// Conditions that say nothing of what a statement does: its type, where
+/// and as whom it runs.
+fn says_nothing_of_the_statement(path: &FieldPath) -> bool {
+    match path {
+        FieldPath::Type | FieldPath::Session(_) => true,
+        FieldPath::Facet(f) => matches!(
+            f.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+            ["sql", "database" | "user"]
+        ),
+        _ => false,
+    }
+}
+
+/// `sql-verb-only`: an allow rule that admits a reading verb of `sql.query`
+/// and says nothing else of the statement.
+fn sql_verb_only(r: &Rule, out: &mut Vec<Finding>) {
+    if r.decision != Decision::Allow
+        || !r
+            .matcher
+            .required_types()
+            .is_some_and(|ts| ts.iter().any(|t| t == "sql.query"))
+    {
+        return;
+    }
+    let mut have = Vec::new();
+    conjuncts(&r.matcher, &mut have);
+    let mut verbs = Vec::new();
+    for m in have {
+        match m {
+            Matcher::Field(FieldPath::Verb, c) => verbs.push(c),
+            Matcher::Field(FieldPath::Facet(f), c)
+                if f.len() == 2 && f[0] == "sql" && f[1] == "verb" =>
+            {
+                verbs.push(c)
+            }
+            Matcher::Field(p, _) if says_nothing_of_the_statement(p) => {}
+            _ => return,
+        }
+    }
+    let admitted: Vec<&str> = SQL_READ_VERBS
+        .iter()
+        .copied()
+        .filter(|v| verbs.iter().all(|c| c.holds(Some(Lookup::Str(v)))))
+        .collect();
+    if verbs.is_empty() || admitted.is_empty() {
+        return;
+    }
+    out.push(Finding {
+        rule: r.id.clone(),
+        by: None,
+        diagnostic: warning(
+            Code::SqlVerbOnly,
+            r,
+            format!(
+                "this rule allows SQL by its verb alone ({}): a statement of that verb may also write \
+                 (`SELECT setval('s', 1)`, `SELECT * INTO t2 FROM t`) or call a function \
+                 (`SELECT t.f FROM t` is `f(t)`), which only the built-in asks \
+                 (tags `{WRITE_IN_READ}`, `{FIELD_CALL}`) keep from it; add `sensitivity: read` \
+                 or a `sql.tables` condition to allow what it means",
+                admitted.join(", ")
+            ),
+        ),
+    });
 }
 
 // ---- fields ------------------------------------------------------------------
@@ -948,5 +1028,41 @@ mod tests {
         assert!(d.headline().starts_with(
             "/p/aileron.yaml:9:5: warning: the new allow rule `git push --force x` would not take effect: `force` (deny rule at /p/aileron.yaml:5:5, priority 200)"
         ), "{}", d.headline());
+    }
+
+    #[test]
+    fn an_allow_of_sql_by_a_reading_verb_alone_is_reported() {
+        for (text, line) in [
+            (
+                "version: 1\nallow:\n  - {id: reads, when: {type: sql.query, sql.verb: SELECT}}\n",
+                3,
+            ),
+            (
+                "version: 1\nallow:\n  - id: reads\n    when:\n      type: sql.query\n      sql.database: app\n      sql.verb: {in: [SELECT, SHOW]}\n",
+                3,
+            ),
+            (
+                "version: 1\nallow:\n  - {id: v, when: {type: sql.query, verb: {pattern: \"^S\"}}}\n",
+                3,
+            ),
+        ] {
+            let w = warnings(text);
+            assert_eq!(w.len(), 1, "{text}: {w:?}");
+            let (code, at, message) = &w[0];
+            assert_eq!((*code, *at), ("sql-verb-only", line), "{text}");
+            assert!(message.contains("add `sensitivity: read`"), "{message}");
+            assert!(message.contains("SELECT"), "{message}");
+        }
+        // Narrowed by what the statement does, or a verb that writes by itself.
+        for text in [
+            "version: 1\nallow:\n  - {id: r, when: {type: sql.query, sql.verb: SELECT, sensitivity: read}}\n",
+            "version: 1\nallow:\n  - {id: r, when: {type: sql.query, sql.verb: SELECT, sql.tables: {in: [users]}}}\n",
+            "version: 1\nallow:\n  - {id: r, when: {type: sql.query, sql.verb: INSERT}}\n",
+            "version: 1\nallow:\n  - {id: r, when: {type: sql.query, sensitivity: read}}\n",
+            "version: 1\nask:\n  - {id: r, when: {type: sql.query, sql.verb: SELECT}}\n",
+            "version: 1\nallow:\n  - {id: r, when: {type: http.request, verb: SET}}\n",
+        ] {
+            assert_eq!(warnings(text), [], "{text}");
+        }
     }
 }

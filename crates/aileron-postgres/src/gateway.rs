@@ -2,7 +2,9 @@
 //!
 //! The client's side reads every message the client sends: the startup
 //! phase is answered (TLS and GSS encryption refused with `N`, a cancel
-//! request passed to the server), authentication is relayed as it comes,
+//! request passed to the server, the settings of the startup message that
+//! change name resolution or identity decided, a refusal a `FATAL`
+//! error), authentication is relayed as it comes,
 //! and after it each `Query`, `Parse` and `FunctionCall` is lowered and
 //! decided before it is forwarded; other messages stream through.
 //!

@@ -704,6 +704,11 @@ async fn a_project_whose_schema_has_no_such_function_may_allow_qualified_columns
         return;
     };
     let direct = victim(&env).await;
+    // The check docs/postgres.md gives finds the function a column may call.
+    let check = "SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_type t ON t.oid = p.proargtypes[0] WHERE p.pronargs - p.pronargdefaults <= 1 AND (t.typtype = 'c' OR t.typtype = 'p' OR t.oid = 'record'::regtype) AND p.pronamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace);";
+    let docs = include_str!("../../../docs/postgres.md");
+    assert!(docs.contains(check), "docs/postgres.md gives another check");
+    assert_eq!(column(&direct, check).await, ["wipe(t)"]);
     let c = env.client().await;
     env.answer(|| Answer::Reject);
     assert_eq!(
