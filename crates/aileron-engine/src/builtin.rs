@@ -52,7 +52,7 @@ impl Environment {
     }
 
     /// `~/.config`, and `$XDG_CONFIG_HOME` when it is elsewhere.
-    fn config_dirs(&self) -> Vec<String> {
+    pub(crate) fn config_dirs(&self) -> Vec<String> {
         let mut dirs = vec![format!("{}/.config", self.home)];
         if !self.config_home.is_empty() && self.config_home != dirs[0] {
             dirs.push(self.config_home.clone());

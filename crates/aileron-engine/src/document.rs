@@ -52,7 +52,7 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "gateways",
 ];
 /// Keys of `settings.enforce`.
-pub const ENFORCE_KEYS: &[&str] = &["writable"];
+pub const ENFORCE_KEYS: &[&str] = &["writable", "readable"];
 /// Keys of `settings.proxy`.
 pub const PROXY_KEYS: &[&str] = &["inspect"];
 /// The kinds of gateway `settings.gateways` starts.
@@ -118,6 +118,9 @@ pub struct Settings {
     /// `enforce.writable`: under `aileron launch`, the agent's tree writes
     /// only here, in the project and in the temporary directories (Landlock).
     pub writable: Option<Vec<String>>,
+    /// `enforce.readable`: credential stores the box masks that the agent's
+    /// tree may read after all (`~/` is the home directory).
+    pub readable: Option<Vec<String>>,
     /// `proxy.inspect`: the hosts whose TLS the egress proxy opens to decide
     /// each request by method and URL (host globs; `all` for every host).
     /// Other tunnels are decided by host and port.
@@ -507,13 +510,16 @@ impl Parser<'_> {
                         .map(v, "`settings.enforce`", ENFORCE_KEYS)
                         .unwrap_or_default()
                     {
-                        if k.name == "writable" {
-                            s.writable = Some(
-                                self.strings(v, "writable")
-                                    .into_iter()
-                                    .map(|(p, _)| p)
-                                    .collect(),
-                            );
+                        let paths = Some(
+                            self.strings(v, k.name.as_str())
+                                .into_iter()
+                                .map(|(p, _)| p)
+                                .collect(),
+                        );
+                        match k.name.as_str() {
+                            "writable" => s.writable = paths,
+                            "readable" => s.readable = paths,
+                            _ => {}
                         }
                     }
                 }

@@ -92,6 +92,7 @@
 pub mod action;
 pub mod builtin;
 pub mod command_line;
+pub mod credentials;
 mod deferred;
 pub mod diagnostic;
 mod document;

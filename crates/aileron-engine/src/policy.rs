@@ -327,6 +327,7 @@ impl Policy {
             settings.timeout = s.timeout.or(settings.timeout);
             settings.on_timeout = s.on_timeout.or(settings.on_timeout);
             settings.writable = s.writable.or(settings.writable);
+            settings.readable = s.readable.or(settings.readable);
             settings.proxy_inspect = s.proxy_inspect.or(settings.proxy_inspect);
             settings.gateways = s.gateways.or(settings.gateways);
             for p in doc.env.scrub {

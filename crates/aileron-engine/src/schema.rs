@@ -124,7 +124,9 @@ pub fn json_schema() -> Value {
                 "on_timeout": on_timeout,
                 "enforce": {"type": "object", "additionalProperties": false, "properties": {
                     "writable": {"type": "array", "items": {"type": "string"},
-                                 "description": "under `aileron launch` (Linux, Landlock): besides the project and the temporary directories, the only places the agent's tree may write (~/ is the home directory)"}
+                                 "description": "under `aileron launch` (Linux, Landlock): besides the project and the temporary directories, the only places the agent's tree may write (~/ is the home directory)"},
+                    "readable": {"type": "array", "items": {"type": "string"},
+                                 "description": "under `aileron launch` (Linux): credential stores the box masks that the agent's tree may read after all (~/.npmrc; a directory gives back what it holds)"}
                 }},
                 "proxy": {"type": "object", "additionalProperties": false, "properties": {
                     "inspect": {"anyOf": [{"const": "all"}, {"type": "array", "items": {"type": "string"}}],

@@ -25,7 +25,10 @@ pub struct Lockdown {
     /// Bind mounts in order: read-only (with the flags a remount keeps) or,
     /// for a directory holding protected paths, read-write.
     mounts: Vec<(CString, Option<libc::c_ulong>)>,
+    /// Files (and sockets) covered by `/dev/null`.
     hidden: Vec<CString>,
+    /// Directories covered by an empty read-only tmpfs.
+    emptied: Vec<CString>,
     dev_null: CString,
     root: CString,
     /// The working directory, entered again once the mounts are in place:
@@ -128,7 +131,8 @@ fn cstring(p: &Path) -> Result<CString, Error> {
 
 impl Lockdown {
     /// Prepares the lockdown: `protect` are read-only (those that exist),
-    /// `secrets` unreadable, `writable` (when given) the only places the
+    /// `secrets` unreadable (a file or a socket reads as `/dev/null`, a
+    /// directory as empty), `writable` (when given) the only places the
     /// tree may write.
     pub fn prepare(
         protect: &[PathBuf],
@@ -195,17 +199,23 @@ impl Lockdown {
         }
         // Parents before what they hold, so that each lands on top.
         mounts.sort_by_key(|(c, _)| c.as_bytes().len());
-        let hidden = secrets
-            .iter()
-            .filter(|p| p.is_file())
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .map(|p| cstring(&p))
-            .collect::<Result<_, _>>()?;
+        let (mut hidden, mut emptied) = (Vec::new(), Vec::new());
+        for p in secrets {
+            let Ok(real) = std::fs::canonicalize(p) else {
+                continue;
+            };
+            match std::fs::metadata(&real) {
+                Ok(m) if m.is_dir() => emptied.push(cstring(&real)?),
+                Ok(_) => hidden.push(cstring(&real)?),
+                Err(_) => {}
+            }
+        }
         let landlock = Self::ruleset(writable)?;
         Ok(Lockdown {
             id_maps,
             mounts,
             hidden,
+            emptied,
             dev_null: CString::from(c"/dev/null"),
             root: CString::from(c"/"),
             cwd: cstring(&std::env::current_dir().map_err(Error::WorkingDirectory)?)?,
@@ -361,6 +371,18 @@ impl Lockdown {
                     std::ptr::null(),
                     libc::MS_BIND,
                     std::ptr::null(),
+                ) != 0
+                {
+                    return Err(err());
+                }
+            }
+            for path in &self.emptied {
+                if libc::mount(
+                    c"none".as_ptr(),
+                    path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k,mode=0700".as_ptr().cast(),
                 ) != 0
                 {
                     return Err(err());

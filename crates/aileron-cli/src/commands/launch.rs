@@ -1,7 +1,9 @@
 //! `aileron launch -- PROGRAM [ARGS]`: run an agent with its shell pointed
 //! at `aileron-sh`, a fresh session, and a scrubbed environment.
 
-use super::{EXIT_POLICY, current_dir, launch_agents, launch_gateways, launch_proxy, load};
+use super::{
+    EXIT_POLICY, current_dir, launch_agents, launch_box, launch_gateways, launch_proxy, load,
+};
 use aileron_cli::Error;
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
@@ -306,14 +308,45 @@ pub fn run(args: Args) -> Result<u8, Error> {
         )
         .parent()
         .map(Path::to_path_buf);
-        let writable = loaded.policy.settings.writable.as_ref().map(|extra| {
-            let base = loaded
-                .project_file
-                .as_deref()
-                .and_then(Path::parent)
-                .unwrap_or(&cwd);
-            writable_places(extra, base, &cwd)
-        });
+        let base = loaded
+            .project_file
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(&cwd);
+        let writable = loaded
+            .policy
+            .settings
+            .writable
+            .as_ref()
+            .map(|extra| writable_places(extra, base, &cwd));
+        let mut hidden = hidden;
+        if enforce.files {
+            let environment = LoadOptions {
+                data_dir: opts_data_dir.clone(),
+                ..LoadOptions::from_env(cwd.clone())
+            }
+            .environment();
+            let sock = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from);
+            let masked = launch_box::masked(
+                &environment,
+                loaded
+                    .policy
+                    .settings
+                    .readable
+                    .as_deref()
+                    .unwrap_or_default(),
+                base,
+                sock.as_deref(),
+            );
+            if !masked.is_empty() {
+                let list: Vec<String> = masked.iter().map(|p| p.display().to_string()).collect();
+                decider.record_session_note(&format!(
+                    "the box masks these credential stores (settings.enforce.readable gives one back): {}",
+                    list.join(", ")
+                ));
+            }
+            hidden.extend(masked);
+        }
         run_enforced(
             cmd,
             program,
@@ -464,7 +497,7 @@ fn banner(
         None => text.push_str("\naileron: no egress proxy: web requests are not decided"),
     }
     if !enforce.files {
-        text.push_str("\naileron: files are not locked: the agent's programs can read your files, the session's approver key included, so asks are only as safe as the agent is honest");
+        text.push_str("\naileron: files are not locked: the agent's programs can read your files, the approver key included; an ask is only as safe as the agent is well-behaved");
     }
     for (i, g) in gateways.iter().enumerate() {
         text.push_str(&format!(
@@ -673,7 +706,8 @@ fn run_enforced(
         }
         .environment();
         let (mut protect, mut secrets) = locked_paths(cwd, &environment, data_dir, runtime, agent);
-        // The approver key: the agent does not answer its own asks.
+        // The approver key: the agent does not answer its own asks; and
+        // the credential stores.
         secrets.extend(hidden);
         // The audit log's directory exists before it is locked: the agent
         // cannot put a link to /dev/null in its place.
@@ -730,11 +764,7 @@ fn writable_places(extra: &[String], base: &Path, cwd: &Path) -> Vec<PathBuf> {
         places.push(t.into());
     }
     for p in extra {
-        places.push(match p.strip_prefix("~/") {
-            Some(rest) => home.join(rest),
-            None if p == "~" => home.clone(),
-            None => base.join(p),
-        });
+        places.push(launch_box::policy_path(p, &home, base));
     }
     places
 }

@@ -1,0 +1,160 @@
+//! The box masks the user's credential stores (issue 30): under `aileron
+//! launch` at its default enforcement, a Python program as the launched
+//! agent itself reads each store (ssh private keys, cloud credentials,
+//! registry tokens, keyrings) as absent or empty, also through a link it
+//! plants in the project, while what holds no secret (public keys,
+//! `known_hosts`) and what the policy gives back by name stay readable.
+//! The same program without the box reads every secret, so that no test
+//! passes because reading failed for another reason.
+
+#![cfg(target_os = "linux")]
+
+mod support;
+
+use serde_json::Value;
+use std::process::Stdio;
+use support::{Project, no_tty, text};
+
+/// Reads each path given (and lists the directories), plants a symlink
+/// and tries a hard link to a secret in the project, and prints one JSON
+/// object: path → what was read (`null`: could not be read).
+const READER: &str = r#"
+import json, os, sys
+out = {}
+def read(p):
+    try:
+        if os.path.isdir(p):
+            return "dir:" + ",".join(sorted(os.listdir(p)))
+        with open(p, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+home = os.environ["HOME"]
+for rel in sys.argv[1:]:
+    out[rel] = read(os.path.join(home, rel))
+try:
+    os.symlink(os.path.join(home, ".aws/credentials"), "aws-link")
+except OSError:
+    pass
+out["link:aws"] = read("aws-link")
+try:
+    os.link(os.path.join(home, ".netrc"), "netrc-hard")
+    out["hard:netrc"] = read("netrc-hard")
+except OSError:
+    out["hard:netrc"] = None
+print(json.dumps(out))
+"#;
+
+const STORES: &[(&str, &str)] = &[
+    (
+        ".ssh/id_ed25519",
+        "-----BEGIN OPENSSH PRIVATE KEY----- ssh-secret",
+    ),
+    (
+        ".ssh/deploy",
+        "-----BEGIN OPENSSH PRIVATE KEY----- deploy-secret",
+    ),
+    (".ssh/id_ed25519.pub", "ssh-ed25519 AAAA public"),
+    (".ssh/known_hosts", "github.com ssh-ed25519 AAAA"),
+    (".aws/credentials", "aws_secret_access_key = aws-secret"),
+    (".config/gcloud/credentials.db", "gcloud-secret"),
+    (".kube/config", "token: kube-secret"),
+    (
+        ".docker/config.json",
+        "{\"auths\": {\"x\": {\"auth\": \"docker-secret\"}}}",
+    ),
+    (".netrc", "machine x login u password netrc-secret"),
+    (".git-credentials", "https://u:git-secret@example.com"),
+    (".npmrc", "//registry.example/:_authToken=npm-secret"),
+    (".pypirc", "password = pypi-secret"),
+    (".gnupg/private-keys-v1.d/k.key", "gpg-secret"),
+];
+
+fn run(p: &Project, enforce: &[&str]) -> Value {
+    let mut args = vec!["launch", "--no-proxy"];
+    args.extend_from_slice(enforce);
+    // A real interpreter, not a wrapper script of a version manager.
+    args.extend_from_slice(&["--", "/usr/bin/python3", "-c", READER]);
+    let rels: Vec<&str> = STORES
+        .iter()
+        .map(|(r, _)| *r)
+        .chain([".aws", ".gnupg"])
+        .collect();
+    args.extend_from_slice(&rels);
+    let mut cmd = p.aileron(&args);
+    let out = no_tty(&mut cmd)
+        .stdin(Stdio::null())
+        .output()
+        .expect("aileron launch runs");
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}\n{stdout}\n{}",
+        out.status,
+        text(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn project(policy: &str) -> Project {
+    let p = Project::new(policy);
+    for (rel, secret) in STORES {
+        let path = p.home.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, secret).unwrap();
+    }
+    p
+}
+
+/// Nothing read holds a secret: each store is absent or empty.
+fn assert_masked(got: &Value) {
+    let all = got.to_string();
+    for (_, secret) in STORES {
+        if secret.contains("secret") {
+            let word = secret.split_whitespace().last().unwrap();
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+            assert!(!all.contains(word), "`{word}` was read in the box: {got:#}");
+        }
+    }
+    assert_eq!(got[".aws"], "dir:", "{got:#}");
+    assert_eq!(got[".gnupg"], "dir:", "{got:#}");
+}
+
+#[test]
+fn the_box_masks_credential_stores_by_default() {
+    let p = project("version: 1\ndefault: allow\n");
+    // Without the box, every secret is there to read.
+    let open = run(&p, &["--enforce", "none"]);
+    assert_eq!(
+        open[".aws/credentials"],
+        "aws_secret_access_key = aws-secret"
+    );
+    assert_eq!(open["link:aws"], "aws_secret_access_key = aws-secret");
+    let _ = std::fs::remove_file(p.path("aws-link"));
+    let _ = std::fs::remove_file(p.path("netrc-hard"));
+
+    let got = run(&p, &[]);
+    assert_masked(&got);
+    // What holds no secret stays.
+    assert_eq!(got[".ssh/id_ed25519.pub"], "ssh-ed25519 AAAA public");
+    assert_eq!(got[".ssh/known_hosts"], "github.com ssh-ed25519 AAAA");
+    // The audit log names what was masked.
+    let audit = p.audit_text();
+    assert!(
+        audit.contains("the box masks these credential stores"),
+        "{audit}"
+    );
+    assert!(audit.contains(".aws"), "{audit}");
+}
+
+#[test]
+fn a_policy_gives_a_store_back_by_name() {
+    let p = project(
+        "version: 1\ndefault: allow\nsettings:\n  enforce:\n    readable: [\"~/.npmrc\"]\n",
+    );
+    let got = run(&p, &[]);
+    assert_eq!(got[".npmrc"], "//registry.example/:_authToken=npm-secret");
+    assert_eq!(got[".netrc"], "", "{got:#}");
+    assert_eq!(got[".aws"], "dir:", "{got:#}");
+}
