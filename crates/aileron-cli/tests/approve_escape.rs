@@ -13,14 +13,9 @@
 mod support;
 
 use serde_json::Value;
-use std::fs::File;
-use std::os::fd::FromRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::{Project, WAIT, run_no_tty, text};
+use support::{Project, PtyChild, WAIT, approve, listed, text};
 
 /// Everything but the agent itself asks, with time to try every escape.
 const POLICY: &str =
@@ -96,132 +91,8 @@ status = asking.wait()
 os.write(fd, b"status=%d\r\n" % status)
 "#;
 
-/// A process on a pseudo-terminal of its own (its controlling terminal),
-/// whose output is collected.
-struct Pty {
-    child: Child,
-    _master: File,
-    screen: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Pty {
-    fn spawn(cmd: &mut Command) -> Pty {
-        let (mut master_fd, mut slave_fd) = (-1, -1);
-        // SAFETY: openpty writes two fds.
-        let rc = unsafe {
-            libc::openpty(
-                &mut master_fd,
-                &mut slave_fd,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(rc, 0, "openpty");
-        // SAFETY: fds we own.
-        let (master, slave) = unsafe {
-            libc::fcntl(master_fd, libc::F_SETFD, libc::FD_CLOEXEC);
-            (File::from_raw_fd(master_fd), File::from_raw_fd(slave_fd))
-        };
-        // SAFETY: setsid and ioctl are async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
-            .stderr(Stdio::from(slave));
-        let child = cmd.spawn().expect("spawn on the pty");
-        let screen = support::collect(master.try_clone().unwrap());
-        Pty {
-            child,
-            _master: master,
-            screen,
-        }
-    }
-
-    fn screen(&self) -> String {
-        text(&self.screen.lock().unwrap())
-    }
-
-    /// Waits until the output holds `needle`; the output.
-    fn expect(&mut self, needle: &str) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let screen = self.screen();
-            if screen.contains(needle) {
-                return screen;
-            }
-            if Instant::now() > deadline || self.child.try_wait().ok().flatten().is_some() {
-                std::thread::sleep(Duration::from_millis(100));
-                let _ = self.child.kill();
-                panic!(
-                    "waited for {needle:?}; the terminal shows:\n{}",
-                    self.screen()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn finish(mut self) -> (std::process::ExitStatus, String) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                std::thread::sleep(Duration::from_millis(100));
-                return (s, self.screen());
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("did not exit; the terminal shows:\n{}", self.screen());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Pty {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `aileron approve ARGS`, run by the user outside the session's tree.
-fn approve(p: &Project, args: &[&str]) -> std::process::Output {
-    let mut cmd = p.aileron(&["approve"]);
-    cmd.args(args);
-    run_no_tty(&mut cmd)
-}
-
-/// The asks `aileron approve` lists from outside, once there are some.
-fn listed(p: &Project) -> Vec<Value> {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let out = approve(p, &["--once", "--json"]);
-        if out.status.success() {
-            let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-            let asks = v["asks"].as_array().cloned().unwrap_or_default();
-            if !asks.is_empty() {
-                return asks;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "nothing was listed: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// What escapee `name` wrote, once it has.
-fn attempt(dir: &Path, name: &str, pty: &Pty) -> Value {
+fn attempt(dir: &Path, name: &str, pty: &PtyChild) -> Value {
     let path = dir.join(format!("{name}.json"));
     let deadline = Instant::now() + WAIT;
     loop {
@@ -280,7 +151,7 @@ fn escapees_are_refused(enforce: &str, with_cli: bool) -> (Vec<Value>, String) {
     if with_cli {
         cmd.arg(support::AILERON);
     }
-    let mut t = Pty::spawn(&mut cmd);
+    let mut t = PtyChild::spawn(&mut cmd);
     let screen = t.expect("ASKING middle=");
     let middle: u32 = screen
         .split("ASKING middle=")
@@ -332,8 +203,8 @@ fn escapees_are_refused(enforce: &str, with_cli: bool) -> (Vec<Value>, String) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let (status, screen) = t.finish();
-    assert!(status.success(), "{screen}");
+    let end = t.finish();
+    assert!(end.status.success(), "{}\n{}", end.screen, end.stderr);
     let audit = p.audit();
     let rec = audit
         .iter()

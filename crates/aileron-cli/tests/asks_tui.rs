@@ -7,7 +7,6 @@
 
 mod support;
 
-use serde_json::Value;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::FromRawFd;
@@ -15,7 +14,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::{Project, WAIT, run_no_tty, text};
+use support::{Project, WAIT, approve, listed, run_no_tty, text};
 
 /// Everything unlisted asks; `echo` and `python3` are fine.
 const POLICY: &str = "version: 1\ndefault: ask\nsettings: {timeout: 30}\nallow:\n  - \"echo *\"\n";
@@ -252,35 +251,6 @@ fn launch_tui(p: &Project, commands: &[&str]) -> Pty {
     let mut cmd = p.aileron(&["launch", "--enforce", "none", "--", "python3", "tui.py"]);
     cmd.args(commands).env("PATH", path);
     Pty::spawn(&mut cmd)
-}
-
-/// `aileron approve ARGS` for the project's user.
-fn approve(p: &Project, args: &[&str]) -> std::process::Output {
-    let mut cmd = p.aileron(&["approve"]);
-    cmd.args(args);
-    run_no_tty(&mut cmd)
-}
-
-/// Waits until an ask is listed; the list.
-fn listed(p: &Project) -> Vec<Value> {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let out = approve(p, &["--once", "--json"]);
-        if out.status.success() {
-            let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-            let asks = v["asks"].as_array().cloned().unwrap_or_default();
-            if !asks.is_empty() {
-                return asks;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "nothing was listed: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

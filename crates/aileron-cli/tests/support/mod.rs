@@ -604,3 +604,33 @@ impl Drop for LaunchSession {
         let _ = self.child.wait();
     }
 }
+
+/// `aileron approve ARGS` for the project's user, outside any session's
+/// tree and without a terminal.
+pub fn approve(p: &Project, args: &[&str]) -> Output {
+    let mut cmd = p.aileron(&["approve"]);
+    cmd.args(args);
+    run_no_tty(&mut cmd)
+}
+
+/// Waits until `aileron approve` lists an ask; the list.
+pub fn listed(p: &Project) -> Vec<Value> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let out = approve(p, &["--once", "--json"]);
+        if out.status.success() {
+            let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            let asks = v["asks"].as_array().cloned().unwrap_or_default();
+            if !asks.is_empty() {
+                return asks;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing was listed: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

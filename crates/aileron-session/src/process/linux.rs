@@ -172,6 +172,13 @@ impl Pinned {
         {
             return info.map(|i| i.ppid).map_err(gone);
         }
+        self.ppid_by_proc()
+    }
+
+    /// Its parent as `/proc` says, kept only if its pidfd (where there
+    /// is one) shows it did not end meanwhile.
+    fn ppid_by_proc(&self) -> Result<u32, String> {
+        let gone = |e: std::io::Error| format!("process {} cannot be read ({e})", self.pid);
         let stat = read_proc(self.pid)
             .map_err(gone)?
             .ok_or_else(|| format!("process {} is described in a form not known", self.pid))?;
@@ -360,6 +367,88 @@ mod tests {
         let me = read(std::process::id()).unwrap().unwrap();
         let by_proc = read_proc(std::process::id()).unwrap().unwrap();
         assert_eq!((by_proc.ppid, by_proc.tgid), (me.ppid, me.tgid));
+    }
+
+    /// A child that connects to `path` and waits until the other end
+    /// closes (or, with `stay` false, ends at once); its pid.
+    fn connecting_child(path: &std::path::Path, stay: bool) -> libc::pid_t {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: sockaddr_un is plain data; the path fits (a temp dir).
+        let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (d, s) in addr.sun_path.iter_mut().zip(path.as_os_str().as_bytes()) {
+            *d = *s as libc::c_char;
+        }
+        // SAFETY: the child makes only system calls on memory prepared
+        // before the fork, then exits.
+        unsafe {
+            match libc::fork() {
+                0 => {
+                    let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+                    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+                    if libc::connect(fd, (&addr as *const libc::sockaddr_un).cast(), len) != 0 {
+                        libc::_exit(2);
+                    }
+                    let mut b = 0u8;
+                    if stay {
+                        libc::read(fd, (&mut b as *mut u8).cast(), 1);
+                    }
+                    libc::_exit(0)
+                }
+                pid => pid,
+            }
+        }
+    }
+
+    #[test]
+    fn a_child_is_of_this_tree_and_not_of_another() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let pid = connecting_child(&path, true);
+        let (stream, _) = listener.accept().unwrap();
+        let me = std::process::id();
+        assert_eq!(peer_descends_from(&stream, me), Ok(true));
+        assert_eq!(peer_descends_from(&stream, pid as u32), Ok(true));
+        let mut other = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert_eq!(peer_descends_from(&stream, other.id()), Ok(false));
+        other.kill().unwrap();
+        other.wait().unwrap();
+        drop(stream);
+        // SAFETY: reaps our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    }
+
+    #[test]
+    fn proc_names_the_parent_the_pidfd_names_while_the_process_lives() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let held = Pinned::open(child.id()).unwrap();
+        assert!(held.fd.is_some());
+        assert_eq!(held.ppid(), Ok(std::process::id()));
+        assert_eq!(held.ppid_by_proc(), Ok(std::process::id()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(held.ppid().is_err());
+        assert!(held.ppid_by_proc().is_err());
+    }
+
+    #[test]
+    fn a_peer_that_is_gone_is_refused_not_let_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let pid = connecting_child(&path, false);
+        let (stream, _) = listener.accept().unwrap();
+        // SAFETY: reaps our own child: its number may now be anyone's.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        let got = peer_descends_from(&stream, std::process::id());
+        assert!(got.is_err(), "{got:?}");
     }
 
     #[test]
