@@ -196,9 +196,12 @@ pub fn frame(line: &[u8]) -> Result<Cow<'_, [u8]>, &'static Break> {
     Ok(Cow::Owned(out))
 }
 
+/// The most pieces [`pieces`] names.
+const MAX_PIECES: usize = 16;
+
 /// The messages a reader that ends lines at every break would read in
-/// `line` (those pieces that are JSON objects), for the audit log: each
-/// one's `method`, `id` and tool `name`.
+/// `line` (those pieces that are JSON objects, the first [`MAX_PIECES`]),
+/// for the audit log: each one's `method`, `id` and tool `name`.
 pub fn pieces(line: &[u8]) -> Vec<Value> {
     let mut cuts = Vec::new();
     each_break(line, |at, brk, _| {
@@ -221,6 +224,9 @@ pub fn pieces(line: &[u8]) -> Vec<Value> {
                 }
             }
             out.push(Value::Object(piece));
+            if out.len() == MAX_PIECES {
+                break;
+            }
         }
         from = at + len;
     }

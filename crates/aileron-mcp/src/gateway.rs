@@ -134,7 +134,7 @@ impl Gateway {
     /// A line from the client that a server would read as more than one:
     /// refused whole, answered by its id, audited.
     fn client_break(&mut self, line: &[u8], brk: &'static Break) -> Vec<Effect> {
-        let (id, reason) = self.framing_refusal(line, brk, "client");
+        let (id, reason) = framing_refusal(line, brk, "client");
         vec![
             Effect::ToClient(message::error(
                 id.as_ref(),
@@ -143,24 +143,16 @@ impl Gateway {
                     "aileron: refused: {reason}; send each message on one line, ending in \\n"
                 ),
             )),
-            Effect::Note(format!("the client sent {}: refused", excerpt(line))),
+            Effect::Note(format!(
+                "the client sent a message holding {}: refused: {}",
+                brk.name,
+                excerpt(line)
+            )),
             Effect::Refused {
                 action: framing_action(&self.server, "client", line, brk),
                 reason,
             },
         ]
-    }
-
-    /// The id of a line refused for `brk`, and why it is refused.
-    fn framing_refusal(&self, line: &[u8], brk: &Break, from: &str) -> (Option<Value>, String) {
-        let mut scan = message::IdScan::default();
-        scan.feed(line);
-        let reason = format!(
-            "the message from the {from} holds {}, a line break to {}: the other side \
-             would read another message than the one the gateway read",
-            brk.name, brk.readers
-        );
-        (scan.id(), reason)
     }
 
     fn client_batch(&mut self, items: Vec<Value>) -> Vec<Effect> {
@@ -324,7 +316,7 @@ impl Gateway {
     /// A line from the server that a client would read as more than one:
     /// dropped (its caller answered), audited.
     fn server_break(&mut self, line: &[u8], brk: &'static Break) -> Vec<Effect> {
-        let (_, reason) = self.framing_refusal(line, brk, "server");
+        let (_, reason) = framing_refusal(line, brk, "server");
         let mut out = self.unreadable_answer(line, format!("the server wrote {}", brk.name));
         out.push(Effect::Refused {
             action: framing_action(&self.server, "server", line, brk),
@@ -477,12 +469,28 @@ fn refusal(id: &Value, method: &str, text: &str) -> Effect {
     })
 }
 
+/// The id of a line refused for `brk`, and why it is refused.
+fn framing_refusal(line: &[u8], brk: &Break, from: &str) -> (Option<Value>, String) {
+    let mut scan = message::IdScan::default();
+    scan.feed(line);
+    let reason = format!(
+        "the message from the {from} holds {}, a line break to {}: the other side \
+         would read another message than the one the gateway read",
+        brk.name, brk.readers
+    );
+    (scan.id(), reason)
+}
+
 /// The audit line's Action of a message refused for `brk` (`from` the
 /// client or the server): what the gateway read, and what a reader that
 /// splits at every break would read.
 fn framing_action(server: &str, from: &str, line: &[u8], brk: &Break) -> Action {
     let read = serde_json::from_slice::<Value>(line).ok();
-    let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    // A name as long as the line is the line's problem, not the log's.
+    let field = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .map(|s| s.chars().take(200).collect::<String>())
+    };
     let method = field(read.as_ref().and_then(|v| v.get("method")));
     let tool = field(read.as_ref().and_then(|v| v.pointer("/params/name")));
     let mut facet = json!({
