@@ -672,6 +672,25 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
             }
         }
         Statement::Call(func) => dynamic(&mut f, format!("CALL {} runs a procedure", func.name)),
+        Statement::CreateFunction(sqlparser::ast::CreateFunction { name, .. })
+        | Statement::CreateAggregate(sqlparser::ast::CreateAggregate { name, .. })
+            if shadows_a_trusted_function(name) =>
+        {
+            dynamic(
+                &mut f,
+                format!(
+                    "defines {name} under the name of one of PostgreSQL's own functions, \
+                     which the server may call in its place by its argument types"
+                ),
+            )
+        }
+        Statement::CreateOperator(op) => dynamic(
+            &mut f,
+            format!(
+                "defines the operator {}, which later statements call without naming its function",
+                op.name
+            ),
+        ),
         _ => {}
     }
     match f.verb.as_str() {
@@ -702,6 +721,18 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
         );
     }
     f
+}
+
+/// Whether a function defined as `name` would share its name with one the
+/// analysis trusts (`lower`, `nextval`): the server picks among functions
+/// of one name by their argument types, `pg_catalog`'s first only on a tie.
+fn shadows_a_trusted_function(name: &ObjectName) -> bool {
+    let last = match name.0.last() {
+        Some(ObjectNamePart::Identifier(i)) => ident(i),
+        Some(other) => other.to_string(),
+        None => return false,
+    };
+    functions::class(None, &last) != Class::Unknown
 }
 
 /// Whether an EXPLAIN runs its statement (`ANALYZE`, or the option

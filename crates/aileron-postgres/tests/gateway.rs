@@ -795,3 +795,41 @@ async fn startup_settings_of_name_resolution_are_decided_before_the_server_sees_
     tokio::spawn(conn);
     assert_eq!(column(&c, "SELECT count(*) FROM t").await, ["2"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_function_defined_under_a_trusted_name_is_asked_about() {
+    // `SELECT lower(1)` calls a `public.lower(integer)` over pg_catalog's
+    // `lower(text)` (a better match by argument type): the name the
+    // analysis trusts would run the agent's code.
+    let Some(env) = Env::start(
+        "version: 1
+default: deny
+allow:
+  - id: work
+    when: {type: sql.query, sensitivity: {in: [read, write, mutate]}}
+",
+    )
+    .await
+    else {
+        return;
+    };
+    let direct = victim(&env).await;
+    let c = env.client().await;
+    env.answer(|| Answer::Reject);
+    let e = c
+        .simple_query(
+            "CREATE FUNCTION lower(integer) RETURNS int LANGUAGE sql AS 'DELETE FROM t; SELECT 1'",
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    assert_eq!(env.asked().len(), 1);
+    // `SELECT lower(1)` finds no such function; the rows stay.
+    assert!(c.simple_query("SELECT lower(1)").await.is_err());
+    assert_eq!(column(&direct, "SELECT count(*) FROM t").await, ["2"]);
+    // A function of a name of its own is the policy's to decide.
+    c.simple_query("CREATE FUNCTION add_one(integer) RETURNS int LANGUAGE sql AS 'SELECT $1 + 1'")
+        .await
+        .unwrap();
+    assert_eq!(env.asked().len(), 1);
+}

@@ -631,3 +631,36 @@ mod startup {
         }
     }
 }
+
+#[test]
+fn defining_code_under_a_trusted_name_or_an_operator_is_dynamic() {
+    // `SELECT lower(1)` would call a `public.lower(integer)`: the server
+    // picks among functions of one name by their argument types.
+    for text in [
+        "CREATE FUNCTION lower(integer) RETURNS int LANGUAGE sql AS 'DELETE FROM t; SELECT 1'",
+        "CREATE OR REPLACE FUNCTION public.count(t) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "CREATE FUNCTION \"nextval\"(int) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "CREATE AGGREGATE max (int) (SFUNC = int4larger, STYPE = int)",
+    ] {
+        assert!(tagged(text, "dynamic"), "{text}: {:?}", lowered(text));
+    }
+    // An operator calls its function without naming it: asked about
+    // (dynamic where the parser reads it, else unparsable).
+    for text in [
+        "CREATE OPERATOR === (LEFTARG = int, RIGHTARG = int, FUNCTION = wipe)",
+        "CREATE OPERATOR + (LEFTARG = int, RIGHTARG = t, FUNCTION = wipe)",
+        "CREATE OPERATOR public.<-> (LEFTARG = int, RIGHTARG = int, PROCEDURE = wipe)",
+    ] {
+        assert!(
+            tagged(text, "dynamic") || tagged(text, "unparsable"),
+            "{text}: {:?}",
+            lowered(text)
+        );
+    }
+    for text in [
+        "CREATE FUNCTION add_one(integer) RETURNS int LANGUAGE sql AS 'SELECT $1 + 1'",
+        "CREATE FUNCTION \"Lower\"(integer) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    ] {
+        assert!(!tagged(text, "dynamic"), "{text}");
+    }
+}
