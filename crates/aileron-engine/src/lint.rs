@@ -515,7 +515,7 @@ fn bound_implies(o1: Comparison, a: f64, o2: Comparison, b: f64) -> bool {
 /// Verbs the database gateway gives statements that read by their verb but
 /// may write or call a function (`SELECT` also stands for `VALUES` and
 /// `WITH`).
-const SQL_READ_VERBS: &[&str] = &["SELECT", "DECLARE", "EXPLAIN", "SHOW", "SET"];
+const SQL_READ_VERBS: &[&str] = &["SELECT", "COPY", "DECLARE", "EXPLAIN", "SHOW", "SET"];
 
 /// Conditions that say nothing of what a statement does: its type, where
 /// and as whom it runs.

@@ -477,7 +477,7 @@ fn lower_statement(stmt: &Statement, text: &str, cx: &Context, depth: usize, out
     }
     // A rule written by verb would take it for a read. (A statement nested
     // in it is an Action of its own, under its own verb.)
-    if facts.writes && verb_sensitivity(&facts.verb) == Sensitivity::Read {
+    if facts.writes && facts.reads {
         sensitivity = sensitivity.max(Sensitivity::Write);
         if !tags.iter().any(|t| t == WRITE_IN_READ) {
             tags.push(WRITE_IN_READ.to_owned());
@@ -517,6 +517,8 @@ struct Facts {
     /// It writes, as far as the analysis knows (not merely a call it
     /// cannot see through): a sequence function, `SELECT INTO`.
     writes: bool,
+    /// Its form reads: its verb (`SELECT`, `SET`, ...), `COPY ... TO STDOUT`.
+    reads: bool,
 }
 
 fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts {
@@ -529,6 +531,7 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
     };
     let mut f = Facts {
         sensitivity: verb_sensitivity(&verb),
+        reads: verb_sensitivity(&verb) == Read,
         tables: walk.tables.clone(),
         verb,
         ..Facts::default()
@@ -612,6 +615,7 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
                 (CopyTarget::File { .. }, _) | (_, false) => Write,
                 (_, true) => Read,
             };
+            f.reads = f.sensitivity == Read;
             if let CopyTarget::Program { command } = target {
                 dynamic(
                     &mut f,

@@ -477,6 +477,7 @@ fn a_read_verb_that_writes_is_tagged_write_in_read() {
         "SELECT * INTO copy FROM t",
         "SELECT * INTO TEMP copy FROM t",
         "DECLARE c CURSOR FOR SELECT nextval('s')",
+        "COPY (SELECT setval('s', 1)) TO STDOUT",
     ] {
         let (sens, tags) = marks(text);
         assert!(sens >= Write, "{text}: {sens:?}");
