@@ -196,6 +196,23 @@ pub fn frame(line: &[u8]) -> Result<Cow<'_, [u8]>, &'static Break> {
     Ok(Cow::Owned(out))
 }
 
+/// A JSON text over several lines (an HTTP body, an event's data) as one
+/// line: each `\n` or `\r` outside a string becomes a space (white space
+/// either way); one inside a string, which strict JSON never holds, is
+/// left for [`frame`] to refuse.
+pub fn join_lines(text: &mut [u8]) {
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text {
+        match (in_string, escaped, *b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (_, false, b'"') => in_string = !in_string,
+            (false, _, b'\n' | b'\r') => *b = b' ',
+            _ => {}
+        }
+    }
+}
+
 /// The most pieces [`pieces`] names.
 const MAX_PIECES: usize = 16;
 
@@ -267,6 +284,14 @@ mod tests {
                 String::from_utf8_lossy(line)
             );
         }
+    }
+
+    #[test]
+    fn a_text_over_several_lines_is_joined_outside_its_strings() {
+        let mut text = b"{\r\n  \"a\": \"x\\\"\ry\",\n  \"b\": 1\r}".to_vec();
+        join_lines(&mut text);
+        assert_eq!(text, b"{    \"a\": \"x\\\"\ry\",   \"b\": 1 }");
+        assert_eq!(refused(&text), Some("\\r"));
     }
 
     #[test]

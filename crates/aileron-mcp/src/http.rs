@@ -225,17 +225,7 @@ impl Inner {
     /// string is white space, written as a space; one inside a string
     /// (strict JSON has none) is left for the gateway to refuse.
     fn message(&self, mut bytes: Vec<u8>, method: Option<&str>) {
-        let mut in_string = false;
-        let mut escaped = false;
-        for b in &mut bytes {
-            match (in_string, escaped, *b) {
-                (true, true, _) => escaped = false,
-                (true, false, b'\\') => escaped = true,
-                (_, false, b'"') => in_string = !in_string,
-                (false, _, b'\n' | b'\r') => *b = b' ',
-                _ => {}
-            }
-        }
+        crate::framing::join_lines(&mut bytes);
         if method == Some("initialize")
             && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
             && let Some(version) = v["result"]["protocolVersion"].as_str()
