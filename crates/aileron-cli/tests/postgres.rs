@@ -47,7 +47,10 @@ fn psql(p: &Project, args: &[&str]) -> (i32, String, String) {
 
 /// The gateway's process, and the rest of what it prints (kept open: a
 /// closed pipe would fail its next line).
-struct Gateway(Child, std::io::Lines<BufReader<std::process::ChildStdout>>);
+struct Gateway {
+    child: Child,
+    _out: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
 
 impl Gateway {
     /// `aileron proxy postgres` in `p` in front of `db`, with no terminal
@@ -76,14 +79,14 @@ impl Gateway {
             .unwrap_or_else(|| panic!("{first}"))
             .to_owned();
         let hint = lines.next().unwrap().unwrap();
-        (Gateway(child, lines), address, [first, hint])
+        (Gateway { child, _out: lines }, address, [first, hint])
     }
 }
 
 impl Drop for Gateway {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
