@@ -93,7 +93,7 @@ fn split_options(text: &str) -> Vec<String> {
         } else if c == '\\' {
             escaped = true;
             in_word = true;
-        } else if c.is_ascii_whitespace() {
+        } else if is_c_space(c) {
             if in_word {
                 words.push(std::mem::take(&mut cur));
                 in_word = false;
@@ -109,10 +109,28 @@ fn split_options(text: &str) -> Vec<String> {
     words
 }
 
+/// C's `isspace`, which the server splits `options` with: also the
+/// vertical tab, which Rust's ASCII whitespace leaves out.
+fn is_c_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+}
+
 /// The Action of one setting, if the policy decides it. Names as the
-/// server reads them: case does not matter, `-` is `_`.
+/// server reads them: case does not matter, `-` is `_`; a name of other
+/// characters than a setting's is not read (unparsable).
 fn setting(name: &str, value: &str, shown: &str, cx: &Context, out: &mut Vec<Action>) {
     let folded = name.to_ascii_lowercase().replace('-', "_");
+    if !folded
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        let mut a = startup_action(Sensitivity::Mutate, shown, cx, UNPARSABLE);
+        a.description = Some(format!(
+            "the startup setting {name:?} is not a name the gateway reads"
+        ));
+        out.push(a);
+        return;
+    }
     let Some((_, watch)) = WATCHED.iter().find(|(n, _)| *n == folded) else {
         return;
     };
@@ -223,6 +241,11 @@ mod tests {
             ["-c", "search_path=a,b", "--x=y z", "-cfoo=1"]
         );
         assert_eq!(split_options("  "), Vec::<String>::new());
+        // C's isspace: the vertical tab splits too.
+        assert_eq!(
+            split_options("-c\x0bsearch_path=a"),
+            ["-c", "search_path=a"]
+        );
     }
 
     #[test]

@@ -737,6 +737,8 @@ async fn startup_settings_of_name_resolution_are_decided_before_the_server_sees_
     for options in [
         "-c search_path=public,pg_catalog",
         "--search_path=public,pg_catalog",
+        // The server splits at C's isspace, the vertical tab too.
+        "-c\x0bsearch_path=public,pg_catalog",
         "-c role=aileron",
     ] {
         let mut cfg = tokio_postgres::Config::new();
@@ -766,7 +768,7 @@ async fn startup_settings_of_name_resolution_are_decided_before_the_server_sees_
     assert!(r.closed().await);
     // Each was decided: an audit line each; the search paths asked about
     // (builtin:sql-dynamic), the role denied by the default.
-    assert_eq!(env.asked().len(), 3);
+    assert_eq!(env.asked().len(), 4);
     let audit = env.audit();
     let startup: Vec<_> = audit
         .iter()
@@ -776,7 +778,7 @@ async fn startup_settings_of_name_resolution_are_decided_before_the_server_sees_
                 .is_some_and(|t| t.starts_with("startup parameter"))
         })
         .collect();
-    assert_eq!(startup.len(), 4, "{audit:?}");
+    assert_eq!(startup.len(), 5, "{audit:?}");
     assert!(
         startup
             .iter()

@@ -579,6 +579,8 @@ mod startup {
             vec![("options", "--search_path=public,pg_catalog")],
             vec![("options", "--search-path=public,pg_catalog")],
             vec![("options", r"-c search_path=public,\ pg_catalog")],
+            vec![("options", "-c\x0bsearch_path=public,pg_catalog")],
+            vec![("options", "-c\tsearch_path=public,pg_catalog")],
             vec![(
                 "options",
                 "-c statement_timeout=1 -c search_path=x,pg_catalog",
@@ -622,6 +624,8 @@ mod startup {
             "-B 100",
             "--",
             "x",
+            "-c \u{a0}search_path=public,pg_catalog",
+            "--search_path\u{2028}=x",
         ] {
             let got = decided(&[("options", options)]);
             assert!(
