@@ -191,3 +191,28 @@ fn a_possible_call_or_a_hidden_write_is_asked_even_under_a_verb_rule() {
         Decision::Ask
     );
 }
+
+#[test]
+fn qualified_columns_may_be_allowed_in_reads_above_the_built_in() {
+    // Finer than the override: a rule above priority 150 for reads only.
+    let p = load(
+        "version: 1
+default: deny
+allow:
+  - id: joins
+    priority: 160
+    when: {type: sql.query, sql.database: app, sensitivity: read, tags: {contains: field-call}}
+",
+    );
+    let mut join = sql("SELECT", &["field-call"]);
+    join.sensitivity = Some(Sensitivity::Read);
+    let v = decide(&p, &join);
+    assert_eq!(
+        (v.decision, v.rule.as_deref()),
+        (Decision::Allow, Some("joins"))
+    );
+    // A field call that also writes is still asked about.
+    let mut writes = sql("SELECT", &["field-call", "write-in-read"]);
+    writes.sensitivity = Some(Sensitivity::Write);
+    assert_eq!(decide(&p, &writes).decision, Decision::Ask);
+}
