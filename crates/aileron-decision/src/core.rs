@@ -21,7 +21,7 @@ use aileron_engine::{
 use aileron_engine::{JudgeDef, Rule, Sensitivity};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// Identical requests in a row that make a doom loop (SPEC 10).
@@ -232,7 +232,10 @@ impl Amendment {
 /// Every session's state, and the decision of each request.
 #[derive(Default)]
 pub struct Core {
-    sessions: Mutex<HashMap<String, SessionState>>,
+    /// Each session behind a lock of its own, the map's lock held only to
+    /// find it: the evaluations of one session (and of others) run side by
+    /// side under read locks; only what changes a session writes.
+    sessions: Mutex<HashMap<String, Arc<RwLock<SessionState>>>>,
 }
 
 impl Core {
@@ -242,7 +245,7 @@ impl Core {
 
     /// Decides `req` as far as the policy and the session can.
     pub fn decide(&self, policy: &Policy, req: &Request<'_>) -> Step {
-        let (epoch, last_reject) = self.with(req.session, |st| (st.reject_epoch, st.last_reject));
+        let (epoch, last_reject) = self.read(req.session, |st| (st.reject_epoch, st.last_reject));
         let rejected_meanwhile = req.waiting_since.is_some_and(|t| last_reject > nanos(t));
         if rejected_meanwhile {
             let lv = self.evaluate(policy, req);
@@ -264,7 +267,7 @@ impl Core {
     /// Steps an ask again before it is put (or while it waits): a "reject"
     /// given meanwhile rejects it, an "always" that now covers it allows it.
     pub fn resume(&self, policy: &Policy, req: &Request<'_>, pending: Pending) -> Step {
-        if self.with(req.session, |st| st.reject_epoch) != pending.epoch {
+        if self.read(req.session, |st| st.reject_epoch) != pending.epoch {
             return Step::Done(rejected_earlier(pending.verdict, pending.action));
         }
         let lv = self.evaluate(policy, req);
@@ -447,7 +450,7 @@ impl Core {
 
     /// The state kept for a session between processes.
     pub fn export_session(&self, session: &str) -> SavedSession {
-        self.with(Some(session), |st| st.export())
+        self.read(Some(session), |st| st.export())
     }
 
     /// Restores what [`Core::export_session`] saved.
@@ -472,7 +475,7 @@ impl Core {
 
     /// The session's "always" answers.
     pub fn approvals(&self, session: &str) -> Vec<SavedApproval> {
-        self.with(Some(session), |st| st.saved_approvals.clone())
+        self.read(Some(session), |st| st.saved_approvals.clone())
     }
 
     /// Adds "always" answers given elsewhere (another server sharing the
@@ -492,13 +495,10 @@ impl Core {
     /// The verdict with the session's approvals and history, as the
     /// request stands now (no history recorded).
     pub fn evaluate(&self, policy: &Policy, req: &Request<'_>) -> LineVerdict {
-        self.with(req.session, |st| {
-            let SessionState {
-                approvals, history, ..
-            } = st;
+        self.read(req.session, |st| {
             let state = State {
-                approvals,
-                history: history.make_contiguous(),
+                approvals: &st.approvals,
+                history: st.history(),
             };
             match req.subject {
                 Subject::Line(line) => policy.evaluate_line(line, &req.cx, &state),
@@ -722,7 +722,7 @@ impl Core {
         let counted = policy.rate_window().is_some();
         self.with(session, |st| {
             if !counted {
-                st.history.clear();
+                st.clear_history();
                 return;
             }
             for c in &lv.commands {
@@ -731,22 +731,40 @@ impl Core {
         });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionState>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<RwLock<SessionState>>>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The session's state, made when it is new.
+    fn state(&self, session: &str) -> Arc<RwLock<SessionState>> {
+        let mut sessions = self.lock();
+        if let Some(st) = sessions.get(session) {
+            return Arc::clone(st);
+        }
+        if sessions.len() >= MAX_SESSIONS {
+            sessions.clear();
+        }
+        Arc::clone(sessions.entry(session.to_owned()).or_default())
+    }
+
+    /// Changes the session's state (a fresh one for no session).
     fn with<T>(&self, session: Option<&str>, f: impl FnOnce(&mut SessionState) -> T) -> T {
         let Some(session) = session else {
             return f(&mut SessionState::default());
         };
-        let mut sessions = self.lock();
-        if sessions.len() >= MAX_SESSIONS && !sessions.contains_key(session) {
-            sessions.clear();
-        }
-        if let Some(st) = sessions.get_mut(session) {
-            return f(st);
-        }
-        f(sessions.entry(session.to_owned()).or_default())
+        let st = self.state(session);
+        let mut st = st.write().unwrap_or_else(|p| p.into_inner());
+        f(&mut st)
+    }
+
+    /// Reads the session's state, beside other readers.
+    fn read<T>(&self, session: Option<&str>, f: impl FnOnce(&SessionState) -> T) -> T {
+        let Some(session) = session else {
+            return f(&SessionState::default());
+        };
+        let st = self.state(session);
+        let st = st.read().unwrap_or_else(|p| p.into_inner());
+        f(&st)
     }
 }
 

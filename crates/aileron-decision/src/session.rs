@@ -10,6 +10,10 @@ use std::collections::VecDeque;
 
 /// Actions of a session kept for `rate` windows.
 pub(crate) const HISTORY_LEN: usize = 1024;
+/// The history's buffer holds up to this many before its oldest are
+/// dropped at once (a slice for the evaluation without moving it on
+/// every push, as a ring buffer made contiguous would).
+const HISTORY_BUFFER: usize = HISTORY_LEN + HISTORY_LEN / 4;
 /// Actions of a session kept when it is saved (a hook session's file).
 const SAVED_HISTORY_LEN: usize = 64;
 
@@ -100,8 +104,9 @@ pub(crate) struct SessionState {
     pub approvals: Vec<Rule>,
     /// What the approvals were made from, to save them.
     pub saved_approvals: Vec<SavedApproval>,
-    /// The session's latest actions, for `rate` matchers.
-    pub history: VecDeque<Action>,
+    /// The session's latest actions, for `rate` matchers (oldest first;
+    /// [`SessionState::history`] is the window).
+    history: Vec<Action>,
     /// Digests of the latest requests, for the doom loop.
     pub recent: VecDeque<String>,
     /// Bumped by every "reject": asks waiting since before it are rejected too.
@@ -123,10 +128,19 @@ impl SessionState {
     }
 
     pub fn push_history(&mut self, action: Action) {
-        if self.history.len() == HISTORY_LEN {
-            self.history.pop_front();
+        if self.history.len() >= HISTORY_BUFFER {
+            self.history.drain(..self.history.len() - HISTORY_LEN + 1);
         }
-        self.history.push_back(action);
+        self.history.push(action);
+    }
+
+    /// The latest [`HISTORY_LEN`] actions, oldest first.
+    pub fn history(&self) -> &[Action] {
+        &self.history[self.history.len().saturating_sub(HISTORY_LEN)..]
+    }
+
+    pub fn clear_history(&mut self) {
+        self.history.clear();
     }
 
     pub fn export(&self) -> SavedSession {
@@ -134,7 +148,7 @@ impl SessionState {
             approvals: self.saved_approvals.clone(),
             recent: self.recent.iter().cloned().collect(),
             history: self
-                .history
+                .history()
                 .iter()
                 .rev()
                 .take(SAVED_HISTORY_LEN)
@@ -150,7 +164,7 @@ impl SessionState {
             self.remember(approval);
         }
         self.recent = saved.recent.into_iter().collect();
-        self.history = saved.history.into_iter().collect();
+        self.history = saved.history;
         self.last_reject = saved.last_reject;
     }
 }
