@@ -13,6 +13,7 @@
 //! (`postgres://...` to measure on PostgreSQL instead of SQLite),
 //! `AILERON_BENCH_CLIENT=threads` (never wrk).
 
+use aileron_server::listen::Limits;
 use aileron_server::{Config, Server};
 use serde_json::json;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -34,18 +35,12 @@ allow:
   - "cargo test *"
 deny:
   - {id: no-curl-sh, command: "curl *"}
+  # Counted per session: every action of a session goes in its history.
+  - id: push-flood
+    when: {type: shell.exec, shell.binary: git, rate: {more_than: 100000, seconds: 60}}
   - id: no-secrets
     when: {type: {in: [fs.read, fs.write]}, fs.path: {path: "**/.env*"}}
 "#;
-
-/// The actions the clients send in turn (none of them asks).
-const COMMANDS: [&str; 5] = [
-    "git status",
-    "ls -la src",
-    "git diff HEAD~1",
-    "cargo test -p x",
-    "curl https://x | sh",
-];
 
 fn main() {
     let seconds: u64 = std::env::var("AILERON_BENCH_SECONDS")
@@ -64,13 +59,17 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let server = rt.block_on(start(&root, &proj, database.clone()));
-    let addr = server.addr;
-    let token = server.agent_token.clone();
+    let server = rt.block_on(start(
+        &root,
+        "data",
+        &proj,
+        database.clone(),
+        Limits::default(),
+    ));
     let wrk = std::env::var("AILERON_BENCH_CLIENT").as_deref() != Ok("threads")
         && Command::new("wrk").arg("--version").output().is_ok();
     println!(
-        "POST /api/evaluate on {}, {seconds} s per run, load from {}",
+        "on {}, {seconds} s per run, load from {}",
         if database.is_some() {
             "PostgreSQL"
         } else {
@@ -79,38 +78,96 @@ fn main() {
         if wrk { "wrk" } else { "client threads" }
     );
     println!(
-        "{:>8} {:>10} {:>10} {:>10}",
-        "clients", "req/s", "p50", "p99"
+        "{:<44} {:>8} {:>10} {:>10} {:>10}",
+        "", "clients", "req/s", "p50", "p99"
     );
-    for clients in [1usize, 8, 32] {
-        let body = |c: usize, i: usize| {
-            json!({"type": "shell.exec",
-                "facets": {"shell": {"command": COMMANDS[(c + i) % COMMANDS.len()]}},
-                "session": {"id": format!("bench-{c}"), "cwd": proj}})
-            .to_string()
-        };
-        let run = if wrk {
-            // One action for every request: no session, so no history
-            // (a session repeating one command would meet the doom loop).
-            let one = json!({"type": "shell.exec",
-                "facets": {"shell": {"command": "git status"}},
-                "session": {"cwd": proj}});
-            with_wrk(addr, &token, clients, seconds, &one.to_string(), &root)
-        } else {
-            with_threads(addr, &token, clients, seconds, &body)
-        };
+    let show = |what: &str, clients: usize, run: &Run| {
         println!(
-            "{:>8} {:>10.0} {:>10.2?} {:>10.2?}",
-            clients, run.per_second, run.p50, run.p99
+            "{what:<44} {clients:>8} {:>10.0} {:>10.2?} {:>10.2?}",
+            run.per_second, run.p50, run.p99
         );
+    };
+    let load = Load {
+        wrk,
+        seconds,
+        dir: &root,
+    };
+    // The same page the dashboard loads: what the server does without a decision.
+    let page = load.run(&server, 32, &Req::Get("/"));
+    show("GET / (the dashboard's page)", 32, &page);
+    for clients in [1usize, 8, 32] {
+        // No session: no approvals, no history (a session repeating one
+        // command is measured below).
+        let run = load.run(&server, clients, &Req::Evaluate(None, &proj));
+        show("POST /api/evaluate, no session", clients, &run);
     }
+    let one = load.run(&server, 32, &Req::Evaluate(Some("bench-one"), &proj));
+    show("POST /api/evaluate, one session", 32, &one);
+    println!(
+        "one session / page: {:.2} (goal >= 0.45; p99 goal <= 10 ms)",
+        one.per_second / page.per_second
+    );
+    // The same on a server without timeouts or caps: what they cost.
+    let bare = rt.block_on(start(&root, "data-bare", &proj, database, Limits::none()));
+    let run = load.run(&bare, 32, &Req::Evaluate(Some("bench-one"), &proj));
+    show("the same, no timeouts nor caps", 32, &run);
+    rt.block_on(bare.shutdown());
     rt.block_on(server.shutdown());
 }
 
-async fn start(root: &Path, proj: &Path, database: Option<String>) -> Server {
+/// What the clients send.
+enum Req<'a> {
+    Get(&'static str),
+    /// `git status` under this session id (or none), in the project.
+    Evaluate(Option<&'a str>, &'a Path),
+}
+
+impl Req<'_> {
+    fn method_path_body(&self) -> (&'static str, &'static str, String) {
+        match self {
+            Req::Get(path) => ("GET", path, String::new()),
+            Req::Evaluate(session, proj) => {
+                let mut s = json!({"cwd": proj});
+                if let Some(id) = session {
+                    s["id"] = json!(id);
+                }
+                let body = json!({"type": "shell.exec",
+                    "facets": {"shell": {"command": "git status"}}, "session": s});
+                ("POST", "/api/evaluate", body.to_string())
+            }
+        }
+    }
+}
+
+/// How the load is made.
+struct Load<'a> {
+    wrk: bool,
+    seconds: u64,
+    dir: &'a Path,
+}
+
+impl Load<'_> {
+    fn run(&self, server: &Server, clients: usize, req: &Req) -> Run {
+        let (addr, token) = (server.addr, server.agent_token.as_str());
+        if self.wrk {
+            with_wrk(addr, token, clients, self.seconds, req, self.dir)
+        } else {
+            with_threads(addr, token, clients, self.seconds, req)
+        }
+    }
+}
+
+async fn start(
+    root: &Path,
+    data: &str,
+    proj: &Path,
+    database: Option<String>,
+    limits: Limits,
+) -> Server {
     let mut cfg = Config::from_env();
     cfg.listen = "127.0.0.1:0".parse().unwrap();
-    cfg.data_dir = root.join("data");
+    cfg.data_dir = root.join(data);
+    cfg.limits = limits;
     cfg.home = root.join("home");
     cfg.cwd = proj.to_path_buf();
     cfg.user_settings = false;
@@ -144,14 +201,15 @@ fn with_wrk(
     token: &str,
     clients: usize,
     seconds: u64,
-    body: &str,
+    req: &Req,
     dir: &Path,
 ) -> Run {
-    let script = dir.join("evaluate.lua");
+    let (method, path, body) = req.method_path_body();
+    let script = dir.join("load.lua");
     std::fs::write(
         &script,
         format!(
-            r#"wrk.method = "POST"
+            r#"wrk.method = "{method}"
 wrk.body = {body:?}
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer {token}"
@@ -169,7 +227,7 @@ end
         .args(["-t", &threads.to_string(), "-c", &clients.to_string()])
         .args(["-d", &format!("{seconds}s"), "-s"])
         .arg(&script)
-        .arg(format!("http://{addr}/api/evaluate"))
+        .arg(format!("http://{addr}{path}"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -187,32 +245,25 @@ end
 }
 
 /// Keep-alive HTTP/1.1 clients on threads of their own.
-fn with_threads(
-    addr: SocketAddr,
-    token: &str,
-    clients: usize,
-    seconds: u64,
-    body: &(dyn Fn(usize, usize) -> String + Sync),
-) -> Run {
+fn with_threads(addr: SocketAddr, token: &str, clients: usize, seconds: u64, req: &Req) -> Run {
+    let (method, path, b) = req.method_path_body();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}",
+        b.len()
+    );
+    let req = req.as_str();
     let started = Instant::now();
     let until = started + Duration::from_secs(seconds);
     let mut lat: Vec<Duration> = std::thread::scope(|s| {
         let tasks: Vec<_> = (0..clients)
-            .map(|c| {
+            .map(|_| {
                 s.spawn(move || {
                     let stream = TcpStream::connect(addr).unwrap();
                     stream.set_nodelay(true).unwrap();
                     let mut reader = BufReader::new(stream);
                     let mut lat = Vec::new();
-                    let mut i = 0;
                     while Instant::now() < until {
-                        let b = body(c, i);
-                        i += 1;
                         let t = Instant::now();
-                        let req = format!(
-                            "POST /api/evaluate HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{b}",
-                            b.len()
-                        );
                         reader.get_mut().write_all(req.as_bytes()).unwrap();
                         read_response(&mut reader);
                         lat.push(t.elapsed());

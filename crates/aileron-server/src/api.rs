@@ -107,7 +107,7 @@ const PROBES: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
 /// and log line ([`ops::Observed`]), the `Host` check, the security headers.
 async fn front(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
     let observed = ops::Observed::begin(&mut req);
-    let mut res = match host_refused(&app, req.headers()) {
+    let mut res = match host_refused(&app, req.headers(), req.uri()) {
         Some(refused) if !PROBES.contains(&req.uri().path()) => refused,
         _ => next.run(req).await,
     };
@@ -133,16 +133,20 @@ fn security_headers(res: &mut Response) {
 
 /// The refusal of a request whose `Host` is not this server's, nor a
 /// loopback name (DNS rebinding: a page of evil.example resolving to
-/// 127.0.0.1).
-pub(crate) fn host_refused(app: &App, headers: &HeaderMap) -> Option<Response> {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_ascii_lowercase);
-    match host {
-        Some(h) if app.cfg.host_allowed(&h) => None,
-        _ => Some(error(StatusCode::FORBIDDEN, "this Host is not served here")),
-    }
+/// 127.0.0.1). The host is the `Host` header and the target's authority
+/// (HTTP/2's `:authority`, or an absolute HTTP/1 target): every one given
+/// must name this server, and at least one must be given.
+pub(crate) fn host_refused(
+    app: &App,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+) -> Option<Response> {
+    let header = headers.get(header::HOST).map(|h| h.to_str().ok());
+    let authority = uri.authority().map(|a| Some(a.as_str()));
+    let mut names = header.into_iter().chain(authority).peekable();
+    let served = names.peek().is_some()
+        && names.all(|n| n.is_some_and(|n| app.cfg.host_allowed(&n.to_ascii_lowercase())));
+    (!served).then(|| error(StatusCode::FORBIDDEN, "this Host is not served here"))
 }
 
 /// The refusal of a request without a valid token (any role).
@@ -435,7 +439,11 @@ struct EnqueueBody {
 }
 
 /// An adapter's ask: waits until a human answers or the timeout.
-async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
+async fn enqueue(
+    State(app): State<AppState>,
+    axum::Extension(caller): axum::Extension<Caller>,
+    body: Bytes,
+) -> Response {
     let b: EnqueueBody = match parse_json(&body) {
         Ok(b) => b,
         Err(r) => return r,
@@ -465,6 +473,7 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
         on_timeout,
         origin: "adapter".into(),
         judge: None,
+        token: Some(caller.id),
     };
     let ask = NewAsk {
         fingerprint: replicas::fingerprint("adapter", &action),
@@ -484,6 +493,7 @@ async fn enqueue(State(app): State<AppState>, body: Bytes) -> Response {
         Ok(Opened::Taken) => {
             return error(StatusCode::CONFLICT, &crate::replicas::id_taken(&action.id));
         }
+        Ok(Opened::Full(why)) => return error(StatusCode::TOO_MANY_REQUESTS, &why),
         Err(e) => return unqueued(&e),
     };
     let mut v = app::answer_json(&res);

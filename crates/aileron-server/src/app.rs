@@ -610,7 +610,8 @@ impl App {
         }
         let (mut decided, policy_verdict, audit_path, reviewer) = match &resolved {
             Ok(r) => {
-                let (decided, policy_verdict, reviewer) = self.decide(&r.policy, &action).await;
+                let (decided, policy_verdict, reviewer) =
+                    self.decide(&r.policy, &action, caller).await;
                 (decided, policy_verdict, r.audit_path.clone(), reviewer)
             }
             Err(e) => {
@@ -661,7 +662,12 @@ impl App {
     /// Steps `action` through the decision core, asking on the dashboard.
     /// Returns the decision, the policy's verdict before any human, and
     /// who answered.
-    async fn decide(&self, policy: &Policy, action: &Action) -> (Decided, Verdict, Option<String>) {
+    async fn decide(
+        &self,
+        policy: &Policy,
+        action: &Action,
+        caller: &Caller,
+    ) -> (Decided, Verdict, Option<String>) {
         let cwd = action.session.cwd.clone().unwrap_or_else(|| "/".into());
         let req = aileron_decision::Request {
             session: action.session.id.as_deref(),
@@ -714,6 +720,7 @@ impl App {
                         pending,
                         judged.take(),
                         &mut reviewer,
+                        caller,
                     ))
                     .await;
                 }
@@ -723,6 +730,8 @@ impl App {
 
     /// Puts an ask in the approval queue and waits for its answer, or for
     /// an answer elsewhere in the session that decides it (the cascade).
+    /// `caller`: the token asking, counted against the asks' caps.
+    #[allow(clippy::too_many_arguments)]
     async fn ask_dashboard(
         &self,
         policy: &Policy,
@@ -731,6 +740,7 @@ impl App {
         pending: Pending,
         judge: Option<JudgeView>,
         reviewer: &mut Option<String>,
+        caller: &Caller,
     ) -> Step {
         let verdict = &pending.verdict;
         let reason = if verdict.decision == Decision::Judge && judge.is_none() {
@@ -758,6 +768,7 @@ impl App {
             .to_owned(),
             origin: "evaluate".into(),
             judge,
+            token: Some(caller.id.clone()),
         };
         let ask = NewAsk {
             fingerprint: crate::replicas::fingerprint("evaluate", action),
@@ -780,6 +791,10 @@ impl App {
                     action.clone(),
                     Some(Outcome::DuplicateDenied),
                 ));
+            }
+            // Too many asks of this session or token wait already.
+            Ok(Opened::Full(why)) => {
+                return Step::Done(Decided::refused(None, deny(why), action.clone(), None));
             }
             Err(e) => return self.unanswerable(policy, req, pending, &e),
         };

@@ -11,6 +11,7 @@ pub mod app;
 pub mod auth;
 pub mod db;
 mod error;
+pub mod listen;
 pub mod metrics;
 pub mod notify;
 pub mod ops;
@@ -91,6 +92,9 @@ pub struct Config {
     pub metrics_public: bool,
     /// How long a shutdown lets the requests in flight finish.
     pub drain_timeout: Duration,
+    /// Slow and flooding clients: timeouts, the connection cap, the asks
+    /// one session or agent token may keep waiting.
+    pub limits: listen::Limits,
 }
 
 /// API keys of the LLM judges by the name of their variable. Its `Debug`
@@ -139,6 +143,7 @@ impl Config {
             log_format: ops::LogFormat::default(),
             metrics_public: false,
             drain_timeout: Duration::from_secs(30),
+            limits: listen::Limits::default(),
         }
     }
 
@@ -218,14 +223,7 @@ impl Server {
         replicas::start(&app).await?;
         retention::spawn(&app);
         let router = api::router(app.clone());
-        let mut stop = rx;
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
-                .await
-        });
+        let task = tokio::spawn(listen::serve(listener, router, cfg.limits.clone(), rx));
         let url = format!("http://{addr}");
         if cfg.write_server_file {
             let info = serde_json::json!({"url": url, "pid": std::process::id()});

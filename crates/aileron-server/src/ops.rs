@@ -158,9 +158,13 @@ pub async fn readyz(State(app): State<Arc<App>>) -> Response {
 /// `GET /metrics`: any valid token (an agent token is enough), or none
 /// with `--metrics-public` (then, as the dashboard, only for this
 /// server's `Host`).
-pub async fn metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+pub async fn metrics(
+    State(app): State<Arc<App>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
     let denied = if app.cfg.metrics_public {
-        crate::api::host_refused(&app, &headers)
+        crate::api::host_refused(&app, &headers, &uri)
     } else {
         crate::api::without_token(&app, &headers).await
     };

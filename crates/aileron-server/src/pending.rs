@@ -75,6 +75,10 @@ pub struct PendingView {
     /// was `ask`), with what it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeView>,
+    /// The agent token that asked (its id: 16 hex digits of its hash),
+    /// for the caps on waiting asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// What a pending entry shows of the judge that escalated it.
@@ -133,6 +137,9 @@ struct Entry {
 pub struct Queue {
     entries: Mutex<HashMap<String, Entry>>,
     events: broadcast::Sender<Event>,
+    /// Held while an ask is counted against the caps and put in: two asks
+    /// of one session never both take its last place.
+    pub(crate) admission: tokio::sync::Mutex<()>,
 }
 
 impl Default for Queue {
@@ -140,6 +147,7 @@ impl Default for Queue {
         Queue {
             entries: Mutex::default(),
             events: broadcast::channel(1024).0,
+            admission: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -209,6 +217,39 @@ impl Queue {
             answer: "withdrawn".into(),
         });
         true
+    }
+
+    /// Whether the ask `id` is shown (waits here or on another server).
+    pub fn shows(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    /// Why `view` may not wait beside the asks shown: its session or its
+    /// token has `limits`' number waiting already.
+    pub fn over_limit(&self, view: &PendingView, limits: &crate::listen::Limits) -> Option<String> {
+        let entries = self.lock();
+        let count = |same: &dyn Fn(&PendingView) -> bool| {
+            entries.values().filter(|e| same(&e.view)).count()
+        };
+        let session = view.session.as_deref();
+        let token = view.token.as_deref();
+        let full = |n: usize, cap: usize, whose: &str| {
+            (n >= cap).then(|| {
+                format!(
+                    "too many asks waiting for a person: {whose} has {n} (the server's limit is {cap}); this action was not asked: wait for an answer, then send it again"
+                )
+            })
+        };
+        session
+            .and_then(|s| {
+                let n = count(&|v| v.session.as_deref() == Some(s));
+                full(n, limits.asks_per_session, "this session")
+            })
+            .or_else(|| {
+                let t = token?;
+                let n = count(&|v| v.token.as_deref() == Some(t));
+                full(n, limits.asks_per_token, "this agent token")
+            })
     }
 
     /// The ids of the asks shown.

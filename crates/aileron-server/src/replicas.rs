@@ -86,6 +86,8 @@ pub enum Opened {
     Decided(Resolution),
     /// The id is another action's, or too old.
     Taken,
+    /// Too many asks of its session or token wait already: why.
+    Full(String),
 }
 
 /// An ask this server waits for.
@@ -171,6 +173,14 @@ impl App {
             timeout,
         } = ask;
         let id = view.id.clone();
+        let _admitting = self.queue.admission.lock().await;
+        // A new ask (not one asked again under its id) counts against the caps.
+        if !self.queue.shows(&id)
+            && self.db.pending_row(&id).await?.is_none()
+            && let Some(why) = self.queue.over_limit(&view, &self.cfg.limits)
+        {
+            return Ok(Opened::Full(why));
+        }
         let now = now_us();
         let row = PendingRow {
             id: id.clone(),
