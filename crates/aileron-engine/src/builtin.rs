@@ -902,8 +902,7 @@ pub fn rules(env: &Environment, policy_files: &[String]) -> Vec<Rule> {
         builtin_rule(
             "sql-write-in-read",
             Decision::Ask,
-            "a statement whose verb reads writes (a sequence function, SELECT INTO, \
-             a data-modifying statement nested in it, a change of role)",
+            "a statement whose form reads writes (nextval or setval, SELECT INTO)",
             sql_tagged(WRITE_IN_READ),
             false,
         ),

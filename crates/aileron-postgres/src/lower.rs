@@ -21,9 +21,10 @@
 //! read: `field-call` (a qualified column `t.name` or a field selection
 //! `(t).name`, which the server reads as a call of `name(t)` when `t` has
 //! no column `name`: the text alone cannot tell them apart) and
-//! `write-in-read` (a statement whose verb reads and which writes: a
-//! sequence function, `SELECT INTO`, a data-modifying statement nested in
-//! it). Each is an ask of its own built-in rule, overridable by id.
+//! `write-in-read` (a statement whose form reads and which writes: a
+//! sequence function, `SELECT INTO`; a statement nested in it is an Action
+//! of its own, under its own verb). Each is an ask of its own built-in
+//! rule, overridable by id.
 
 use crate::functions::{self, Class};
 use aileron_engine::builtin::{DYNAMIC, FIELD_CALL, UNPARSABLE, WRITE_IN_READ};
@@ -708,21 +709,21 @@ fn facts_of(stmt: &Statement, walk: &Walk, cx: &Context, depth: usize) -> Facts 
         f.sensitivity = f.sensitivity.max(Write);
         f.writes = true;
     }
-    if !walk.field_calls.is_empty() {
-        f.tags.push(FIELD_CALL.to_owned());
-        f.description.get_or_insert_with(|| {
-            format!(
-                "{} may call a function of that name on a row, which the analysis cannot see",
-                walk.field_calls.join(", ")
-            )
-        });
-    }
     if let Some(func) = walk.unknown_functions.first() {
         f.sensitivity = f.sensitivity.max(Mutate);
         dynamic(
             &mut f,
             format!("calls {func}(), which the analysis cannot see through"),
         );
+    }
+    if let Some(first) = walk.field_calls.first() {
+        f.tags.push(FIELD_CALL.to_owned());
+        f.description.get_or_insert_with(|| {
+            format!(
+                "{first} may be a call of a function on a row (attribute notation), \
+                 which the analysis cannot see"
+            )
+        });
     }
     f
 }
