@@ -6,8 +6,10 @@
 //! anything, and the analysis cannot see through it.
 //!
 //! A name counts only unqualified or qualified by `pg_catalog`, which the
-//! server searches first unless `search_path` names it later (a `SET` the
-//! analysis tags `dynamic` for that reason).
+//! server searches first unless `search_path` names it later (a `SET` or a
+//! startup setting the analysis tags `dynamic` for that reason). The server
+//! still picks among all functions of one name on the path by argument
+//! types, so defining one under a name of this table is `dynamic` too.
 
 /// How a call of a function counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
