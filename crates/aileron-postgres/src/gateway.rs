@@ -243,6 +243,9 @@ impl Gateway {
         // Settings that change how names resolve or who runs the
         // statements are decided before the server sees the connection.
         let settings = crate::startup::actions(&params, &Context::new(&database, &user));
+        let doubt_names = settings
+            .iter()
+            .any(|a| a.tags.iter().any(|t| t == aileron_engine::builtin::DYNAMIC));
         if let Some(first) = settings.first() {
             let line = first.summary.clone();
             if let Err(message) = self.verdict(line, settings).await {
@@ -281,6 +284,7 @@ impl Gateway {
             prepared: HashMap::new(),
             doubt_escapes: false,
             doubt_encoding: false,
+            doubt_names,
             batches: 0,
             nonce: std::collections::hash_map::RandomState::new()
                 .build_hasher()
@@ -509,6 +513,9 @@ struct Conn<'g> {
     /// or changed the client's encoding, before the server says so.
     doubt_escapes: bool,
     doubt_encoding: bool,
+    /// Something allowed may have changed `search_path`: only names
+    /// qualified by `pg_catalog` are trusted for the rest of the connection.
+    doubt_names: bool,
     /// Batches sent: `Sync`, `Query`, `FunctionCall` (each answered by one
     /// `ReadyForQuery`).
     batches: u64,
@@ -659,6 +666,7 @@ impl Conn<'_> {
                 user: &self.user,
                 backslash_escapes: self.doubt_escapes || self.shared.escapes.load(Ordering::SeqCst),
                 prepared: &lookup,
+                trusted_names: !self.doubt_names,
             };
             let utf8 = !self.doubt_encoding && !self.shared.not_utf8.load(Ordering::SeqCst);
             what.lower(utf8, &cx)
@@ -672,6 +680,7 @@ impl Conn<'_> {
             self.doubt_escapes = true;
             self.doubt_encoding = true;
         }
+        self.doubt_names |= lowered.changes_names;
         for (name, text) in lowered.prepares {
             if self.prepared.len() < MAX_PREPARED {
                 self.prepared.insert(name, text);

@@ -46,8 +46,11 @@ use std::ops::ControlFlow;
 const SUMMARY_MAX: usize = 200;
 
 /// Tags of code the analysis does not see, which may change how the server
-/// reads later text (`set_config('standard_conforming_strings', ...)`).
-const READING_DOUBT: &[&str] = &[DYNAMIC, UNPARSABLE, FIELD_CALL];
+/// reads later text and resolves names (`set_config(...)` of
+/// `standard_conforming_strings` or `search_path`). A qualified column is
+/// taken for a column once allowed (the override's premise: no function
+/// takes the row).
+const UNSEEN_CODE: &[&str] = &[DYNAMIC, UNPARSABLE];
 
 /// Settings that change who runs the statements: `mutate`, like `SET ROLE`.
 const IDENTITY_SETTINGS: &[&str] = &["role", "session_authorization"];
@@ -61,6 +64,11 @@ pub struct Context<'a> {
     pub backslash_escapes: bool,
     /// The text of a statement prepared on this connection, by name.
     pub prepared: &'a dyn Fn(&str) -> Option<String>,
+    /// `pg_catalog` is known to be searched first: nothing allowed on the
+    /// connection may have changed `search_path` (code the analysis could
+    /// not see, a path approved that names it later). Otherwise only a
+    /// name qualified by `pg_catalog` is trusted.
+    pub trusted_names: bool,
 }
 
 fn nothing_prepared(_: &str) -> Option<String> {
@@ -75,6 +83,7 @@ impl<'a> Context<'a> {
             user,
             backslash_escapes: false,
             prepared: &nothing_prepared,
+            trusted_names: true,
         }
     }
 }
@@ -99,6 +108,7 @@ impl Lowering<'_> {
                     actions: vec![a],
                     prepares: Vec::new(),
                     changes_reading: true,
+                    changes_names: true,
                 }
             }
         }
@@ -119,6 +129,9 @@ pub struct Lowered {
     /// `standard_conforming_strings`, the client's encoding, or code the
     /// analysis cannot see or read (which may set either).
     pub changes_reading: bool,
+    /// It may change `search_path`: code the analysis cannot see or read
+    /// (`set_config`, a function), or a path naming `pg_catalog` later.
+    pub changes_names: bool,
 }
 
 /// Lowers the bytes of a `Query` or `Parse`. `utf8`: the client's encoding
@@ -174,6 +187,10 @@ pub fn lower(text: &str, cx: &Context) -> Lowered {
              (standard_conforming_strings is or may be off)",
         ));
     }
+    out.changes_names = out
+        .actions
+        .iter()
+        .any(|a| a.tags.iter().any(|t| UNSEEN_CODE.contains(&t.as_str())));
     out.changes_reading = out.changes_reading
         || contains_ignore_case(text, "standard_conforming_strings")
         || contains_ignore_case(text, "client_encoding")
@@ -181,7 +198,7 @@ pub fn lower(text: &str, cx: &Context) -> Lowered {
         || out
             .actions
             .iter()
-            .any(|a| a.tags.iter().any(|t| READING_DOUBT.contains(&t.as_str())));
+            .any(|a| a.tags.iter().any(|t| UNSEEN_CODE.contains(&t.as_str())));
     out
 }
 
@@ -432,13 +449,17 @@ fn unparsable(verb: &str, text: &str, cx: &Context, why: &str) -> Action {
 
 /// The Action of a statement (and of each statement nested in it).
 fn lower_statement(stmt: &Statement, text: &str, cx: &Context, depth: usize, out: &mut Lowered) {
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        untrusted_names: !cx.trusted_names,
+        ..Walk::default()
+    };
     let _ = stmt.visit(&mut walk);
     let facts = facts_of(stmt, &walk, cx, depth);
     let mut nested = Vec::new();
     for inner in &walk.nested {
         let mut w = Walk {
             nested_done: true,
+            untrusted_names: !cx.trusted_names,
             ..Walk::default()
         };
         let _ = inner.visit(&mut w);
@@ -814,6 +835,9 @@ struct Walk {
     /// Qualified columns and field selections, as written: each may be a
     /// call (attribute notation).
     field_calls: Vec<String>,
+    /// `search_path` may not search `pg_catalog` first: only names
+    /// qualified by it are trusted.
+    untrusted_names: bool,
     nested: Vec<Statement>,
     /// Nested statements are not collected (this walk is over one already).
     nested_done: bool,
@@ -914,6 +938,10 @@ impl Walk {
             [.., s, f] => (Some(s.as_str()), f.as_str()),
             [] => return,
         };
+        if self.untrusted_names && schema.is_none() {
+            push_unique(&mut self.unknown_functions, parts.join("."));
+            return;
+        }
         match functions::class(schema, func) {
             Class::Harmless => {}
             Class::Writes => self.writing_functions = true,

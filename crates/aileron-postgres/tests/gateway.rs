@@ -835,3 +835,63 @@ allow:
         .unwrap();
     assert_eq!(env.asked().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn once_search_path_may_have_changed_only_pg_catalog_names_are_trusted() {
+    let Some(env) = Env::start(
+        "version: 1
+default: deny
+allow:
+  - id: reads
+    when: {type: sql.query, sensitivity: read}
+",
+    )
+    .await
+    else {
+        return;
+    };
+    let direct = victim(&env).await;
+    // A `lower(text)` of the agent's, as good a match as pg_catalog's: it
+    // wins where public comes first.
+    direct
+        .batch_execute(
+            "CREATE FUNCTION public.lower(text) RETURNS text LANGUAGE sql AS 'DELETE FROM t; SELECT ''x'''",
+        )
+        .await
+        .unwrap();
+    // The path is asked about; the human lets it through once.
+    let c = env.client().await;
+    env.answer(|| Answer::Once);
+    c.simple_query("SET search_path = public, pg_catalog")
+        .await
+        .unwrap();
+    assert_eq!(env.asked().len(), 1);
+    // From now on `lower` may be the agent's: asked about, and rejected.
+    env.answer(|| Answer::Reject);
+    let e = c.simple_query("SELECT lower('A')").await.unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    assert_eq!(env.asked().len(), 2);
+    assert_eq!(column(&direct, "SELECT count(*) FROM t").await, ["2"]);
+    // Qualified by pg_catalog it is PostgreSQL's own.
+    assert_eq!(column(&c, "SELECT pg_catalog.lower('A')").await, ["a"]);
+    assert_eq!(env.asked().len(), 2);
+
+    // The same after a startup path the human let through.
+    env.answer(|| Answer::Once);
+    let mut cfg = tokio_postgres::Config::new();
+    cfg.host("127.0.0.1")
+        .port(env.addr.port())
+        .user("aileron")
+        .dbname(&env.db)
+        .options("-c search_path=public,pg_catalog");
+    let (c, conn) = cfg.connect(tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    assert_eq!(env.asked().len(), 3);
+    env.answer(|| Answer::Reject);
+    let e = c.simple_query("SELECT lower('A')").await.unwrap_err();
+    assert_eq!(error_of(&e).0, "42501");
+    assert_eq!(column(&direct, "SELECT count(*) FROM t").await, ["2"]);
+    // A connection of its own still trusts PostgreSQL's names.
+    let fresh = env.client().await;
+    assert_eq!(column(&fresh, "SELECT lower('A')").await, ["a"]);
+}

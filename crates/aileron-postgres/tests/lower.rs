@@ -443,14 +443,12 @@ fn a_qualified_column_may_be_a_call_and_is_tagged() {
         "SELECT (SELECT t.wipe FROM t LIMIT 1)",
         "VALUES ((SELECT t.wipe FROM t LIMIT 1))",
         "SELECT a.id FROM a JOIN b ON a.id = b.id",
-        "SELECT (f(1)).wipe",
         "UPDATE t SET n = 1 WHERE t.wipe",
     ] {
         assert!(tagged(text, "field-call"), "{text}");
-        assert!(
-            lower::lower(text, &Context::new("app", "agent")).changes_reading,
-            "{text}"
-        );
+        // Once allowed it is taken for a column: no doubt about what follows.
+        let l = lower::lower(text, &Context::new("app", "agent"));
+        assert!(!l.changes_reading && !l.changes_names, "{text}");
     }
     // Unqualified names are columns (or a whole row): no call.
     for text in [
@@ -667,5 +665,53 @@ fn defining_code_under_a_trusted_name_or_an_operator_is_dynamic() {
         "CREATE FUNCTION \"Lower\"(integer) RETURNS int LANGUAGE sql AS 'SELECT 1'",
     ] {
         assert!(!tagged(text, "dynamic"), "{text}");
+    }
+}
+
+#[test]
+fn after_code_the_analysis_cannot_see_only_pg_catalog_names_are_trusted() {
+    // set_config('search_path', ...) or a function may have put pg_catalog
+    // after another schema: what it allowed says so.
+    for text in [
+        "SELECT set_config('search_path', 'public,pg_catalog', false)",
+        "SET search_path = public, pg_catalog",
+        "SELECT my_func()",
+        "DO $$ BEGIN PERFORM 1; END $$",
+    ] {
+        assert!(
+            lower::lower(text, &Context::new("d", "u")).changes_names,
+            "{text}"
+        );
+    }
+    for text in [
+        "SELECT lower('A')",
+        "SET search_path = app, public",
+        "SELECT t.id FROM t",
+    ] {
+        assert!(
+            !lower::lower(text, &Context::new("d", "u")).changes_names,
+            "{text}"
+        );
+    }
+    let cx = Context {
+        trusted_names: false,
+        ..Context::new("d", "u")
+    };
+    for text in [
+        "SELECT lower('A')",
+        "SELECT count(*) FROM t",
+        "SELECT * FROM generate_series(1, 3)",
+        "SELECT nextval('s')",
+    ] {
+        let l = lowered_with(text, &cx);
+        assert!(l[0].3.iter().any(|t| t == "dynamic"), "{text}: {l:?}");
+    }
+    for text in [
+        "SELECT pg_catalog.lower('A')",
+        "SELECT pg_catalog.count(*) FROM t",
+        "SELECT id FROM t",
+    ] {
+        let l = lowered_with(text, &cx);
+        assert!(l[0].3.is_empty(), "{text}: {l:?}");
     }
 }
