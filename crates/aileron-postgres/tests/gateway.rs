@@ -741,13 +741,7 @@ async fn startup_settings_of_name_resolution_are_decided_before_the_server_sees_
         "-c\x0bsearch_path=public,pg_catalog",
         "-c role=aileron",
     ] {
-        let mut cfg = tokio_postgres::Config::new();
-        cfg.host("127.0.0.1")
-            .port(env.addr.port())
-            .user("aileron")
-            .dbname(&env.db)
-            .options(options);
-        let e = match cfg.connect(tokio_postgres::NoTls).await {
+        let e = match with_options(&env, options).await {
             Ok(_) => panic!("{options}: connected"),
             Err(e) => e,
         };
@@ -786,16 +780,27 @@ async fn startup_settings_of_name_resolution_are_decided_before_the_server_sees_
         "{startup:?}"
     );
     // A path that keeps pg_catalog first, and the usual parameters, pass.
+    let c = with_options(&env, "-c statement_timeout=5000")
+        .await
+        .unwrap();
+    assert_eq!(column(&c, "SELECT count(*) FROM t").await, ["2"]);
+}
+
+/// A client through the gateway that sends `options` (as `PGOPTIONS`).
+async fn with_options(
+    env: &Env,
+    options: &str,
+) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
     let mut cfg = tokio_postgres::Config::new();
     cfg.host("127.0.0.1")
         .port(env.addr.port())
         .user("aileron")
         .dbname(&env.db)
         .application_name("app")
-        .options("-c statement_timeout=5000");
-    let (c, conn) = cfg.connect(tokio_postgres::NoTls).await.unwrap();
+        .options(options);
+    let (c, conn) = cfg.connect(tokio_postgres::NoTls).await?;
     tokio::spawn(conn);
-    assert_eq!(column(&c, "SELECT count(*) FROM t").await, ["2"]);
+    Ok(c)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -878,14 +883,9 @@ allow:
 
     // The same after a startup path the human let through.
     env.answer(|| Answer::Once);
-    let mut cfg = tokio_postgres::Config::new();
-    cfg.host("127.0.0.1")
-        .port(env.addr.port())
-        .user("aileron")
-        .dbname(&env.db)
-        .options("-c search_path=public,pg_catalog");
-    let (c, conn) = cfg.connect(tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(conn);
+    let c = with_options(&env, "-c search_path=public,pg_catalog")
+        .await
+        .unwrap();
     assert_eq!(env.asked().len(), 3);
     env.answer(|| Answer::Reject);
     let e = c.simple_query("SELECT lower('A')").await.unwrap_err();
