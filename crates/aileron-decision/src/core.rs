@@ -21,7 +21,7 @@ use aileron_engine::{
 use aileron_engine::{JudgeDef, Rule, Sensitivity};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Identical requests in a row that make a doom loop (SPEC 10).
@@ -233,9 +233,11 @@ impl Amendment {
 #[derive(Default)]
 pub struct Core {
     /// Each session behind a lock of its own, the map's lock held only to
-    /// find it: the evaluations of one session (and of others) run side by
-    /// side under read locks; only what changes a session writes.
-    sessions: Mutex<HashMap<String, Arc<RwLock<SessionState>>>>,
+    /// find it; an evaluation holds neither (it takes the session's
+    /// approvals, shared, and lets go) unless the policy counts a `rate`
+    /// window in the session's history. A std lock held through an
+    /// evaluation blocked the runtime's worker threads behind it.
+    sessions: Mutex<HashMap<String, Arc<Mutex<SessionState>>>>,
 }
 
 impl Core {
@@ -495,15 +497,25 @@ impl Core {
     /// The verdict with the session's approvals and history, as the
     /// request stands now (no history recorded).
     pub fn evaluate(&self, policy: &Policy, req: &Request<'_>) -> LineVerdict {
+        let verdict = |state: &State| match req.subject {
+            Subject::Line(line) => policy.evaluate_line(line, &req.cx, state),
+            Subject::Actions(_, actions) => actions_verdict(policy, actions, state),
+        };
+        if policy.rate_window().is_none() {
+            // Nothing reads the history (none is kept: `record_history`):
+            // the approvals are taken and the session's lock let go, so
+            // that a worker thread never waits on another's evaluation.
+            let approvals = self.read(req.session, |st| Arc::clone(&st.approvals));
+            return verdict(&State {
+                approvals: &approvals,
+                history: &[],
+            });
+        }
         self.read(req.session, |st| {
-            let state = State {
+            verdict(&State {
                 approvals: &st.approvals,
                 history: st.history(),
-            };
-            match req.subject {
-                Subject::Line(line) => policy.evaluate_line(line, &req.cx, &state),
-                Subject::Actions(_, actions) => actions_verdict(policy, actions, &state),
-            }
+            })
         })
     }
 
@@ -731,12 +743,12 @@ impl Core {
         });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<RwLock<SessionState>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<SessionState>>>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The session's state, made when it is new.
-    fn state(&self, session: &str) -> Arc<RwLock<SessionState>> {
+    fn state(&self, session: &str) -> Arc<Mutex<SessionState>> {
         let mut sessions = self.lock();
         if let Some(st) = sessions.get(session) {
             return Arc::clone(st);
@@ -753,17 +765,17 @@ impl Core {
             return f(&mut SessionState::default());
         };
         let st = self.state(session);
-        let mut st = st.write().unwrap_or_else(|p| p.into_inner());
+        let mut st = st.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut st)
     }
 
-    /// Reads the session's state, beside other readers.
+    /// Reads the session's state (a fresh one for no session).
     fn read<T>(&self, session: Option<&str>, f: impl FnOnce(&SessionState) -> T) -> T {
         let Some(session) = session else {
             return f(&SessionState::default());
         };
         let st = self.state(session);
-        let st = st.read().unwrap_or_else(|p| p.into_inner());
+        let st = st.lock().unwrap_or_else(|p| p.into_inner());
         f(&st)
     }
 }

@@ -7,6 +7,7 @@ use aileron_engine::pattern::{Cond, Matcher};
 use aileron_engine::{Action, Rule};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Actions of a session kept for `rate` windows.
 pub(crate) const HISTORY_LEN: usize = 1024;
@@ -101,7 +102,9 @@ pub struct SavedSession {
 /// One session's state.
 #[derive(Default)]
 pub(crate) struct SessionState {
-    pub approvals: Vec<Rule>,
+    /// Shared with the evaluations under way: one takes them (an atomic
+    /// count) and evaluates without holding the session's lock.
+    pub approvals: Arc<Vec<Rule>>,
     /// What the approvals were made from, to save them.
     pub saved_approvals: Vec<SavedApproval>,
     /// The session's latest actions, for `rate` matchers (oldest first;
@@ -123,7 +126,7 @@ impl SessionState {
         let Some(rule) = approval.rule(self.approvals.len() as u32) else {
             return;
         };
-        self.approvals.push(rule);
+        Arc::make_mut(&mut self.approvals).push(rule);
         self.saved_approvals.push(approval);
     }
 
