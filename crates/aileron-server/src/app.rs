@@ -96,6 +96,9 @@ pub struct App {
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     /// Counters (`/metrics`) and what readiness checks against.
     pub ops: crate::ops::Ops,
+    /// Sessions being restored from the log: one restore each, the
+    /// session's other requests wait for it.
+    restoring: std::sync::Mutex<HashMap<String, Arc<tokio::sync::OnceCell<()>>>>,
 }
 
 /// The final answer to `POST /api/evaluate`.
@@ -161,6 +164,7 @@ impl App {
             rules_seen: AtomicI64::new(-1),
             shutdown,
             ops: crate::ops::Ops::default(),
+            restoring: std::sync::Mutex::default(),
         });
         app.reload_rules().await?;
         Ok(app)
@@ -553,6 +557,19 @@ impl App {
         if self.core.knows(id) {
             return;
         }
+        // Once, however many of its requests come meanwhile (32 clients of
+        // a new session each read its log and parsed a thousand actions).
+        let once = {
+            let mut m = self.restoring.lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(m.entry(id.to_owned()).or_default())
+        };
+        once.get_or_init(|| self.load_session(id)).await;
+        let mut m = self.restoring.lock().unwrap_or_else(|p| p.into_inner());
+        m.remove(id);
+    }
+
+    /// Reads the session's latest actions and its grants into the core.
+    async fn load_session(&self, id: &str) {
         let rows = self
             .db
             .actions(&crate::db::ActionQuery {

@@ -31,7 +31,7 @@ fn raise_nofile() -> u64 {
         lim.rlim_cur = lim.rlim_max;
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
     }
-    lim.rlim_cur as u64
+    lim.rlim_cur
 }
 
 /// Opens `n` connections that each send the first bytes of a request head

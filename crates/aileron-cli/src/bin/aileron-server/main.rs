@@ -70,6 +70,16 @@ enum Command {
         /// Serve GET /metrics without a token (by default it needs one, an agent token is enough).
         #[arg(long)]
         metrics_public: bool,
+        /// Connections served at once (at most what the open-file limit
+        /// allows); when reached, those holding no request are closed.
+        #[arg(long, value_name = "N", default_value_t = aileron_server::listen::Limits::default().max_connections)]
+        max_connections: usize,
+        /// Asks of one session waiting for a person at once; more are denied.
+        #[arg(long, value_name = "N", default_value_t = aileron_server::listen::Limits::default().asks_per_session)]
+        max_asks_per_session: usize,
+        /// Asks under one agent token waiting for a person at once; more are denied.
+        #[arg(long, value_name = "N", default_value_t = aileron_server::listen::Limits::default().asks_per_token)]
+        max_asks_per_token: usize,
     },
     /// The egress gateway: an HTTP(S) proxy that decides each request (and
     /// each CONNECT tunnel) by the policy before forwarding it. `aileron
@@ -198,6 +208,9 @@ fn main() -> ExitCode {
             retain,
             log_format,
             metrics_public,
+            max_connections,
+            max_asks_per_session,
+            max_asks_per_token,
         } => serve::run(serve::Args {
             listen: Some(listen),
             database,
@@ -207,6 +220,12 @@ fn main() -> ExitCode {
             retain,
             log_format,
             metrics_public,
+            limits: aileron_server::listen::Limits {
+                max_connections,
+                asks_per_session: max_asks_per_session,
+                asks_per_token: max_asks_per_token,
+                ..Default::default()
+            },
         }),
         Command::Proxy {
             gateway: Some(gateway),

@@ -14,6 +14,7 @@ pub struct Args {
     pub retain: Vec<aileron_server::retention::Keep>,
     pub log_format: aileron_server::ops::LogFormat,
     pub metrics_public: bool,
+    pub limits: aileron_server::listen::Limits,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Error> {
@@ -39,6 +40,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     cfg.retention = aileron_server::retention::Retention::of(&args.retain);
     cfg.log_format = args.log_format;
     cfg.metrics_public = args.metrics_public;
+    cfg.limits = args.limits;
     runtime()?.block_on(aileron_server::serve(cfg))?;
     Ok(ExitCode::SUCCESS)
 }
