@@ -251,6 +251,9 @@ async fn a_registered_project_decides_but_takes_the_servers_judges_and_audit_log
     assert_eq!(d["decision"], "allow", "{d}");
 }
 
+/// Puts a file in a project, as the agent would.
+type Plant<'a> = Box<dyn Fn() + 'a>;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn files_out_of_a_project_are_refused_alike_and_unread() {
     let env = Env::new();
@@ -261,7 +264,7 @@ async fn files_out_of_a_project_are_refused_alike_and_unread() {
     );
     let secret = env.write("outside/secret.yaml", "version: 1\ns3cret_top_key: 1\n");
     let fifo = env.root.join("proj-fifo/aileron.yaml");
-    let cases: [(&str, Box<dyn Fn()>); 5] = [
+    let cases: [(&str, Plant); 5] = [
         (
             "proj-profile",
             Box::new(|| {
