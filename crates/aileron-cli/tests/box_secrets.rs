@@ -158,3 +158,46 @@ fn a_policy_gives_a_store_back_by_name() {
     assert_eq!(got[".netrc"], "", "{got:#}");
     assert_eq!(got[".aws"], "dir:", "{got:#}");
 }
+
+/// A project's files that a rule of the policy denies reading (its
+/// `.env`) read as empty in the box, whatever program reads them; the
+/// others stay, and the audit log names what was masked.
+#[test]
+fn files_a_rule_denies_reading_are_masked() {
+    let p = project(
+        "version: 1\ndefault: allow\ndeny:\n  - id: no-env\n    when: {type: fs.read, fs.path: {path: \"**/.env*\"}}\n",
+    );
+    p.write(".env", "DB_PASSWORD=env-secret\n");
+    p.write("config/.env.local", "TOKEN=env-local-secret\n");
+    p.write("src/app.py", "print('hello')\n");
+    let reader = r#"
+import json
+out = {}
+for rel in [".env", "config/.env.local", "src/app.py"]:
+    with open(rel) as f:
+        out[rel] = f.read()
+# Through an alias of the working directory.
+with open("/proc/self/cwd/.e" + "nv") as f:
+    out["alias"] = f.read()
+print(json.dumps(out))
+"#;
+    let mut cmd = p.aileron(&[
+        "launch",
+        "--no-proxy",
+        "--",
+        "/usr/bin/python3",
+        "-c",
+        reader,
+    ]);
+    let out = no_tty(&mut cmd).stdin(Stdio::null()).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let got: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(got[".env"], "", "{got:#}");
+    assert_eq!(got["config/.env.local"], "", "{got:#}");
+    assert_eq!(got["alias"], "", "{got:#}");
+    assert_eq!(got["src/app.py"], "print('hello')\n", "{got:#}");
+    let audit = p.audit_text();
+    assert!(audit.contains("a rule denies reading"), "{audit}");
+    assert!(audit.contains("config/.env.local"), "{audit}");
+}

@@ -1,10 +1,9 @@
 //! `aileron launch -- PROGRAM [ARGS]`: run an agent with its shell pointed
 //! at `aileron-sh`, a fresh session, and a scrubbed environment.
 
-use super::{
-    EXIT_POLICY, current_dir, launch_agents, launch_box, launch_gateways, launch_proxy, load,
-};
+use super::{EXIT_POLICY, current_dir, launch_agents, launch_gateways, launch_proxy, load};
 use aileron_cli::Error;
+use aileron_cli::launch_box;
 use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
 use aileron_session::{Config, Decider, TtyPrompter};
@@ -346,6 +345,23 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 ));
             }
             hidden.extend(masked);
+            let (reads, truncated) = launch_box::denied_reads(&loaded.policy, base);
+            if !reads.is_empty() || truncated {
+                let list: Vec<String> = reads.iter().map(|p| p.display().to_string()).collect();
+                decider.record_session_note(&format!(
+                    "the box masks the project's files a rule denies reading: {}{}",
+                    list.join(", "),
+                    if truncated {
+                        format!(
+                            " (only the first {} entries of the project were looked at)",
+                            launch_box::WALK_LIMIT
+                        )
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            hidden.extend(reads);
         }
         run_enforced(
             cmd,

@@ -9,7 +9,6 @@ pub mod install;
 pub mod judge;
 pub mod launch;
 pub mod launch_agents;
-pub mod launch_box;
 pub mod launch_gateways;
 pub mod launch_proxy;
 pub mod mcp;
