@@ -70,6 +70,9 @@ pub fn masked(
 /// rule of `policy` denies (not the default: a `default: deny` policy
 /// masks nothing by it), and whether the walk stopped at [`WALK_LIMIT`].
 pub fn denied_reads(policy: &Policy, root: &Path) -> (Vec<PathBuf>, bool) {
+    if !policy.may_deny("fs.read") {
+        return (Vec::new(), false);
+    }
     let state = State {
         approvals: &[],
         history: &[],

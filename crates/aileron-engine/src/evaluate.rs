@@ -491,6 +491,25 @@ impl Policy {
         }
     }
 
+    /// Whether a rule of the policy's own (not a built-in) can deny an
+    /// action of type `kind`: what makes it worth deciding many actions of
+    /// that type ahead (the box's masked files). `false` is exact; `true`
+    /// may be a rule whose other conditions never hold.
+    pub fn may_deny(&self, kind: &str) -> bool {
+        let mut lists: Vec<&[u32]> = vec![&self.index.any_type];
+        if let Some(t) = self.index.by_type.get(kind) {
+            lists.push(&t.other);
+            lists.extend(t.by_word.values().map(Vec::as_slice));
+            for k in &t.keyed {
+                lists.extend(k.rules.values().map(Vec::as_slice));
+            }
+        }
+        lists.iter().flat_map(|l| l.iter()).any(|&i| {
+            let rule = self.rules[i as usize].get();
+            rule.decision == Decision::Deny && rule.layer != Layer::Builtin
+        })
+    }
+
     /// Indexes of the rules that can apply to `action`, in evaluation order.
     /// (See [`named_by_file`] for a program given by its path.)
     fn candidates<'p>(&'p self, action: &Action) -> impl Iterator<Item = u32> + 'p {
