@@ -43,9 +43,9 @@ const TICK_MAX: Duration = Duration::from_millis(250);
 /// A failed `accept` (out of descriptors) is tried again after this.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
-/// What one client may hold of the server (`--header-timeout`,
-/// `--idle-timeout`, `--max-connections`, `--max-asks-per-session`,
-/// `--max-asks-per-token`).
+/// What one client may hold of the server (`aileron serve
+/// --max-connections`, `--max-asks-per-session`, `--max-asks-per-token`;
+/// the two timeouts are fixed there).
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// From a request's first byte to the end of its head; `None`: no limit.
