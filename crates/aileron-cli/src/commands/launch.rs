@@ -318,50 +318,14 @@ pub fn run(args: Args) -> Result<u8, Error> {
             .writable
             .as_ref()
             .map(|extra| writable_places(extra, base, &cwd));
+        let environment = LoadOptions {
+            data_dir: opts_data_dir.clone(),
+            ..LoadOptions::from_env(cwd.clone())
+        }
+        .environment();
         let mut hidden = hidden;
         if enforce.files {
-            let environment = LoadOptions {
-                data_dir: opts_data_dir.clone(),
-                ..LoadOptions::from_env(cwd.clone())
-            }
-            .environment();
-            let sock = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from);
-            let masked = launch_box::masked(
-                &environment,
-                loaded
-                    .policy
-                    .settings
-                    .readable
-                    .as_deref()
-                    .unwrap_or_default(),
-                base,
-                sock.as_deref(),
-            );
-            if !masked.is_empty() {
-                let list: Vec<String> = masked.iter().map(|p| p.display().to_string()).collect();
-                decider.record_session_note(&format!(
-                    "the box masks these credential stores (settings.enforce.readable gives one back): {}",
-                    list.join(", ")
-                ));
-            }
-            hidden.extend(masked);
-            let (reads, truncated) = launch_box::denied_reads(&loaded.policy, base);
-            if !reads.is_empty() || truncated {
-                let list: Vec<String> = reads.iter().map(|p| p.display().to_string()).collect();
-                decider.record_session_note(&format!(
-                    "the box masks the project's files a rule denies reading: {}{}",
-                    list.join(", "),
-                    if truncated {
-                        format!(
-                            " (only the first {} entries of the project were looked at)",
-                            launch_box::WALK_LIMIT
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-            hidden.extend(reads);
+            hidden.extend(box_masks(&loaded.policy, base, &environment, &decider));
         }
         run_enforced(
             cmd,
@@ -378,6 +342,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
             audit_dir,
             &setup,
             hidden,
+            &environment,
         )
         .and_then(|mut child| {
             decider.set_agent_pid(child.id());
@@ -710,18 +675,14 @@ fn run_enforced(
     audit_dir: Option<PathBuf>,
     agent: &launch_agents::AgentSetup,
     hidden: Vec<PathBuf>,
+    environment: &aileron_engine::Environment,
 ) -> Result<std::process::Child, Error> {
     let writable = writable.map(|mut w| {
         w.extend(agent.writable.iter().cloned());
         w
     });
     let lockdown = if enforce.files {
-        let environment = LoadOptions {
-            data_dir: data_dir.to_path_buf(),
-            ..LoadOptions::from_env(cwd.to_path_buf())
-        }
-        .environment();
-        let (mut protect, mut secrets) = locked_paths(cwd, &environment, data_dir, runtime, agent);
+        let (mut protect, mut secrets) = locked_paths(cwd, environment, data_dir, runtime, agent);
         // The approver key: the agent does not answer its own asks; and
         // the credential stores.
         secrets.extend(hidden);
@@ -761,6 +722,54 @@ fn run_enforced(
         supervisor.set_root(child.id());
     }
     Ok(child)
+}
+
+/// What the box masks (`aileron_cli::launch_box`): the credential stores
+/// and the project's files a rule denies reading, each kind named in a
+/// `session.start` audit line.
+fn box_masks(
+    policy: &aileron_engine::Policy,
+    base: &Path,
+    environment: &aileron_engine::Environment,
+    decider: &Decider,
+) -> Vec<PathBuf> {
+    let names = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let sock = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from);
+    let mut masked = launch_box::masked(
+        environment,
+        policy.settings.readable.as_deref().unwrap_or_default(),
+        base,
+        sock.as_deref(),
+    );
+    if !masked.is_empty() {
+        decider.record_session_note(&format!(
+            "the box masks these credential stores (settings.enforce.readable gives one back): {}",
+            names(&masked)
+        ));
+    }
+    let (reads, truncated) = launch_box::denied_reads(policy, base);
+    if !reads.is_empty() || truncated {
+        decider.record_session_note(&format!(
+            "the box masks the project's files a rule denies reading: {}{}",
+            names(&reads),
+            if truncated {
+                format!(
+                    " (only the first {} entries of the project were looked at)",
+                    launch_box::WALK_LIMIT
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    masked.extend(reads);
+    masked
 }
 
 /// Where the tree may write under `settings.enforce.writable`: the
