@@ -16,6 +16,8 @@
 
 mod error;
 #[cfg(target_os = "linux")]
+pub mod fdpass;
+#[cfg(target_os = "linux")]
 pub mod files;
 #[cfg(target_os = "linux")]
 pub mod filter;
