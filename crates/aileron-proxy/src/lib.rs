@@ -9,6 +9,9 @@
 //! - `proxy` forwards what was allowed: plain HTTP by method and URL,
 //!   CONNECT by host and port, and inside TLS it opens (`settings.proxy.inspect`)
 //!   each request by method, URL and headers, with certificates from [`ca`].
+//! - `socks` is the same listener's SOCKS5 front (RFC 1928): a CONNECT
+//!   there is decided and carried as HTTP's CONNECT is, for TCP that is
+//!   not HTTP (ssh, a database client).
 
 pub mod agents;
 pub mod ca;
@@ -16,6 +19,7 @@ mod connect;
 pub mod lower;
 mod meter;
 mod proxy;
+mod socks;
 
 pub use aileron_session::decide::Origin;
 pub use aileron_session::{Decide, SessionSocket};

@@ -5,6 +5,7 @@ use crate::ca::Authority;
 use crate::connect::{self, Guarded, Refused};
 use crate::lower::{self, Lowering, Target};
 use crate::meter::{self, Metered, UsageLog};
+use crate::socks;
 use crate::{Error, Inspect};
 use aileron_session::Decide;
 use aileron_session::decide::Origin;
@@ -23,7 +24,8 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
 
 /// A body either way: the client's or upstream's, streamed, or one the proxy wrote.
 pub type Body = BoxBody<Bytes, hyper::Error>;
@@ -147,16 +149,26 @@ impl Proxy {
             };
             let _ = stream.set_nodelay(true);
             connect::set_buffer(&stream, libc::SO_SNDBUF);
-            let proxy = Arc::clone(&self);
-            tokio::spawn(async move {
-                let service =
-                    service_fn(move |req| Arc::clone(&proxy).handle(req, None::<Arc<Target>>));
-                let _ = http1_server()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .with_upgrades()
-                    .await;
-            });
+            tokio::spawn(Arc::clone(&self).client(stream));
         }
+    }
+
+    /// One client connection: SOCKS5 when its first byte is 5 (an HTTP
+    /// request begins with a method's letter), HTTP otherwise. The byte is
+    /// peeked, not read: the HTTP server reads the stream whole.
+    async fn client(self: Arc<Self>, stream: TcpStream) {
+        let mut first = [0u8; 1];
+        match tokio::time::timeout(HEADER_TIMEOUT, stream.peek(&mut first)).await {
+            Ok(Ok(1)) if first[0] == socks::VERSION => return socks::serve(self, stream).await,
+            Ok(Ok(1)) => {}
+            // Closed, failed, or silent for as long as a head may take.
+            _ => return,
+        }
+        let service = service_fn(move |req| Arc::clone(&self).handle(req, None::<Arc<Target>>));
+        let _ = http1_server()
+            .serve_connection(TokioIo::new(stream), service)
+            .with_upgrades()
+            .await;
     }
 
     /// One request from a client; `tunnel` is the inspected CONNECT it came
@@ -209,55 +221,85 @@ impl Proxy {
             Ok(t) => Arc::new(t),
             Err(e) => return bad_target(&e),
         };
-        if let Some((inspect, authority)) = &self.inspect
-            && inspect.covers(&target.host)
-        {
-            let config = match self.tls_config(&target.host, authority) {
-                Ok(c) => c,
-                Err(e) => return plain(StatusCode::BAD_GATEWAY, &format!("aileron proxy: {e}\n")),
-            };
-            let proxy = Arc::clone(&self);
-            tokio::spawn(async move {
-                if let Ok(upgraded) = hyper::upgrade::on(req).await {
-                    proxy.inspect_tunnel(upgraded, target, config).await;
-                }
-            });
-            return Response::new(empty());
-        }
-        let action = lower::lower(&Lowering {
-            method: &Method::CONNECT,
-            target: &target,
-            headers: req.headers(),
-            tunnel: true,
-            body_size: None,
-            body: None,
-        });
-        if let Err(refusal) = self.decide(action, &target).await {
-            return refusal;
-        }
-        let upstream = match connect::open(&target.host, target.port, &self.refused).await {
-            Ok(s) => s,
-            Err(e) => return unreachable(&target, &e),
+        let opened = match self.open_connect(&target, req.headers()).await {
+            Ok(o) => o,
+            Err(NotOpened::Tls(e)) => {
+                return plain(StatusCode::BAD_GATEWAY, &format!("aileron proxy: {e}\n"));
+            }
+            Err(NotOpened::Denied(refusal)) => return refusal,
+            Err(NotOpened::Unreachable(e)) => return unreachable(&target, &e),
         };
         tokio::spawn(async move {
             if let Ok(upgraded) = hyper::upgrade::on(req).await {
-                let mut client = TokioIo::new(upgraded);
-                let mut upstream = upstream;
-                let _ = splice(&mut client, &mut upstream).await;
+                self.tunnel(TokioIo::new(upgraded), target, opened).await;
             }
         });
         Response::new(empty())
     }
 
-    /// Serves the requests a client sends inside an inspected tunnel.
-    async fn inspect_tunnel(
+    /// What a CONNECT to `target` (HTTP's or SOCKS's) leads to: TLS
+    /// opened when the host is inspected (each request decided inside),
+    /// otherwise the tunnel decided as one action by host and port and
+    /// its upstream connected.
+    pub(crate) async fn open_connect(
+        &self,
+        target: &Target,
+        headers: &HeaderMap,
+    ) -> Result<Opened, NotOpened> {
+        if let Some((inspect, authority)) = &self.inspect
+            && inspect.covers(&target.host)
+        {
+            let config = self
+                .tls_config(&target.host, authority)
+                .map_err(NotOpened::Tls)?;
+            return Ok(Opened::Inspect(config));
+        }
+        let action = lower::lower(&Lowering {
+            method: &Method::CONNECT,
+            target,
+            headers,
+            tunnel: true,
+            body_size: None,
+            body: None,
+        });
+        self.decide(action, target)
+            .await
+            .map_err(NotOpened::Denied)?;
+        connect::open(&target.host, target.port, &self.refused)
+            .await
+            .map(Opened::Tunnel)
+            .map_err(NotOpened::Unreachable)
+    }
+
+    /// Carries an opened CONNECT's client stream: its requests served
+    /// (inspected) or its bytes spliced with upstream's.
+    pub(crate) async fn tunnel<C>(
         self: Arc<Self>,
-        upgraded: hyper::upgrade::Upgraded,
+        mut client: C,
+        target: Arc<Target>,
+        opened: Opened,
+    ) where
+        C: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        match opened {
+            Opened::Inspect(config) => self.inspect_tunnel(client, target, config).await,
+            Opened::Tunnel(mut upstream) => {
+                let _ = splice(&mut client, &mut upstream).await;
+            }
+        }
+    }
+
+    /// Serves the requests a client sends inside an inspected tunnel.
+    async fn inspect_tunnel<C>(
+        self: Arc<Self>,
+        client: C,
         target: Arc<Target>,
         config: Arc<rustls::ServerConfig>,
-    ) {
+    ) where
+        C: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         let acceptor = tokio_rustls::TlsAcceptor::from(config);
-        let Ok(tls) = acceptor.accept(TokioIo::new(upgraded)).await else {
+        let Ok(tls) = acceptor.accept(client).await else {
             return;
         };
         let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
@@ -432,9 +474,25 @@ impl Proxy {
     }
 }
 
+/// A CONNECT allowed: TLS to open (inspected) or an upstream connected.
+pub(crate) enum Opened {
+    Inspect(Arc<rustls::ServerConfig>),
+    Tunnel(TcpStream),
+}
+
+/// A CONNECT not opened, and why.
+pub(crate) enum NotOpened {
+    /// The host's certificate could not be made.
+    Tls(Error),
+    /// Denied; the HTTP answer that says so.
+    Denied(Response<Body>),
+    /// The upstream could not be connected (or is Aileron's own address).
+    Unreachable(std::io::Error),
+}
+
 /// Copies both ways until both sides are done, through buffers larger
 /// than tokio's 8 KiB default (a download passes in fewer system calls).
-async fn splice<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
+pub(crate) async fn splice<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
 where
     A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
     B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
