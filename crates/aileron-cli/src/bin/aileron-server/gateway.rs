@@ -1,11 +1,13 @@
 //! What every gateway of `aileron-server` (the egress proxy, the database
 //! gateway) starts with: the policy found and loaded (one that does not
 //! load starts nothing), the session, who decides (the launch session's
-//! socket or a `Decider` of its own), the runtime and the listening socket.
+//! socket or a `Decider` of its own), the runtime and the listening
+//! sockets: its own, and those `aileron launch` hands it from the box.
 
 use aileron_cli::Error;
 use aileron_config::{LoadOptions, Loaded};
 use aileron_session::{Decide, Decider, SessionSocket, TtyPrompter};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +29,12 @@ pub struct Options {
     pub session: Option<String>,
     #[arg(long, hide = true)]
     pub agent: Option<String>,
+    /// Listeners to accept on besides `--listen` (set by `aileron
+    /// launch`): FD is an inherited Unix `SOCK_SEQPACKET` socket, each
+    /// message on it one listening TCP socket (`SCM_RIGHTS`), made inside
+    /// the box's network namespace. See `adopt`.
+    #[arg(long, hide = true, value_name = "FD")]
+    pub adopt_listeners: Option<i32>,
 }
 
 /// A gateway ready to serve.
@@ -38,9 +46,39 @@ pub struct Started {
     /// "always" answers hold until it stops).
     pub session: Option<String>,
     pub decide: Arc<dyn Decide>,
-    pub runtime: tokio::runtime::Runtime,
-    pub listener: tokio::net::TcpListener,
+    pub listening: Listening,
     pub bound: SocketAddr,
+}
+
+/// Where a gateway accepts: its own listener and the adopted ones.
+pub struct Listening {
+    runtime: tokio::runtime::Runtime,
+    listener: tokio::net::TcpListener,
+    adopt: Option<Adopt>,
+}
+
+/// The `--adopt-listeners` channel, and what begins its lines on stderr.
+struct Adopt {
+    channel: crate::adopt::Channel,
+    name: String,
+}
+
+impl Listening {
+    /// Serves the gateway's listener with `serve` until the process ends,
+    /// and each adopted listener with the same function as it arrives.
+    pub fn serve<F, Fut>(self, serve: F) -> Result<(), Error>
+    where
+        F: Fn(tokio::net::TcpListener) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let serve = Arc::new(serve);
+        if let Some(a) = self.adopt {
+            let handle = self.runtime.handle().clone();
+            a.channel.serve_each(a.name, handle, Arc::clone(&serve))?;
+        }
+        self.runtime.block_on(serve(self.listener));
+        Ok(())
+    }
 }
 
 /// Loads the policy and binds `listen`; `Ok(Err(code))`: the policy does
@@ -51,6 +89,15 @@ pub fn start(
     adapter: &str,
     what: &str,
 ) -> Result<Result<Started, ExitCode>, Error> {
+    // Owned first: nothing opened meanwhile can take the number over.
+    let adopt = c
+        .adopt_listeners
+        .map(crate::adopt::Channel::inherit)
+        .transpose()?
+        .map(|channel| Adopt {
+            channel,
+            name: format!("aileron {adapter}"),
+        });
     let text = listen;
     let listen: SocketAddr = text.parse().map_err(|source| Error::BadListen {
         text: text.to_owned(),
@@ -111,8 +158,11 @@ pub fn start(
         cwd,
         session,
         decide,
-        runtime,
-        listener,
+        listening: Listening {
+            runtime,
+            listener,
+            adopt,
+        },
         bound,
     }))
 }

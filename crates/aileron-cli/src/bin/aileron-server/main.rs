@@ -5,6 +5,7 @@
 //! is the same process), which keeps `aileron` itself small and quick to
 //! start for `aileron hook`, which runs before every tool call of an agent.
 
+mod adopt;
 mod gateway;
 mod postgres;
 mod proxy;

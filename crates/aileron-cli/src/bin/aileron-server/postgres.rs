@@ -51,6 +51,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     let _ = out.flush();
     drop(out);
-    started.runtime.block_on(gw.serve(started.listener));
+    started
+        .listening
+        .serve(move |listener| std::sync::Arc::clone(&gw).serve(listener))?;
     Ok(ExitCode::SUCCESS)
 }

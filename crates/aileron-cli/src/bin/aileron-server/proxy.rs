@@ -86,7 +86,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     let _ = out.flush();
     drop(out);
-    started.runtime.block_on(proxy.serve(started.listener));
+    started
+        .listening
+        .serve(move |listener| Arc::clone(&proxy).serve(listener))?;
     Ok(ExitCode::SUCCESS)
 }
 
