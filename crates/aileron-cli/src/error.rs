@@ -137,8 +137,10 @@ pub enum Error {
     CannotEnforceExec(#[source] aileron_supervisor::Error),
     #[error("--enforce files: {0} on this system")]
     CannotEnforceFiles(#[source] aileron_supervisor::Error),
-    /// The files could not be locked for the session.
-    #[error("--enforce files: {0}")]
+    #[error("--enforce net: {0} on this system")]
+    CannotEnforceNet(#[source] aileron_supervisor::Error),
+    /// The box could not be set up for the session.
+    #[error("the box: {0}")]
     Lockdown(#[source] aileron_supervisor::Error),
     /// The egress proxy could not start.
     #[error(transparent)]

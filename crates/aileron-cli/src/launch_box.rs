@@ -1,9 +1,17 @@
-//! `aileron launch`: what the box hides from the agent's tree under `--enforce files`: the
-//! credential stores of [`aileron_engine::credentials`] that exist here,
-//! the ssh agent's socket, and the project's files whose reading a rule
-//! of the policy denies (`.env`), less what `settings.enforce.readable`
-//! gives back. Each reads as absent or empty to every program of the tree
-//! (`aileron_supervisor::files`).
+//! `aileron launch`: what the box gives the agent's tree under `--enforce
+//! files` (`aileron_supervisor::files`).
+//!
+//! - Where it writes ([`writable_places`]): the project, the temporary
+//!   directories, the launched agent's own state ([`AGENT_STATE`]), the
+//!   package caches ([`CACHES`]) and what `settings.enforce.writable` adds.
+//! - What it cannot read ([`masked`], [`denied_reads`]): the credential
+//!   stores of [`aileron_engine::credentials`] that exist here, the ssh
+//!   agent's socket, and the project's files whose reading a rule of the
+//!   policy denies (`.env`), less what `settings.enforce.readable` gives
+//!   back. Each reads as absent or empty to every program of the tree.
+//! - Which host sockets it cannot connect to ([`host_sockets`]): every
+//!   Unix socket listening on the host, less the session's own and what
+//!   `settings.enforce.sockets` opens.
 
 use aileron_engine::credentials::{Store, credential_stores, given_back, ssh_public};
 use aileron_engine::{Action, Decision, Environment, Policy, State, VerdictSource};
@@ -114,6 +122,127 @@ pub fn denied_reads(policy: &Policy, root: &Path) -> (Vec<PathBuf>, bool) {
     (found, false)
 }
 
+/// Each agent's own state, writable in the box when it is the agent
+/// launched (`~/` is the home directory; a directory is created when
+/// missing, so that the agent can keep its state on its first run).
+pub const AGENT_STATE: &[(&str, &[&str])] = &[
+    (
+        "claude",
+        &["~/.claude/", "~/.claude.json", "~/.claude.json.backup"],
+    ),
+    ("codex", &["~/.codex/"]),
+    ("gemini", &["~/.gemini/"]),
+    ("qwen", &["~/.qwen/"]),
+    (
+        "opencode",
+        &[
+            "~/.local/share/opencode/",
+            "~/.local/state/opencode/",
+            "~/.config/opencode/",
+            "~/.cache/opencode/",
+        ],
+    ),
+    (
+        "goose",
+        &[
+            "~/.config/goose/",
+            "~/.local/share/goose/",
+            "~/.local/state/goose/",
+        ],
+    ),
+];
+
+/// Package managers' caches, writable in the box for any agent when they
+/// exist: downloads land there, and nothing there is run by the user's
+/// shell as it is (a cache entry is checked or rebuilt by its tool).
+pub const CACHES: &[&str] = &[
+    "~/.cache/",
+    "~/.npm/",
+    "~/.cargo/registry/",
+    "~/.cargo/git/",
+    "~/go/pkg/mod/",
+    "~/.m2/repository/",
+    "~/.gradle/caches/",
+    "~/.bun/install/cache/",
+    "~/.local/share/pnpm/store/",
+    "~/.yarn/berry/cache/",
+];
+
+/// What [`writable_places`] starts from.
+pub struct Writable<'a> {
+    /// The launched agent's program name (`claude`), if any.
+    pub agent: Option<&'a str>,
+    pub home: &'a Path,
+    /// The directory of the project's policy file (else the working directory).
+    pub base: &'a Path,
+    pub cwd: &'a Path,
+    /// `$TMPDIR`, when set.
+    pub tmpdir: Option<&'a Path>,
+    /// `settings.enforce.writable`, as the policy names them.
+    pub extra: &'a [String],
+}
+
+/// Where the agent's tree may write in the box: the project, the working
+/// directory, the temporary directories, the launched agent's state (its
+/// missing directories created), the caches that exist and what the
+/// policy adds. A place that does not exist is left out (Landlock names
+/// what exists).
+pub fn writable_places(w: &Writable) -> Vec<PathBuf> {
+    let mut places = vec![
+        w.base.to_path_buf(),
+        w.cwd.to_path_buf(),
+        "/tmp".into(),
+        "/var/tmp".into(),
+        "/dev/shm".into(),
+    ];
+    places.extend(w.tmpdir.map(Path::to_path_buf));
+    let state = AGENT_STATE
+        .iter()
+        .filter(|(name, _)| Some(*name) == w.agent)
+        .flat_map(|(_, paths)| paths.iter());
+    for p in state {
+        let path = policy_path(p.trim_end_matches('/'), w.home, w.base);
+        if p.ends_with('/') {
+            let _ = std::fs::create_dir_all(&path);
+        }
+        places.push(path);
+    }
+    for p in CACHES {
+        places.push(policy_path(p.trim_end_matches('/'), w.home, w.base));
+    }
+    for p in w.extra {
+        places.push(policy_path(p, w.home, w.base));
+    }
+    places.retain(|p| std::fs::symlink_metadata(p).is_ok());
+    places.sort();
+    places.dedup();
+    places
+}
+
+/// The Unix sockets listening on the host now (`/proc/net/unix`) that
+/// the box closes: every one but those below `keep` (the session's own
+/// directory) and those `open` names (`settings.enforce.sockets`, resolved).
+/// A socket a host process makes later, in a place the tree can reach,
+/// is not among them (`docs/enforcement.md`).
+pub fn host_sockets(table: &str, keep: &[PathBuf], open: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().nth(7))
+        .filter(|path| path.starts_with('/'))
+        .map(PathBuf::from)
+        .filter(|p| !keep.iter().any(|k| p.starts_with(k)))
+        .filter(|p| !open.contains(p))
+        .filter(|p| {
+            use std::os::unix::fs::FileTypeExt;
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +305,66 @@ mod tests {
         assert!(!truncated);
         let (found, _) = denied_reads(&policy("version: 1\ndefault: deny\n"), &root);
         assert_eq!(found, Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn the_launched_agents_state_and_existing_caches_are_writable() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(home.join(".npm")).unwrap();
+        std::fs::create_dir_all(home.join("proj")).unwrap();
+        std::fs::write(home.join(".claude.json"), "{}").unwrap();
+        let w = Writable {
+            agent: Some("claude"),
+            home: &home,
+            base: &home.join("proj"),
+            cwd: &home.join("proj"),
+            tmpdir: None,
+            extra: &["~/notes".to_owned(), "~/absent".to_owned()],
+        };
+        std::fs::create_dir_all(home.join("notes")).unwrap();
+        let got = writable_places(&w);
+        for want in [".claude", ".claude.json", ".npm", "proj", "notes"] {
+            assert!(got.contains(&home.join(want)), "{want} in {got:?}");
+        }
+        // Created for the agent; an absent cache or extra place is left out.
+        assert!(home.join(".claude").is_dir());
+        assert!(!got.contains(&home.join("absent")));
+        assert!(!got.contains(&home.join(".cargo/registry")));
+        assert!(!got.contains(&home.join(".codex")));
+        assert!(got.contains(&PathBuf::from("/tmp")));
+    }
+
+    #[test]
+    fn listening_host_sockets_less_the_sessions_and_the_opened() {
+        use std::os::unix::net::UnixListener;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(dir.join("session")).unwrap();
+        let paths = ["docker.sock", "agent.sock", "session/session.sock"].map(|p| dir.join(p));
+        let _listeners: Vec<UnixListener> = paths
+            .iter()
+            .map(|p| UnixListener::bind(p).unwrap())
+            .collect();
+        std::fs::write(dir.join("plain"), "").unwrap();
+        let line = |i: usize, p: &Path| {
+            format!(
+                "0000: 00000002 00000000 00010000 0001 01 {i} {}",
+                p.display()
+            )
+        };
+        let table = [
+            "Num       RefCount Protocol Flags    Type St Inode Path".to_owned(),
+            line(1, &paths[0]),
+            line(2, &paths[1]),
+            line(3, &paths[2]),
+            line(4, &dir.join("plain")),
+            line(5, &dir.join("gone.sock")),
+            "0000: 00000002 00000000 00010000 0001 01 6 @abstract".to_owned(),
+            "0000: 00000002 00000000 00000000 0001 03 7".to_owned(),
+        ]
+        .join("\n");
+        let got = host_sockets(&table, &[dir.join("session")], &[paths[1].clone()]);
+        assert_eq!(got, vec![paths[0].clone()]);
     }
 }

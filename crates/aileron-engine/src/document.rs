@@ -52,7 +52,7 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "gateways",
 ];
 /// Keys of `settings.enforce`.
-pub const ENFORCE_KEYS: &[&str] = &["writable", "readable"];
+pub const ENFORCE_KEYS: &[&str] = &["writable", "readable", "sockets"];
 /// Keys of `settings.proxy`.
 pub const PROXY_KEYS: &[&str] = &["inspect"];
 /// The kinds of gateway `settings.gateways` starts.
@@ -121,6 +121,9 @@ pub struct Settings {
     /// `enforce.readable`: credential stores the box masks that the agent's
     /// tree may read after all (`~/` is the home directory).
     pub readable: Option<Vec<String>>,
+    /// `enforce.sockets`: Unix sockets of the host the box closes that the
+    /// agent's tree may connect to after all (`~/` is the home directory).
+    pub sockets: Option<Vec<String>>,
     /// `proxy.inspect`: the hosts whose TLS the egress proxy opens to decide
     /// each request by method and URL (host globs; `all` for every host).
     /// Other tunnels are decided by host and port.
@@ -519,6 +522,7 @@ impl Parser<'_> {
                         match k.name.as_str() {
                             "writable" => s.writable = paths,
                             "readable" => s.readable = paths,
+                            "sockets" => s.sockets = paths,
                             _ => {}
                         }
                     }

@@ -328,6 +328,7 @@ impl Policy {
             settings.on_timeout = s.on_timeout.or(settings.on_timeout);
             settings.writable = s.writable.or(settings.writable);
             settings.readable = s.readable.or(settings.readable);
+            settings.sockets = s.sockets.or(settings.sockets);
             settings.proxy_inspect = s.proxy_inspect.or(settings.proxy_inspect);
             settings.gateways = s.gateways.or(settings.gateways);
             for p in doc.env.scrub {

@@ -126,7 +126,9 @@ pub fn json_schema() -> Value {
                     "writable": {"type": "array", "items": {"type": "string"},
                                  "description": "under `aileron launch` (Linux, Landlock): besides the project and the temporary directories, the only places the agent's tree may write (~/ is the home directory)"},
                     "readable": {"type": "array", "items": {"type": "string"},
-                                 "description": "under `aileron launch` (Linux): credential stores the box masks that the agent's tree may read after all (~/.npmrc; a directory gives back what it holds)"}
+                                 "description": "under `aileron launch` (Linux): credential stores the box masks that the agent's tree may read after all (~/.npmrc; a directory gives back what it holds)"},
+                    "sockets": {"type": "array", "items": {"type": "string"},
+                                 "description": "under `aileron launch` (Linux): Unix sockets of the host (listening when the session starts) that the agent's tree may connect to after all (/var/run/docker.sock); every other is closed to it"}
                 }},
                 "proxy": {"type": "object", "additionalProperties": false, "properties": {
                     "inspect": {"anyOf": [{"const": "all"}, {"type": "array", "items": {"type": "string"}}],

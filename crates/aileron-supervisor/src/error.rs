@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `--enforce` got a value it does not take.
-    #[error("--enforce: unknown value `{0}`: expected exec, files, all or none")]
+    #[error("--enforce: unknown value `{0}`: expected exec, files, net, all or none")]
     UnknownEnforce(String),
     /// A kernel setting that says what is available could not be read.
     #[error("cannot read {path}: {source}")]

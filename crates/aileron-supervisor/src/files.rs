@@ -9,9 +9,17 @@
 //! (`O_TMPFILE` + `linkat` included), and the secrets (tokens, the
 //! database) are covered by `/dev/null`. The seccomp filter refuses every
 //! call that changes mounts, so the tree cannot undo this even as root.
-//! Landlock then adds what only it can: the tree cannot signal or trace
-//! processes outside it (the supervisor), and with
-//! `settings.enforce.writable` its writes are confined to those directories.
+//! Landlock then adds what only it can: the tree writes only in the places
+//! `aileron launch` names (the project, the temporary directories, the
+//! agent's state), cannot signal or trace processes outside it (the
+//! supervisor) nor reach the abstract Unix sockets of the host (ABI 6).
+//!
+//! With [`Spec::listen`], the tree also gets a network namespace of its
+//! own: loopback only, on which the child listens, before anything of the
+//! agent runs, on the ports of the session's gateways (the egress proxy,
+//! the database gateways) and hands each listener to `aileron launch`,
+//! which passes it on to the gateway outside: the tree reaches the world
+//! only through what those decide.
 
 use crate::Error;
 use std::ffi::CString;
@@ -35,6 +43,23 @@ pub struct Lockdown {
     /// until then it is the directory under the new mount of its own path.
     cwd: CString,
     landlock: Option<i32>,
+    /// Loopback listeners made in the tree's own network namespace (None:
+    /// the host's network).
+    listen: Option<Vec<libc::sockaddr_in>>,
+}
+
+/// What the box holds the tree to.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Spec<'a> {
+    /// Read-only (those that exist).
+    pub protect: &'a [PathBuf],
+    /// Unreadable: a file or a socket reads as `/dev/null`, a directory as empty.
+    pub secrets: &'a [PathBuf],
+    /// The only places the tree may write (None: everywhere but `/proc`).
+    pub writable: Option<&'a [PathBuf]>,
+    /// A network namespace of the tree's own, listening on these ports of
+    /// 127.0.0.1 (None: the host's network).
+    pub listen: Option<&'a [u16]>,
 }
 
 struct IdMaps {
@@ -57,6 +82,7 @@ const ACCESS_FS_WRITE: u64 = (1 << 1) // WRITE_FILE
     | (1 << 12); // MAKE_SYM
 const ACCESS_FS_REFER: u64 = 1 << 13; // ABI 2
 const ACCESS_FS_TRUNCATE: u64 = 1 << 14; // ABI 3
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0; // ABI 6
 const SCOPE_SIGNAL: u64 = 1 << 1; // ABI 6
 
 #[repr(C)]
@@ -130,15 +156,14 @@ fn cstring(p: &Path) -> Result<CString, Error> {
 }
 
 impl Lockdown {
-    /// Prepares the lockdown: `protect` are read-only (those that exist),
-    /// `secrets` unreadable (a file or a socket reads as `/dev/null`, a
-    /// directory as empty), `writable` (when given) the only places the
-    /// tree may write.
-    pub fn prepare(
-        protect: &[PathBuf],
-        secrets: &[PathBuf],
-        writable: Option<&[PathBuf]>,
-    ) -> Result<Lockdown, Error> {
+    /// Prepares the lockdown `spec` describes.
+    pub fn prepare(spec: &Spec) -> Result<Lockdown, Error> {
+        let Spec {
+            protect,
+            secrets,
+            writable,
+            listen,
+        } = *spec;
         mount_namespace_available()?;
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -220,7 +245,13 @@ impl Lockdown {
             root: CString::from(c"/"),
             cwd: cstring(&std::env::current_dir().map_err(Error::WorkingDirectory)?)?,
             landlock,
+            listen: listen.map(|ports| ports.iter().map(|p| loopback(*p)).collect()),
         })
+    }
+
+    /// How many listeners [`Lockdown::enter`] sends.
+    pub fn listeners(&self) -> usize {
+        self.listen.as_ref().map_or(0, Vec::len)
     }
 
     /// The Landlock ruleset: signals confined to the tree (ABI 6), writes to
@@ -240,7 +271,11 @@ impl Lockdown {
         if abi >= 3 {
             fs |= ACCESS_FS_TRUNCATE;
         }
-        let scoped = if abi >= 6 { SCOPE_SIGNAL } else { 0 };
+        let scoped = if abi >= 6 {
+            SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET
+        } else {
+            0
+        };
         let attr = RulesetAttr {
             handled_access_fs: fs,
             handled_access_net: 0,
@@ -307,16 +342,20 @@ impl Lockdown {
     }
 
     /// In the child: enters the private mount namespace and mounts the
-    /// protected paths read-only, the secrets over with `/dev/null`.
-    pub fn enter(&self) -> std::io::Result<()> {
+    /// protected paths read-only, the secrets over with `/dev/null`; with
+    /// a network namespace, sends its listeners over `sock`.
+    pub fn enter(&self, sock: i32) -> std::io::Result<()> {
         let err = std::io::Error::last_os_error;
         // SAFETY: plain system calls on strings prepared before the fork.
         unsafe {
-            let flags = if self.id_maps.is_some() {
+            let mut flags = if self.id_maps.is_some() {
                 libc::CLONE_NEWUSER | libc::CLONE_NEWNS
             } else {
                 libc::CLONE_NEWNS
             };
+            if self.listen.is_some() {
+                flags |= libc::CLONE_NEWNET;
+            }
             if libc::unshare(flags) != 0 {
                 return Err(err());
             }
@@ -324,6 +363,15 @@ impl Lockdown {
                 write_file(c"/proc/self/setgroups", b"deny")?;
                 write_file(c"/proc/self/uid_map", &m.uid_map)?;
                 write_file(c"/proc/self/gid_map", &m.gid_map)?;
+            }
+            if let Some(addrs) = &self.listen {
+                loopback_up()?;
+                for addr in addrs {
+                    let fd = listen_on(addr)?;
+                    let sent = crate::fdpass::send_fd(sock, fd);
+                    libc::close(fd);
+                    sent?;
+                }
             }
             // Nothing done here reaches the rest of the system.
             if libc::mount(
@@ -402,6 +450,70 @@ impl Lockdown {
             }
         }
         Ok(())
+    }
+}
+
+/// `127.0.0.1:port`.
+fn loopback(port: u16) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+/// Brings up `lo` in a new network namespace (it starts down).
+///
+/// # Safety
+/// Plain system calls; may run between fork and exec.
+unsafe fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: an ifreq naming `lo`, filled by the kernel and given back.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            ifr.ifr_name[i] = *b as libc::c_char;
+        }
+        let mut r = libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut ifr);
+        if r == 0 {
+            ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            r = libc::ioctl(fd, libc::SIOCSIFFLAGS, &ifr);
+        }
+        let e = std::io::Error::last_os_error();
+        libc::close(fd);
+        if r != 0 { Err(e) } else { Ok(()) }
+    }
+}
+
+/// A TCP socket listening on `addr`; its descriptor.
+///
+/// # Safety
+/// Plain system calls; may run between fork and exec.
+unsafe fn listen_on(addr: &libc::sockaddr_in) -> std::io::Result<i32> {
+    // SAFETY: addr is a complete IPv4 socket address.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ok = libc::bind(
+            fd,
+            (addr as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ) == 0
+            && libc::listen(fd, 1024) == 0;
+        if !ok {
+            let e = std::io::Error::last_os_error();
+            libc::close(fd);
+            return Err(e);
+        }
+        Ok(fd)
     }
 }
 

@@ -47,32 +47,46 @@ pub fn files_support() -> Result<(), Error> {
     files::mount_namespace_available()
 }
 
+/// Whether the tree can have a network namespace of its own (`--enforce
+/// net`), or why not: the same user namespaces as `files`.
+pub fn net_support() -> Result<(), Error> {
+    files::mount_namespace_available()
+}
+
 /// What `aileron launch` asks the kernel to enforce.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Enforce {
     /// Every exec of the tree decided (seccomp user notification).
     pub exec: bool,
-    /// Aileron's files locked (Landlock and read-only mounts).
+    /// The box's files: writes confined, Aileron's files locked, secrets
+    /// masked, host sockets closed (Landlock and a mount namespace).
     pub files: bool,
+    /// The box's network: a namespace of its own, reaching out only
+    /// through the session's gateways.
+    pub net: bool,
 }
 
 impl Enforce {
     pub const ALL: Enforce = Enforce {
         exec: true,
         files: true,
+        net: true,
     };
     pub const NONE: Enforce = Enforce {
         exec: false,
         files: false,
+        net: false,
     };
 
-    /// Reads `--enforce`'s value: `exec`, `files`, `all` or `none`, comma-separated.
+    /// Reads `--enforce`'s value: `exec`, `files`, `net`, `all` or `none`,
+    /// comma-separated.
     pub fn parse(text: &str) -> Result<Enforce, Error> {
         let mut e = Enforce::NONE;
         for part in text.split(',').map(str::trim) {
             match part {
                 "exec" => e.exec = true,
                 "files" => e.files = true,
+                "net" => e.net = true,
                 "all" => e = Enforce::ALL,
                 "none" => {}
                 other => return Err(Error::UnknownEnforce(other.to_owned())),
@@ -85,13 +99,41 @@ impl Enforce {
         self == Enforce::NONE
     }
 
-    /// `exec and files`, `exec`, ...: for the banner and the audit log.
-    pub fn describe(self) -> &'static str {
-        match (self.exec, self.files) {
-            (true, true) => "exec and files",
-            (true, false) => "exec",
-            (false, true) => "files",
-            (false, false) => "none",
+    /// Whether the tree runs in a box (a mount or network namespace).
+    pub fn boxed(self) -> bool {
+        self.files || self.net
+    }
+
+    /// `exec, files and net`, `exec`, `none`...: for the banner and the audit log.
+    pub fn describe(self) -> String {
+        let parts: Vec<&str> = [
+            (self.exec, "exec"),
+            (self.files, "files"),
+            (self.net, "net"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        match parts.as_slice() {
+            [] => "none".to_owned(),
+            [one] => (*one).to_owned(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Enforce;
+
+    #[test]
+    fn enforce_reads_and_says_its_parts() {
+        assert_eq!(Enforce::parse("all").unwrap(), Enforce::ALL);
+        assert_eq!(Enforce::ALL.describe(), "exec, files and net");
+        let e = Enforce::parse("exec, net").unwrap();
+        assert_eq!(e.describe(), "exec and net");
+        assert!(e.boxed());
+        assert_eq!(Enforce::NONE.describe(), "none");
+        assert!(Enforce::parse("network").is_err());
     }
 }

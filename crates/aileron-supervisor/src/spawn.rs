@@ -14,30 +14,49 @@
 //! subreaper: orphans are re-parented to it, not to init, and it reaps
 //! them ([`keep_orphans`] gives an unenforced launch the same).
 
-use crate::files::Lockdown;
 use crate::fdpass::{receive_fd, send_fd, socket_pair};
+use crate::files::Lockdown;
 use crate::{Enforce, Error, filter};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
-/// Starts `cmd` under `enforce`; with `exec`, `on_listener` gets the
-/// filter's listener (on another thread) before the agent's first exec,
-/// which waits for it.
-pub fn spawn(
+/// What the parent receives from the child, on another thread.
+pub struct Received<B, L> {
+    /// Gets the listeners the box made in its network namespace, in the
+    /// order of [`crate::files::Spec::listen`].
+    pub on_box_listeners: B,
+    /// With `exec`, gets the filter's listener before the agent's first
+    /// exec, which waits for it.
+    pub on_listener: L,
+}
+
+/// Starts `cmd` under `enforce` and the `lockdown`.
+pub fn spawn<B, L>(
     mut cmd: Command,
     program: &str,
     enforce: Enforce,
     lockdown: Option<Lockdown>,
-    on_listener: impl FnOnce(OwnedFd) + Send + 'static,
-) -> Result<Child, Error> {
+    received: Received<B, L>,
+) -> Result<Child, Error>
+where
+    B: FnOnce(Vec<OwnedFd>) + Send + 'static,
+    L: FnOnce(OwnedFd) + Send + 'static,
+{
     let (parent_sock, child_sock) = socket_pair()?;
     let prog = filter::program(enforce.exec);
     let exec = enforce.exec;
-    let receiver = if exec {
+    let listeners = lockdown.as_ref().map_or(0, Lockdown::listeners);
+    let receiver = if exec || listeners > 0 {
         Some(std::thread::spawn(move || {
-            if let Some(fd) = receive_fd(&parent_sock) {
-                on_listener(fd);
+            let got: Vec<OwnedFd> = (0..listeners)
+                .map_while(|_| receive_fd(&parent_sock))
+                .collect();
+            if got.len() == listeners && listeners > 0 {
+                (received.on_box_listeners)(got);
+            }
+            if exec && let Some(fd) = receive_fd(&parent_sock) {
+                (received.on_listener)(fd);
             }
         }))
     } else {
@@ -52,7 +71,7 @@ pub fn spawn(
     unsafe {
         cmd.pre_exec(move || {
             if let Some(l) = &in_child {
-                l.enter()?;
+                l.enter(child_fd)?;
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -151,4 +170,3 @@ unsafe fn wait_and_exit(agent: libc::pid_t) -> ! {
         }
     }
 }
-

@@ -11,14 +11,24 @@ pub mod files {
     /// Never made: [`Lockdown::prepare`] fails.
     pub enum Lockdown {}
 
+    /// What the box would hold the tree to.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Spec<'a> {
+        pub protect: &'a [PathBuf],
+        pub secrets: &'a [PathBuf],
+        pub writable: Option<&'a [PathBuf]>,
+        pub listen: Option<&'a [u16]>,
+    }
+
     impl Lockdown {
-        pub fn prepare(
-            _protect: &[PathBuf],
-            _secrets: &[PathBuf],
-            _writable: Option<&[PathBuf]>,
-        ) -> Result<Lockdown, Error> {
+        pub fn prepare(_spec: &Spec) -> Result<Lockdown, Error> {
             Err(Error::NeedsLinux)
         }
+    }
+
+    /// No Landlock here.
+    pub fn landlock_abi() -> u32 {
+        0
     }
 
     pub fn seccomp_notify_available() -> Result<(), Error> {
@@ -36,14 +46,24 @@ pub mod spawn {
     use crate::{Enforce, Error};
     use std::process::{Child, Command};
 
-    /// Fails: `on_listener` is never called.
-    pub fn spawn(
+    /// What the parent would receive from the child.
+    pub struct Received<B, L> {
+        pub on_box_listeners: B,
+        pub on_listener: L,
+    }
+
+    /// Fails: nothing is received.
+    pub fn spawn<B, L>(
         _cmd: Command,
         _program: &str,
         _enforce: Enforce,
         _lockdown: Option<Lockdown>,
-        _on_listener: impl FnOnce(Listener) + Send + 'static,
-    ) -> Result<Child, Error> {
+        _received: Received<B, L>,
+    ) -> Result<Child, Error>
+    where
+        B: FnOnce(Vec<std::os::fd::OwnedFd>) + Send + 'static,
+        L: FnOnce(Listener) + Send + 'static,
+    {
         Err(Error::NeedsLinux)
     }
 }

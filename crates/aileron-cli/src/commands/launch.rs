@@ -8,7 +8,7 @@ use aileron_config::LoadOptions;
 use aileron_engine::glob::Glob;
 use aileron_session::{Config, Decider, TtyPrompter};
 use aileron_supervisor::Enforce;
-use aileron_supervisor::files::Lockdown;
+use aileron_supervisor::files::{Lockdown, Spec};
 use aileron_supervisor::supervise::Supervisor;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::ExitStatusExt;
@@ -220,6 +220,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
             loaded: &loaded,
             env: &env,
             data_dir: &opts_data_dir,
+            boxed: enforce.net,
         }) {
             Ok((proxy, proxy_env)) => {
                 for name in ["NO_PROXY", "no_proxy"] {
@@ -244,6 +245,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
             .gateways
             .as_deref()
             .unwrap_or_default(),
+        enforce.net,
     ) {
         Ok(g) => g,
         Err(e) => {
@@ -312,21 +314,44 @@ pub fn run(args: Args) -> Result<u8, Error> {
             .as_deref()
             .and_then(Path::parent)
             .unwrap_or(&cwd);
-        let writable = loaded
-            .policy
-            .settings
-            .writable
-            .as_ref()
-            .map(|extra| writable_places(extra, base, &cwd));
         let environment = LoadOptions {
             data_dir: opts_data_dir.clone(),
             ..LoadOptions::from_env(cwd.clone())
         }
         .environment();
+        let settings = &loaded.policy.settings;
         let mut hidden = hidden;
+        let mut writable = None;
         if enforce.files {
             hidden.extend(box_masks(&loaded.policy, base, &environment, &decider));
+            hidden.extend(closed_sockets(
+                settings.sockets.as_deref().unwrap_or_default(),
+                Path::new(&environment.home),
+                base,
+                &runtime,
+                &decider,
+            ));
+            writable = box_writable(
+                settings.writable.as_deref(),
+                agent.as_deref(),
+                &environment,
+                base,
+                &cwd,
+                &decider,
+            );
         }
+        // The gateways' listeners in the box's network: the proxy's first.
+        let net = enforce.net.then(|| {
+            proxy
+                .as_ref()
+                .map(|p| (&p.address, &p.child))
+                .into_iter()
+                .chain(gateways.iter().map(|g| (&g.address, &g.child)))
+                .filter_map(|(address, child)| {
+                    Some((launch_proxy::port_of(address)?, child.adopter()?))
+                })
+                .collect::<Vec<_>>()
+        });
         run_enforced(
             cmd,
             program,
@@ -338,11 +363,14 @@ pub fn run(args: Args) -> Result<u8, Error> {
             &cwd,
             &runtime,
             &opts_data_dir,
-            writable,
             audit_dir,
             &setup,
-            hidden,
             &environment,
+            BoxParts {
+                writable,
+                hidden,
+                net,
+            },
         )
         .and_then(|mut child| {
             decider.set_agent_pid(child.id());
@@ -370,6 +398,8 @@ struct StartProxy<'a> {
     loaded: &'a aileron_config::Loaded,
     env: &'a [(String, String)],
     data_dir: &'a Path,
+    /// The box has a network of its own.
+    boxed: bool,
 }
 
 /// Starts the session's proxy; the variables that send the agent through it.
@@ -394,6 +424,7 @@ fn start_proxy(
         session: s.for_session,
         runtime: s.runtime,
         inspect,
+        boxed: s.boxed,
         agent_apis: &agent_apis,
     })?;
     // Aileron's own server is reached directly (its token is the session's).
@@ -602,6 +633,7 @@ trap '__aileron_gate' DEBUG
 fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
     let exec_support = aileron_supervisor::exec_support();
     let files_support = aileron_supervisor::files_support();
+    let net_support = aileron_supervisor::net_support();
     match asked {
         Some(text) => {
             let e = Enforce::parse(text)?;
@@ -615,6 +647,11 @@ fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
             {
                 return Err(Error::CannotEnforceFiles(why));
             }
+            if e.net
+                && let Err(why) = net_support
+            {
+                return Err(Error::CannotEnforceNet(why));
+            }
             if e.is_none() {
                 eprintln!(
                     "aileron: --enforce none: programs the agent's commands start are not decided, and its files are not locked"
@@ -626,10 +663,12 @@ fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
             let e = Enforce {
                 exec: exec_support.is_ok(),
                 files: files_support.is_ok(),
+                net: net_support.is_ok(),
             };
             for (on, what, why) in [
                 (e.exec, "exec", &exec_support),
                 (e.files, "files", &files_support),
+                (e.net, "the network", &net_support),
             ] {
                 if let (false, Err(why)) = (on, why) {
                     eprintln!("aileron: cannot enforce {what} here: {why}");
@@ -659,6 +698,18 @@ fn enforcement(asked: Option<&str>) -> Result<Enforce, Error> {
     Ok(e)
 }
 
+/// What the box is made of, besides Aileron's own files.
+struct BoxParts {
+    /// The only places the tree writes (None: everywhere but `/proc`).
+    writable: Option<Vec<PathBuf>>,
+    /// Read as absent or empty: credential stores, denied files, the
+    /// approver key, the host's sockets.
+    hidden: Vec<PathBuf>,
+    /// A network of the box's own (`--enforce net`): each gateway's port
+    /// and where to hand it the listener made there.
+    net: Option<Vec<(u16, std::os::fd::OwnedFd)>>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_enforced(
     cmd: std::process::Command,
@@ -671,16 +722,26 @@ fn run_enforced(
     cwd: &Path,
     runtime: &Path,
     data_dir: &Path,
-    writable: Option<Vec<PathBuf>>,
     audit_dir: Option<PathBuf>,
     agent: &launch_agents::AgentSetup,
-    hidden: Vec<PathBuf>,
     environment: &aileron_engine::Environment,
+    parts: BoxParts,
 ) -> Result<std::process::Child, Error> {
+    let BoxParts {
+        writable,
+        hidden,
+        net,
+    } = parts;
     let writable = writable.map(|mut w| {
         w.extend(agent.writable.iter().cloned());
         w
     });
+    let (ports, adopters): (Vec<u16>, Vec<std::os::fd::OwnedFd>) =
+        net.as_ref().map_or((Vec::new(), Vec::new()), |n| {
+            n.iter()
+                .filter_map(|(port, a)| Some((*port, a.try_clone().ok()?)))
+                .unzip()
+        });
     let lockdown = if enforce.files {
         let (mut protect, mut secrets) = locked_paths(cwd, environment, data_dir, runtime, agent);
         // The approver key: the agent does not answer its own asks; and
@@ -701,7 +762,23 @@ fn run_enforced(
                 .cloned()
                 .collect(),
         );
-        Some(Lockdown::prepare(&protect, &secrets, writable.as_deref()).map_err(Error::Lockdown)?)
+        Some(
+            Lockdown::prepare(&Spec {
+                protect: &protect,
+                secrets: &secrets,
+                writable: writable.as_deref(),
+                listen: net.is_some().then_some(ports.as_slice()),
+            })
+            .map_err(Error::Lockdown)?,
+        )
+    } else if enforce.net {
+        Some(
+            Lockdown::prepare(&Spec {
+                listen: Some(&ports),
+                ..Spec::default()
+            })
+            .map_err(Error::Lockdown)?,
+        )
     } else {
         None
     };
@@ -713,11 +790,23 @@ fn run_enforced(
     let env = env.to_vec();
     let started = Arc::new(std::sync::OnceLock::<Arc<Supervisor>>::new());
     let slot = Arc::clone(&started);
-    let child = aileron_supervisor::spawn::spawn(cmd, program, enforce, lockdown, move |fd| {
-        let supervisor = Supervisor::new(fd, for_supervisor, launch_argv, &env);
-        supervisor.start();
-        let _ = slot.set(supervisor);
-    })?;
+    let received = aileron_supervisor::spawn::Received {
+        // Each gateway accepts on its listener; the session keeps no copy,
+        // so that a gateway that dies leaves the tree with no way out.
+        on_box_listeners: move |listeners: Vec<std::os::fd::OwnedFd>| {
+            for (listener, adopter) in listeners.iter().zip(&adopters) {
+                if let Err(e) = launch_proxy::adopt(adopter, listener) {
+                    eprintln!("aileron: a gateway could not take its listener in the box: {e}");
+                }
+            }
+        },
+        on_listener: move |fd| {
+            let supervisor = Supervisor::new(fd, for_supervisor, launch_argv, &env);
+            supervisor.start();
+            let _ = slot.set(supervisor);
+        },
+    };
+    let child = aileron_supervisor::spawn::spawn(cmd, program, enforce, lockdown, received)?;
     if let Some(supervisor) = started.get() {
         supervisor.set_root(child.id());
     }
@@ -772,26 +861,60 @@ fn box_masks(
     masked
 }
 
-/// Where the tree may write under `settings.enforce.writable`: the
-/// project, the temporary directories, and the places listed (`~/` is the
-/// home directory; a relative path is relative to the policy file).
-fn writable_places(extra: &[String], base: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let mut places = vec![
-        base.to_path_buf(),
-        cwd.to_path_buf(),
-        "/tmp".into(),
-        "/var/tmp".into(),
-    ];
-    if let Some(t) = std::env::var_os("TMPDIR") {
-        places.push(t.into());
+/// Where the box lets the tree write (`launch_box::writable_places`), or
+/// None, said in the audit log, when this kernel has no Landlock (then
+/// `settings.enforce.writable`, which needs it, stops the launch).
+fn box_writable(
+    extra: Option<&[String]>,
+    agent: Option<&str>,
+    environment: &aileron_engine::Environment,
+    base: &Path,
+    cwd: &Path,
+    decider: &Decider,
+) -> Option<Vec<PathBuf>> {
+    if aileron_supervisor::files::landlock_abi() == 0 && extra.is_none() {
+        decider.record_session_note(
+            "the box does not confine writes: this kernel has no Landlock (Linux 5.13+)",
+        );
+        return None;
     }
-    for p in extra {
-        places.push(launch_box::policy_path(p, &home, base));
+    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
+    Some(launch_box::writable_places(&launch_box::Writable {
+        agent,
+        home: Path::new(&environment.home),
+        base,
+        cwd,
+        tmpdir: tmpdir.as_deref(),
+        extra: extra.unwrap_or_default(),
+    }))
+}
+
+/// The host's Unix sockets the box closes (`launch_box::host_sockets`),
+/// named in the audit log.
+fn closed_sockets(
+    open: &[String],
+    home: &Path,
+    base: &Path,
+    runtime: &Path,
+    decider: &Decider,
+) -> Vec<PathBuf> {
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    let open: Vec<PathBuf> = open
+        .iter()
+        .map(|p| launch_box::policy_path(p, home, base))
+        .collect();
+    let closed = launch_box::host_sockets(&table, &[runtime.to_path_buf()], &open);
+    if !closed.is_empty() {
+        decider.record_session_note(&format!(
+            "the box closes the host's Unix sockets (settings.enforce.sockets opens one): {}",
+            closed
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
-    places
+    closed
 }
 
 /// The paths the agent's tree may not write (`protect`) or read

@@ -10,7 +10,7 @@ use aileron_engine::Gateway;
 
 /// A running database gateway; stopped when dropped.
 pub struct SessionGateway {
-    _child: ServerChild,
+    pub child: ServerChild,
     /// The server it stands in front of, as the policy names it.
     pub upstream: String,
     /// Where it listens: `IP:PORT`.
@@ -18,7 +18,12 @@ pub struct SessionGateway {
 }
 
 /// Starts every gateway the policy names, and waits until each listens.
-pub fn start(s: &ForSession, gateways: &[Gateway]) -> Result<Vec<SessionGateway>, Error> {
+/// With `boxed`, each also takes its listener in the box's network namespace.
+pub fn start(
+    s: &ForSession,
+    gateways: &[Gateway],
+    boxed: bool,
+) -> Result<Vec<SessionGateway>, Error> {
     gateways
         .iter()
         .map(|g| match g {
@@ -36,9 +41,10 @@ pub fn start(s: &ForSession, gateways: &[Gateway]) -> Result<Vec<SessionGateway>
                     cmd,
                     "aileron proxy postgres: listening on postgres://",
                     &format!("the database gateway for {upstream}"),
+                    boxed,
                 )?;
                 Ok(SessionGateway {
-                    _child: child,
+                    child,
                     upstream: upstream.clone(),
                     address,
                 })

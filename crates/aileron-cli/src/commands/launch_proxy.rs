@@ -4,6 +4,7 @@
 
 use aileron_cli::Error;
 use std::io::{BufRead, BufReader};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -13,7 +14,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A running session proxy; stopped when dropped.
 pub struct SessionProxy {
-    _child: ServerChild,
+    pub child: ServerChild,
     /// `127.0.0.1:PORT`.
     pub address: String,
     /// The CA bundle and certificate the agent's tools trust, when TLS is inspected.
@@ -21,13 +22,39 @@ pub struct SessionProxy {
 }
 
 /// A gateway process of the session (`aileron-server`); stopped when dropped.
-pub struct ServerChild(Child);
+pub struct ServerChild {
+    child: Child,
+    /// Where the box's in-namespace listeners are handed to it
+    /// (`--adopt-listeners`), when the box has a network of its own.
+    adopt: Option<OwnedFd>,
+}
+
+impl ServerChild {
+    /// Where to hand the gateway a listener made in the box's network
+    /// namespace ([`adopt`]); None when it takes none.
+    pub fn adopter(&self) -> Option<OwnedFd> {
+        self.adopt.as_ref().and_then(|c| c.try_clone().ok())
+    }
+}
+
+/// Hands `listener` to the gateway behind `adopter`, which accepts on it as
+/// on its own listener.
+pub fn adopt(adopter: &OwnedFd, listener: &OwnedFd) -> std::io::Result<()> {
+    aileron_supervisor::fdpass::send_fd(adopter.as_raw_fd(), listener.as_raw_fd())
+}
+
+impl ServerChild {}
 
 impl Drop for ServerChild {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
+}
+
+/// The port of `IP:PORT`.
+pub fn port_of(address: &str) -> Option<u16> {
+    address.rsplit_once(':')?.1.parse().ok()
 }
 
 /// Who a gateway of the session decides for: `aileron-server` run with
@@ -61,15 +88,40 @@ impl ForSession<'_> {
 }
 
 /// Starts `cmd` and waits until it says where it listens: its first line,
-/// `prefix` and the address (up to the next space). `what` names it in errors.
+/// `prefix` and the address (up to the next space). `what` names it in
+/// errors. With `adopt`, it also takes listeners made in the box's network
+/// namespace ([`ServerChild::adopt`]).
 pub fn start_listening(
     mut cmd: Command,
     prefix: &str,
     what: &str,
+    adopt: bool,
 ) -> Result<(ServerChild, String), Error> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
+    let channel = if adopt {
+        let (ours, theirs) =
+            aileron_supervisor::fdpass::socket_pair().map_err(|e| Error::GatewayDidNotStart {
+                what: what.to_owned(),
+                why: e.to_string(),
+            })?;
+        // The gateway inherits it under the same number.
+        let fd = theirs.as_raw_fd();
+        cmd.args(["--adopt-listeners", &fd.to_string()]);
+        // SAFETY: fcntl in the forked child; `theirs` lives until spawn returns.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Some((ours, theirs))
+    } else {
+        None
+    };
     // The gateway ends with the session, even when the session is killed.
     #[cfg(target_os = "linux")]
     unsafe {
@@ -83,6 +135,8 @@ pub fn start_listening(
         path: PathBuf::from(cmd.get_program()),
         source,
     })?;
+    // The gateway holds its end; ours alone hands listeners over.
+    let adopt = channel.map(|(ours, _theirs)| ours);
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -100,7 +154,7 @@ pub fn start_listening(
         .and_then(|rest| rest.split(' ').next())
         .map(str::to_owned);
     match address {
-        Some(address) => Ok((ServerChild(child), address)),
+        Some(address) => Ok((ServerChild { child, adopt }, address)),
         None => {
             let _ = child.kill();
             let status = child.wait().ok();
@@ -121,6 +175,8 @@ pub struct Start<'a> {
     pub runtime: &'a Path,
     /// The policy inspects some hosts' TLS.
     pub inspect: bool,
+    /// The box has a network of its own: the proxy adopts its listener.
+    pub boxed: bool,
     /// The agent's own model endpoints (`builtin:agent-model-api`).
     pub agent_apis: &'a [String],
 }
@@ -144,9 +200,10 @@ pub fn start(s: &Start) -> Result<SessionProxy, Error> {
         cmd,
         "aileron proxy: listening on http://",
         "the egress proxy",
+        s.boxed,
     )?;
     Ok(SessionProxy {
-        _child: child,
+        child,
         address,
         trust,
     })

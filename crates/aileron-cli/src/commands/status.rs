@@ -98,15 +98,23 @@ fn hooks(opts: &aileron_config::LoadOptions, cwd: &Path) -> Vec<Value> {
 fn launch() -> Value {
     let exec = aileron_supervisor::exec_support();
     let files = aileron_supervisor::files_support();
+    let net = aileron_supervisor::net_support();
     let enforce = aileron_supervisor::Enforce {
         exec: exec.is_ok(),
         files: files.is_ok(),
+        net: net.is_ok(),
     };
     let part = |support: Result<(), aileron_supervisor::Error>| match support {
         Ok(()) => json!({"available": true}),
         Err(why) => json!({"available": false, "why": why.to_string()}),
     };
-    json!({"enforce": enforce.describe(), "exec": part(exec), "files": part(files)})
+    let abi = aileron_supervisor::files::landlock_abi();
+    let landlock = json!({
+        "abi": abi,
+        "writes_confined": abi >= 1,
+        "abstract_sockets_scoped": abi >= 6 || net.is_ok(),
+    });
+    json!({"enforce": enforce.describe(), "exec": part(exec), "files": part(files), "net": part(net), "landlock": landlock})
 }
 
 /// The server the adapters would report to: `AILERON_SERVER` (one, or
