@@ -270,7 +270,10 @@ impl Decider {
                 let cwd = req.shell_cwd.as_deref().unwrap_or(&req.cwd);
                 let home = self.home();
                 let adjust = |verdict: Verdict, lv: &LineVerdict| match &req.within {
-                    Some(enclosing) => inherited(verdict, lv, enclosing, cwd, &home),
+                    Some(enclosing) => {
+                        crate::exec::decided_alone(&verdict, lv, req.alone.as_deref(), enclosing)
+                            .unwrap_or_else(|| inherited(verdict, lv, enclosing, cwd, &home))
+                    }
                     None => verdict,
                 };
                 let creq = aileron_decision::Request {

@@ -11,10 +11,16 @@
 //! not asked again.
 //! Outside any context (an agent that execs directly) the policy decides
 //! alone, default included.
+//!
+//! A program whose effects leave the box by nature (`sudo`, `ssh`,
+//! `unshare`, a container engine's client: [`aileron_shell::leaves`]), or
+//! whose file is setuid, setgid or has file capabilities, is decided on its
+//! own even inside a context: the policy's verdict for it alone holds.
 
 use crate::decider::Decider;
 use crate::process::{ProcStat, start_time};
 use crate::protocol::Request;
+use aileron_engine::{Decision, LineVerdict, Verdict};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -82,6 +88,10 @@ pub(crate) struct Context {
     /// dependency's directory (or a directory with a laxer `aileron.yaml`)
     /// does not change the rules.
     pub policy_cwd: String,
+    /// Whether `line` was decided by the policy alone (no enclosing
+    /// command gave way to it): a program of the line that leaves the box
+    /// was then decided on its own with it.
+    pub own: bool,
 }
 
 struct HandOver {
@@ -236,16 +246,24 @@ impl Decider {
         let policy_cwd = within
             .as_ref()
             .map_or_else(|| self.launch_cwd(), |c| c.policy_cwd.clone());
+        // Only inside a context does the file's privilege change anything.
+        let privileged = within.as_ref().and_then(|_| privileged_file(call));
         if let Some(enclosing) = &within
             && call.code_env.is_empty()
+            && (privileged.is_none() || enclosing.own)
             && (line == enclosing.line || part_of(&enclosing.line, call, &self.home()))
         {
             // A command of the line that was decided (and recorded): the
             // shell running it, not a new decision.
-            let context = Context { line, policy_cwd };
+            let context = Context {
+                line,
+                policy_cwd,
+                own: enclosing.own,
+            };
             self.contexts.run(pid, start, context);
             return ExecRuling::Allow;
         }
+        let own = within.is_none();
         let mut argv = vec![call.exe.clone()];
         argv.extend(call.argv.iter().cloned());
         let req = Request {
@@ -258,6 +276,7 @@ impl Decider {
             repeat: true,
             within: within.map(|c| c.line),
             exe: Some(call.exe.clone()),
+            alone: privileged,
             ..Request::default()
         };
         let response = self.decide(&req);
@@ -266,6 +285,7 @@ impl Decider {
             let context = Context {
                 line: inner,
                 policy_cwd,
+                own,
             };
             self.contexts.run(pid, start, context);
             ExecRuling::Allow
@@ -311,9 +331,11 @@ impl Decider {
         let Ok(exe) = crate::process::exe(pid) else {
             return;
         };
+        // The shim's and the gate's lines are decided by the policy alone.
         let context = Context {
             line,
             policy_cwd: cwd.to_owned(),
+            own: true,
         };
         if self
             .shim_exe
@@ -404,6 +426,96 @@ impl Decider {
         if let Ok(real) = std::fs::canonicalize(shim) {
             let _ = self.shim_exe.set(real.to_string_lossy().into_owned());
         }
+    }
+}
+
+/// Why an exec inside an allowed command is still decided on its own, if
+/// it is: the first command of the line that needs an answer and whose
+/// program leaves the box, else `why`, said of the file the kernel loads
+/// (for a script, its interpreter). `None`: the context may
+/// answer for it. Only an ask or a judge changes: an allow or a deny is
+/// the exec's own already.
+pub(crate) fn decided_alone(
+    verdict: &Verdict,
+    lv: &LineVerdict,
+    why: Option<&str>,
+    enclosing: &str,
+) -> Option<Verdict> {
+    if matches!(verdict.decision, Decision::Allow | Decision::Deny) {
+        return None;
+    }
+    let subject = lv
+        .commands
+        .iter()
+        .filter(|c| c.verdict.decision != Decision::Allow)
+        .find_map(|c| {
+            let binary = c.action.facet_str("shell", "binary")?;
+            let how = aileron_shell::leaves::leaves_box(binary)?;
+            Some(format!("`{}` leaves the box ({how})", base_name(binary)))
+        })
+        .or_else(|| why.map(str::to_owned))?;
+    Some(Verdict {
+        reason: format!(
+            "{subject}: decided on its own, not by `{enclosing}` that started it; {}",
+            verdict.reason
+        ),
+        ..verdict.clone()
+    })
+}
+
+/// Set-user-ID and set-group-ID (with group execute: without it the bit
+/// means mandatory locking).
+const SETUID: u32 = 0o4000;
+const SETGID_EXEC: u32 = 0o2010;
+
+/// Why the file the kernel runs for `call` (the interpreter of a script)
+/// leaves the box whatever its name: setuid, setgid, or file capabilities.
+/// One `stat` and one `getxattr`. A file that cannot be read counts: what
+/// cannot be checked is decided on its own.
+fn privileged_file(call: &ExecCall) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = call.interpreter.first().unwrap_or(&call.exe);
+    let mode = match std::fs::metadata(path) {
+        Ok(m) => m.mode(),
+        Err(e) => return Some(format!("`{path}` cannot be checked ({e})")),
+    };
+    if mode & SETUID != 0 {
+        return Some(format!("`{path}` is set-user-ID"));
+    }
+    if mode & SETGID_EXEC == SETGID_EXEC {
+        return Some(format!("`{path}` is set-group-ID"));
+    }
+    match file_capabilities(path) {
+        Ok(false) => None,
+        Ok(true) => Some(format!("`{path}` has file capabilities")),
+        Err(e) => Some(format!(
+            "`{path}` cannot be checked for file capabilities ({e})"
+        )),
+    }
+}
+
+/// Whether `path` carries a `security.capability` attribute.
+fn file_capabilities(path: &str) -> std::io::Result<bool> {
+    let c_path = std::ffi::CString::new(path)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: both strings are NUL-terminated; a null buffer of size 0
+    // only asks for the attribute's size.
+    let n = unsafe {
+        libc::getxattr(
+            c_path.as_ptr(),
+            c"security.capability".as_ptr(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if n >= 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        // No such attribute, or a file system without extended attributes.
+        Some(libc::ENODATA | libc::ENOTSUP) => Ok(false),
+        _ => Err(e),
     }
 }
 
@@ -591,6 +703,7 @@ mod tests {
         let make = Context {
             line: "make".into(),
             policy_cwd: "/p".into(),
+            own: true,
         };
         c.run(10, 5, make.clone());
         assert_eq!(c.enclosing(&[(11, 9), (10, 5)]), Some(make));

@@ -58,6 +58,12 @@ pub struct Request {
     /// session's own exec supervisor, never read from a socket.
     #[serde(skip)]
     pub within: Option<String>,
+    /// Why an exec inside a command is decided on its own whatever its
+    /// name (its file is setuid, setgid or has capabilities): `within`
+    /// then neither gives way nor reuses an approval. Set only by the
+    /// session's own exec supervisor.
+    #[serde(skip)]
+    pub alone: Option<String>,
     /// The file an exec loads (`shell.exe`), when the supervisor saw it.
     #[serde(skip)]
     pub exe: Option<String>,

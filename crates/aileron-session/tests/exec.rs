@@ -225,3 +225,230 @@ fn a_program_running_elsewhere_is_decided_by_the_launch_s_policy() {
     assert_eq!(audit.len(), 2, "both lines in the launch project's log");
     assert_eq!(audit[1]["action"]["facets"]["shell"]["working_dir"], "/");
 }
+
+/// The reason of the last audit line, for the leaving checks.
+fn last_reason(s: &Session) -> String {
+    let audit = s.audit();
+    let last = audit.last().expect("an audit line");
+    last["reason"].as_str().unwrap_or_default().to_owned()
+}
+
+/// `sudo`, `unshare`, `nsenter`, `ssh` inside an allowed `make` get the
+/// policy's own verdict (here the `ask` default, which nobody can answer),
+/// however they are started: by name, by the loader, through a shell.
+/// What stays in the box still gives way to `make`.
+#[test]
+fn a_program_that_leaves_the_box_is_decided_on_its_own_inside_an_allowed_command() {
+    let s = session("version: 1\ndefault: ask\nallow: [\"make *\"]\n", || {
+        Answer::Unavailable("no terminal".into())
+    });
+    let make = [(600, 1)];
+    assert_eq!(
+        s.decide(&make, "/usr/bin/make", &["make", "all"]),
+        ExecRuling::Allow
+    );
+    let inside = |pid: u32| [(pid, 2), (600, 1)];
+    assert_eq!(
+        s.decide(&inside(601), "/usr/bin/cc", &["cc", "-c", "a.c"]),
+        ExecRuling::Allow,
+        "a compiler gives way to make"
+    );
+    let leaving: &[(&str, &[&str], &str)] = &[
+        (
+            "/usr/bin/sudo",
+            &["sudo", "make", "install"],
+            "`sudo` leaves the box",
+        ),
+        (
+            "/usr/bin/unshare",
+            &["unshare", "-n", "true"],
+            "`unshare` leaves the box",
+        ),
+        (
+            "/usr/bin/nsenter",
+            &["nsenter", "-t", "1", "-n"],
+            "`nsenter` leaves the box",
+        ),
+        (
+            "/lib64/ld-linux-x86-64.so.2",
+            &["ld-linux-x86-64.so.2", "/usr/bin/unshare", "-n", "true"],
+            "`unshare` leaves the box",
+        ),
+        (
+            "/bin/bash",
+            &["bash", "-c", "make && ssh host uptime"],
+            "`ssh` leaves the box",
+        ),
+        (
+            "/usr/bin/crontab",
+            &["crontab", "-l"],
+            "`crontab` leaves the box",
+        ),
+    ];
+    for (i, (exe, argv, why)) in leaving.iter().enumerate() {
+        let ruling = s.decide(&inside(610 + i as u32), exe, argv);
+        assert!(denied(&ruling), "{argv:?} ran inside make: {ruling:?}");
+        let reason = last_reason(&s);
+        assert!(
+            reason.contains(why) && reason.contains("decided on its own"),
+            "{argv:?}: {reason}"
+        );
+    }
+    assert_eq!(s.asked().len(), leaving.len(), "{:?}", s.asked());
+}
+
+/// A rule's verdict for a leaving program holds inside a context: an
+/// allow runs it without asking, a deny refuses it.
+#[test]
+fn a_leaving_program_s_own_rules_decide_it_inside_an_allowed_command() {
+    let s = session(
+        "version: 1\ndefault: ask\nallow: [\"make *\", \"ssh -V\"]\ndeny: [\"sudo *\"]\n",
+        || Answer::Unavailable("no terminal".into()),
+    );
+    s.decide(&[(700, 1)], "/usr/bin/make", &["make"]);
+    let inside = |pid: u32| [(pid, 2), (700, 1)];
+    assert_eq!(
+        s.decide(&inside(701), "/usr/bin/ssh", &["ssh", "-V"]),
+        ExecRuling::Allow
+    );
+    assert!(denied(&s.decide(
+        &inside(702),
+        "/usr/bin/sudo",
+        &["sudo", "id"]
+    )));
+    assert!(s.asked().is_empty(), "{:?}", s.asked());
+}
+
+/// A command the human approved as part of a line is not asked again
+/// when the line runs it, unless its program leaves the box: then the
+/// enclosing approval does not answer for it.
+#[test]
+fn an_enclosing_approval_does_not_answer_for_a_leaving_program() {
+    let s = session(
+        "version: 1\ndefault: ask\nallow: [\"env *\"]\nask: [\"ssh *\", \"git push *\"]\n",
+        || Answer::Once,
+    );
+    let line = "git push origin && ssh host uptime";
+    assert_eq!(
+        s.decide(&[(800, 1)], "/bin/bash", &["bash", "-c", line]),
+        ExecRuling::Allow
+    );
+    assert_eq!(s.asked().len(), 1);
+    let inside = |pid: u32| [(pid, 2), (800, 1)];
+    // Run under `env` (allowed): each is then a command of the approved line.
+    s.decide(
+        &inside(801),
+        "/usr/bin/env",
+        &["env", "git", "push", "origin"],
+    );
+    assert_eq!(
+        s.asked().len(),
+        1,
+        "the approved `git push` was asked again"
+    );
+    s.decide(
+        &inside(802),
+        "/usr/bin/env",
+        &["env", "ssh", "host", "uptime"],
+    );
+    assert_eq!(s.asked().len(), 2, "{:?}", s.asked());
+    assert!(
+        last_reason(&s).contains("`ssh` leaves the box"),
+        "{}",
+        last_reason(&s)
+    );
+}
+
+/// A copy of `true` with the set-user-ID bit (the user's own: still
+/// setuid) is decided on its own inside `make`, whatever its name; the
+/// same copy without the bit gives way to `make`.
+#[test]
+fn a_setuid_file_is_decided_on_its_own_inside_an_allowed_command() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = session("version: 1\ndefault: ask\nallow: [\"make *\"]\n", || {
+        Answer::Unavailable("no terminal".into())
+    });
+    let plain = s.dir.join("plain");
+    let suid = s.dir.join("helper");
+    for (file, mode) in [(&plain, 0o755), (&suid, 0o4755)] {
+        std::fs::copy("/usr/bin/true", file).unwrap();
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let (plain, suid) = (plain.to_string_lossy(), suid.to_string_lossy());
+    s.decide(&[(900, 1)], "/usr/bin/make", &["make"]);
+    let inside = |pid: u32| [(pid, 2), (900, 1)];
+    assert_eq!(
+        s.decide(&inside(901), &plain, &["plain"]),
+        ExecRuling::Allow
+    );
+    assert!(denied(&s.decide(&inside(902), &suid, &["helper"])));
+    let reason = last_reason(&s);
+    assert!(reason.contains("is set-user-ID"), "{reason}");
+    // Through a shell the give-way let run: its line was not decided on
+    // its own, so the file's exec is not part of it.
+    let shell = [(903, 2), (900, 1)];
+    assert_eq!(
+        s.decide(&shell, "/bin/bash", &["bash", "-c", "./helper"]),
+        ExecRuling::Allow
+    );
+    assert!(denied(&s.decide(
+        &[(904, 3), (903, 2), (900, 1)],
+        &suid,
+        &["./helper"]
+    )));
+    assert_eq!(s.asked(), ["helper", "helper"]);
+}
+
+/// The same file run by a line the policy decided alone (the agent's own
+/// shell, which the human approved) is part of that line: not asked twice.
+#[test]
+fn a_setuid_file_of_a_line_decided_on_its_own_is_not_asked_twice() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = session("version: 1\ndefault: ask\n", || Answer::Once);
+    let suid = s.dir.join("helper");
+    std::fs::copy("/usr/bin/true", &suid).unwrap();
+    std::fs::set_permissions(&suid, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let shell = [(950, 1)];
+    assert_eq!(
+        s.decide(&shell, "/bin/bash", &["bash", "-c", "./helper"]),
+        ExecRuling::Allow
+    );
+    assert_eq!(
+        s.decide(
+            &[(951, 2), (950, 1)],
+            &suid.to_string_lossy(),
+            &["./helper"]
+        ),
+        ExecRuling::Allow
+    );
+    assert_eq!(s.asked().len(), 1, "{:?}", s.asked());
+}
+
+/// A file with capabilities (`setcap`, which needs `CAP_SETFCAP`: root
+/// here) is decided on its own inside `make` like a setuid one.
+#[test]
+fn a_file_with_capabilities_is_decided_on_its_own_inside_an_allowed_command() {
+    let s = session("version: 1\ndefault: ask\nallow: [\"make *\"]\n", || {
+        Answer::Unavailable("no terminal".into())
+    });
+    let file = s.dir.join("pinger");
+    std::fs::copy("/usr/bin/true", &file).unwrap();
+    let set = std::process::Command::new("setcap")
+        .arg("cap_net_raw+ep")
+        .arg(&file)
+        .output();
+    if !set.as_ref().is_ok_and(|o| o.status.success()) {
+        // In CI a missing `setcap` or privilege is a failure, not a pass.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "setcap cannot run here: {set:?}"
+        );
+        eprintln!("skipped: setcap cannot run here: {set:?}");
+        return;
+    }
+    s.decide(&[(990, 1)], "/usr/bin/make", &["make"]);
+    let ruling = s.decide(&[(991, 2), (990, 1)], &file.to_string_lossy(), &["pinger"]);
+    assert!(denied(&ruling), "{ruling:?}");
+    let reason = last_reason(&s);
+    assert!(reason.contains("has file capabilities"), "{reason}");
+}

@@ -23,6 +23,7 @@ mod classify;
 mod error;
 pub mod harness;
 pub mod invocation;
+pub mod leaves;
 pub mod locale;
 mod paths;
 mod prescan;

@@ -1,0 +1,143 @@
+//! Programs whose effects leave the box by nature.
+//!
+//! Under `aileron launch` the box (Landlock, mount and network namespaces)
+//! holds what an allowed command starts, so an exec inside it may follow
+//! the command that started it. These programs act outside the box by
+//! what they are: they ask another user's privileges or a privileged
+//! daemon, reach another host or a host socket, enter or make namespaces,
+//! or have a service run something later. Each is decided on its own at
+//! its exec, never by the command that started it.
+//!
+//! To add a program: put its name (as the file is named, or as it is run)
+//! in the group that says why.
+
+/// Each group: why its programs leave the box, and their names.
+const GROUPS: &[(&str, &[&str])] = &[
+    // Another user's (root's) privileges, through a setuid helper, a
+    // daemon (polkit, systemd) or a plugin.
+    (
+        "it runs as another user",
+        &[
+            "sudo", "sudoedit", "sudo-rs", "sudo.ws", "su", "doas", "pkexec", "run0", "runuser",
+            "setpriv", "gosu", "su-exec", "sg", "newgrp", "capsh",
+        ],
+    ),
+    // Other machines, over their own protocols (and the user's keys and agent).
+    (
+        "it reaches another host",
+        &[
+            "ssh", "scp", "sftp", "slogin", "mosh", "telnet", "rsh", "rlogin", "rcp", "ssh-add",
+        ],
+    ),
+    // Other namespaces or another root than the box's.
+    (
+        "it enters or makes namespaces",
+        &[
+            "nsenter",
+            "unshare",
+            "ip",
+            "chroot",
+            "bwrap",
+            "firejail",
+            "systemd-nspawn",
+        ],
+    ),
+    // The service and login managers start, stop and change units on the host.
+    (
+        "it asks the host's service manager",
+        &[
+            "systemd-run",
+            "systemctl",
+            "machinectl",
+            "loginctl",
+            "homectl",
+        ],
+    ),
+    // Run later by a daemon, outside the session.
+    (
+        "it schedules a job on the host",
+        &["at", "batch", "crontab"],
+    ),
+    // A portal or helper that runs a command on the host.
+    (
+        "it runs a command on the host",
+        &["flatpak-spawn", "host-spawn", "distrobox-host-exec"],
+    ),
+    // Clients of a container, cluster or VM engine: the daemon acts for them.
+    (
+        "it drives a container or VM engine",
+        &[
+            "docker",
+            "docker-compose",
+            "podman",
+            "podman-remote",
+            "nerdctl",
+            "ctr",
+            "crictl",
+            "buildah",
+            "kubectl",
+            "oc",
+            "helm",
+            "lxc",
+            "incus",
+            "virsh",
+        ],
+    ),
+    // The system and session buses reach every service on them.
+    (
+        "it talks to a D-Bus service",
+        &["busctl", "dbus-send", "gdbus", "qdbus"],
+    ),
+    // Arbitrary sockets: a host's Unix sockets, ports and listeners.
+    (
+        "it connects arbitrary sockets",
+        &[
+            "socat",
+            "nc",
+            "netcat",
+            "ncat",
+            "nc.openbsd",
+            "nc.traditional",
+        ],
+    ),
+];
+
+/// Why the program named `binary` (a name or a path: its file name
+/// counts) leaves the box, or `None` when it stays in it.
+pub fn leaves_box(binary: &str) -> Option<&'static str> {
+    let name = binary.rsplit('/').next().unwrap_or(binary);
+    GROUPS
+        .iter()
+        .find(|(_, names)| names.contains(&name))
+        .map(|(why, _)| *why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_leaves_by_its_file_name_wherever_it_is() {
+        assert_eq!(leaves_box("sudo"), Some("it runs as another user"));
+        assert_eq!(
+            leaves_box("/usr/bin/unshare"),
+            Some("it enters or makes namespaces")
+        );
+        assert_eq!(
+            leaves_box("./crontab"),
+            Some("it schedules a job on the host")
+        );
+        assert_eq!(leaves_box("make"), None);
+        assert_eq!(leaves_box("/usr/bin/sshd-like"), None);
+        assert_eq!(leaves_box(""), None);
+    }
+
+    #[test]
+    fn no_name_is_in_two_groups() {
+        let mut all: Vec<&str> = GROUPS.iter().flat_map(|(_, n)| n.iter().copied()).collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n);
+    }
+}
