@@ -505,8 +505,19 @@ fn banner(
             if p.trust.is_some() {
                 text.push_str(" (TLS inspected as settings.proxy.inspect says)");
             }
+            if enforce.net {
+                text.push_str(
+                    "; the box has no other way out (its own network; SOCKS5 at the same address)",
+                );
+            }
+        }
+        None if enforce.net => {
+            text.push_str("\naileron: no egress proxy (--no-proxy): the box has no network")
         }
         None => text.push_str("\naileron: no egress proxy: web requests are not decided"),
+    }
+    if enforce.files {
+        text.push_str("\naileron: the box: writes only in the project, the temporary directories, the agent's state and the caches; credential stores and the host's sockets closed (settings.enforce opens them)");
     }
     if !enforce.files {
         text.push_str("\naileron: files are not locked: the agent's programs can read your files, the approver key included; an ask is only as safe as the agent is well-behaved");
