@@ -10,7 +10,8 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::proxy::{
-    ProxyProcess, client, curl, curl_as, fetched, line_for, proxy_lines, read_response, status_of,
+    INSPECT, ProxyProcess, assert_no_tunnel_decided, client, curl, curl_as, fetched, line_for,
+    proxy_lines, read_response, status_of,
 };
 use support::upstream::{Reply, TestCa, Upstream, git_server};
 use support::{Project, run, run_no_tty, text};
@@ -240,20 +241,6 @@ allow:
 // ---------------------------------------------------------------------------
 // 3. TLS inspection
 
-const INSPECT: &str = r#"version: 1
-default: deny
-settings:
-  proxy:
-    inspect: all
-allow:
-  - id: reads
-    when: {type: http.request, http.method: GET, http.path: {glob: "/ok*"}}
-deny:
-  - id: no-secret
-    description: the secret page
-    when: {type: http.request, http.path: /secret}
-"#;
-
 #[test]
 fn inspected_tls_is_decided_request_by_request() {
     let ca = TestCa::new();
@@ -296,15 +283,7 @@ fn inspected_tls_is_decided_request_by_request() {
     );
 
     assert_eq!(up.targets(), ["GET /ok/one", "GET /ok/h2"]);
-    // The tunnel itself is not a decision of its own: its requests are.
-    assert!(
-        proxy_lines(&p).iter().all(|l| !l["action"]["summary"]
-            .as_str()
-            .unwrap()
-            .starts_with("CONNECT")),
-        "{}",
-        p.audit_text()
-    );
+    assert_no_tunnel_decided(&p);
 }
 
 #[test]

@@ -60,10 +60,27 @@ impl ProxyProcess {
         ProxyProcess::start_with(p, Some(roots))
     }
 
-    fn start_with(p: &Project, roots: Option<&Path>) -> ProxyProcess {
-        let data = p.root.join("data");
+    /// Accepting also on the listeners sent over `channel` (one end of a
+    /// `SOCK_SEQPACKET` pair), given to it as descriptor 3, as `aileron
+    /// launch` gives it: `--adopt-listeners 3`.
+    pub fn start_adopting(p: &Project, channel: &std::os::fd::OwnedFd) -> ProxyProcess {
         let mut cmd = client(p, AILERON);
-        cmd.args(["proxy", "--listen", "127.0.0.1:0", "--policy"])
+        cmd.args(["proxy", "--adopt-listeners", "3"]);
+        as_fd3(&mut cmd, channel);
+        ProxyProcess::start_cmd(p, cmd, None)
+    }
+
+    fn start_with(p: &Project, roots: Option<&Path>) -> ProxyProcess {
+        let mut cmd = client(p, AILERON);
+        cmd.arg("proxy");
+        ProxyProcess::start_cmd(p, cmd, roots)
+    }
+
+    /// `cmd` (`aileron proxy ...`) run listening on any port, with the
+    /// project's policy and `AILERON_DATA` at `root/data`.
+    fn start_cmd(p: &Project, mut cmd: Command, roots: Option<&Path>) -> ProxyProcess {
+        let data = p.root.join("data");
+        cmd.args(["--listen", "127.0.0.1:0", "--policy"])
             .arg(p.path("aileron.yaml"))
             .env("AILERON_DATA", &data)
             .env_remove("SSL_CERT_FILE")
@@ -158,6 +175,55 @@ impl Drop for ProxyProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Gives `fd` to the child `cmd` starts as its descriptor 3.
+pub fn as_fd3(cmd: &mut Command, fd: &impl std::os::fd::AsRawFd) {
+    use std::os::unix::process::CommandExt;
+    let fd = fd.as_raw_fd();
+    // SAFETY: dup2 and fcntl only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // dup2 onto itself keeps close-on-exec: cleared by hand.
+            let r = match fd {
+                3 => libc::fcntl(3, libc::F_SETFD, 0),
+                _ => libc::dup2(fd, 3),
+            };
+            match r {
+                -1 => Err(std::io::Error::last_os_error()),
+                _ => Ok(()),
+            }
+        });
+    }
+}
+
+/// Every request inspected (`inspect: all`): GETs of `/ok*` allowed,
+/// `/secret` denied by a rule, anything else by the default.
+pub const INSPECT: &str = r#"version: 1
+default: deny
+settings:
+  proxy:
+    inspect: all
+allow:
+  - id: reads
+    when: {type: http.request, http.method: GET, http.path: {glob: "/ok*"}}
+deny:
+  - id: no-secret
+    description: the secret page
+    when: {type: http.request, http.path: /secret}
+"#;
+
+/// Asserts that no tunnel was decided as one: under inspection its
+/// requests are, each.
+pub fn assert_no_tunnel_decided(p: &Project) {
+    assert!(
+        proxy_lines(p).iter().all(|l| !l["action"]["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("CONNECT")),
+        "{}",
+        p.audit_text()
+    );
 }
 
 /// What curl reported.
