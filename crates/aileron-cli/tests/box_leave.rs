@@ -45,17 +45,11 @@ const MAKEFILE: &str = "all:\n\
 \t-unshare -n true && echo unshare-ran\n\
 \t-ls >/dev/null && echo ls-ran\n";
 
-/// `aileron launch --enforce exec -- python3 -c AGENT SPEC...` in the project.
-fn launch(p: &Project, specs: &[String]) -> String {
-    let mut args = vec![
-        "launch",
-        "--enforce",
-        "exec",
-        "--",
-        "/usr/bin/python3",
-        "-c",
-        AGENT,
-    ];
+/// `aileron launch [ENFORCE...] -- python3 -c AGENT SPEC...` in the project.
+fn launch(p: &Project, enforce: &[&str], specs: &[String]) -> String {
+    let mut args = vec!["launch"];
+    args.extend_from_slice(enforce);
+    args.extend_from_slice(&["--", "/usr/bin/python3", "-c", AGENT]);
     args.extend(specs.iter().map(String::as_str));
     let out = run_no_tty(&mut p.aileron(&args));
     let stdout = text(&out.stdout);
@@ -110,6 +104,16 @@ fn assert_refused_because(p: &Project, program: &str, why: &str) {
 
 #[test]
 fn programs_that_leave_the_box_are_refused_inside_an_allowed_command() {
+    refused_inside_an_allowed_command(&["--enforce", "exec"]);
+}
+
+/// The same in the whole box, as `aileron launch` starts by default.
+#[test]
+fn programs_that_leave_the_box_are_refused_inside_an_allowed_command_in_the_box() {
+    refused_inside_an_allowed_command(&[]);
+}
+
+fn refused_inside_an_allowed_command(enforce: &[&str]) {
     let p = Project::new(POLICY);
     p.write("Makefile", MAKEFILE);
     p.write("child.py", CHILD);
@@ -128,7 +132,7 @@ fn programs_that_leave_the_box_are_refused_inside_an_allowed_command() {
         "ip=ip netns list".to_owned(),
         format!("setuid={}", suid.display()),
     ];
-    let out = launch(&p, &specs);
+    let out = launch(&p, enforce, &specs);
     for stays in ["true", "ls", "plain"] {
         assert_eq!(result(&out, stays), "ran exit=0", "{out}");
     }

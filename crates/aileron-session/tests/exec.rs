@@ -284,6 +284,16 @@ fn a_program_that_leaves_the_box_is_decided_on_its_own_inside_an_allowed_command
             &["crontab", "-l"],
             "`crontab` leaves the box",
         ),
+        (
+            "/usr/bin/busybox",
+            &["busybox", "nc", "-l", "-p", "8080"],
+            "`nc` leaves the box",
+        ),
+        (
+            "/usr/bin/tmux",
+            &["tmux", "send-keys", "-t", "main", "make deploy", "Enter"],
+            "`tmux` leaves the box",
+        ),
     ];
     for (i, (exe, argv, why)) in leaving.iter().enumerate() {
         let ruling = s.decide(&inside(610 + i as u32), exe, argv);

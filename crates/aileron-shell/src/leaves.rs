@@ -22,35 +22,68 @@ const GROUPS: &[(&str, &[&str])] = &[
             "setpriv", "gosu", "su-exec", "sg", "newgrp", "capsh",
         ],
     ),
-    // Other machines, over their own protocols (and the user's keys and agent).
+    // Other machines over their own protocols, with the user's keys.
     (
         "it reaches another host",
         &[
-            "ssh", "scp", "sftp", "slogin", "mosh", "telnet", "rsh", "rlogin", "rcp", "ssh-add",
+            "ssh", "scp", "sftp", "slogin", "mosh", "telnet", "rsh", "rlogin", "rcp", "sshfs",
         ],
     ),
-    // Other namespaces or another root than the box's.
+    // Agents and keyrings that hold the user's secrets outside the box.
     (
-        "it enters or makes namespaces",
+        "it reaches the user's keys",
+        &["ssh-add", "gpg-connect-agent", "secret-tool", "keyctl"],
+    ),
+    // Other namespaces, another root, other mounts than the box's.
+    (
+        "it enters or makes namespaces or mounts",
         &[
             "nsenter",
             "unshare",
             "ip",
             "chroot",
+            "pivot_root",
+            "switch_root",
+            "mount",
+            "umount",
+            "fusermount",
+            "fusermount3",
             "bwrap",
             "firejail",
             "systemd-nspawn",
+            "lxc-attach",
+            "lxc-execute",
+            "lxc-start",
         ],
     ),
-    // The service and login managers start, stop and change units on the host.
+    // The running kernel is the host's.
     (
-        "it asks the host's service manager",
+        "it changes the host's kernel",
+        &["modprobe", "insmod", "rmmod", "kexec", "bpftool"],
+    ),
+    // The service, login, network and disk managers act on the host.
+    (
+        "it asks a manager of the host",
         &[
             "systemd-run",
             "systemctl",
             "machinectl",
             "loginctl",
             "homectl",
+            "hostnamectl",
+            "timedatectl",
+            "localectl",
+            "resolvectl",
+            "networkctl",
+            "nmcli",
+            "udisksctl",
+            "shutdown",
+            "reboot",
+            "poweroff",
+            "halt",
+            "snap",
+            "flatpak",
+            "pkcon",
         ],
     ),
     // Run later by a daemon, outside the session.
@@ -58,10 +91,24 @@ const GROUPS: &[(&str, &[&str])] = &[
         "it schedules a job on the host",
         &["at", "batch", "crontab"],
     ),
-    // A portal or helper that runs a command on the host.
+    // Run by a portal, a terminal or an editor that lives outside the
+    // box (a tmux server started before the session runs what it is sent).
     (
-        "it runs a command on the host",
-        &["flatpak-spawn", "host-spawn", "distrobox-host-exec"],
+        "it has a program outside the box run a command",
+        &[
+            "flatpak-spawn",
+            "host-spawn",
+            "distrobox-host-exec",
+            "tmux",
+            "screen",
+            "zellij",
+            "emacsclient",
+            "gnome-terminal",
+            "kitten",
+            "wezterm",
+            "xdg-open",
+            "gio",
+        ],
     ),
     // Clients of a container, cluster or VM engine: the daemon acts for them.
     (
@@ -81,12 +128,25 @@ const GROUPS: &[(&str, &[&str])] = &[
             "lxc",
             "incus",
             "virsh",
+            "vagrant",
+            "VBoxManage",
+            "multipass",
+            "limactl",
+            "minikube",
+            "kind",
         ],
     ),
     // The system and session buses reach every service on them.
     (
         "it talks to a D-Bus service",
-        &["busctl", "dbus-send", "gdbus", "qdbus"],
+        &[
+            "busctl",
+            "dbus-send",
+            "gdbus",
+            "qdbus",
+            "gsettings",
+            "dconf",
+        ],
     ),
     // Arbitrary sockets: a host's Unix sockets, ports and listeners.
     (
@@ -121,7 +181,7 @@ mod tests {
         assert_eq!(leaves_box("sudo"), Some("it runs as another user"));
         assert_eq!(
             leaves_box("/usr/bin/unshare"),
-            Some("it enters or makes namespaces")
+            Some("it enters or makes namespaces or mounts")
         );
         assert_eq!(
             leaves_box("./crontab"),
