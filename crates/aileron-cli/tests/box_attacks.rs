@@ -1,0 +1,764 @@
+//! The box (issue 30), attacked by the launched agent itself: a compiled
+//! program and a Python script (`tests/fixtures/box/probe.c`, `probe.py`),
+//! each run as users run an agent (`aileron launch -- PROGRAM`, default
+//! enforcement), try to write outside the project, read the credential
+//! stores, go through links and `/proc` aliases, reach the host's network
+//! and sockets, leave the network namespace, gain privileges through a
+//! setuid file, and outlive the proxy or the session. Each attempt prints
+//! one line (`LABEL OK ...` or `LABEL FAIL ERRNO`); the tests assert on
+//! those and on what a user would check afterwards: the files on disk, what
+//! the host's listeners heard, which processes are left. Where it is cheap
+//! the same attempts run with `--enforce none` first, to show that they
+//! work without the box (so that no test passes because an attempt failed
+//! for another reason).
+//!
+//! The project and its home live under the build's scratch directory, not
+//! under `/tmp`, which the box lets the tree write.
+
+#![cfg(target_os = "linux")]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::time::{Duration, Instant};
+use support::upstream::Upstream;
+use support::{isolate, no_tty, text};
+
+/// A real interpreter, not a version manager's wrapper script.
+const PYTHON: &str = "/usr/bin/python3";
+const PERMISSIVE: &str = "version: 1\ndefault: allow\n";
+/// The policy of the tests that read: the project's `.env` files denied.
+const NO_ENV: &str = "version: 1\ndefault: allow\ndeny:\n  - id: no-env\n    when: {type: fs.read, fs.path: {path: \"**/.env*\"}}\n";
+/// The longest a test waits for the tree to do something (it takes
+/// milliseconds); the probe's own waits end sooner.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The credential stores the issue names, each planted with a secret that
+/// no read in the box may return (`box_secrets.rs` checks the masking
+/// itself; here each store is read by both forms of the agent).
+const STORES: &[(&str, &str)] = &[
+    (".ssh/id_ed25519", "ssh-key-secret"),
+    (".ssh/id_rsa", "rsa-key-secret"),
+    (".aws/credentials", "aws-secret"),
+    (".aws/config", "aws-config-secret"),
+    (".azure/accessTokens.json", "azure-secret"),
+    (".config/gcloud/credentials.db", "gcloud-secret"),
+    (
+        ".config/gcloud/application_default_credentials.json",
+        "gcloud-adc-secret",
+    ),
+    (".kube/config", "kube-secret"),
+    (".docker/config.json", "docker-secret"),
+    (".netrc", "netrc-secret"),
+    (".git-credentials", "git-credentials-secret"),
+    (".npmrc", "npm-token-secret"),
+    (".pypirc", "pypi-secret"),
+    (".gnupg/private-keys-v1.d/k.key", "gpg-secret"),
+    (".local/share/keyrings/login.keyring", "keyring-secret"),
+    (".password-store/bank.gpg", "pass-secret"),
+];
+
+// ---------------------------------------------------------------------------
+// The agent: a compiled program or a Python script
+
+/// Whether the test may go on with `what`: when it is missing, the test is
+/// skipped with a message, except in CI (`CI` set), where it fails.
+fn available(what: &str, ok: bool) -> bool {
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "{what} is missing (the box's attack tests are never skipped in CI)"
+        );
+        eprintln!("SKIPPED: {what} is missing");
+    }
+    ok
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/box")
+        .join(name)
+}
+
+/// Where the tests keep what outlives one test: under the build's scratch
+/// directory, which the box does not let the tree write.
+fn scratch() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = std::fs::canonicalize(&dir).expect("canonical scratch dir");
+    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
+    let writable = ["/tmp", "/var/tmp", "/dev/shm"]
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(tmpdir);
+    for w in writable {
+        assert!(
+            !dir.starts_with(&w),
+            "the build's scratch directory {} is below {}, which the box lets the tree write: \
+             set CARGO_TARGET_DIR elsewhere",
+            dir.display(),
+            w.display()
+        );
+    }
+    dir
+}
+
+/// `probe.c` compiled once with `cc` (None, said, when there is no `cc`).
+fn c_probe() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<(tempfile::TempDir, PathBuf)>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let dir = tempfile::tempdir_in(scratch()).expect("probe dir");
+        let bin = dir.path().join("probe");
+        let out = Command::new("cc")
+            .args(["-O1", "-Wall", "-o"])
+            .arg(&bin)
+            .arg(fixture("probe.c"))
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some((dir, bin)),
+            Ok(o) => panic!("cc probe.c failed:\n{}", text(&o.stderr)),
+            Err(e) => {
+                available(&format!("cc ({e})"), false);
+                None
+            }
+        }
+    });
+    built.as_ref().map(|(_, bin)| bin.as_path())
+}
+
+/// The agent in one of its two forms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Form {
+    Compiled,
+    Python,
+}
+
+impl Form {
+    /// The forms this machine can run.
+    fn all() -> Vec<Form> {
+        let mut forms = Vec::new();
+        if c_probe().is_some() {
+            forms.push(Form::Compiled);
+        }
+        if available(PYTHON, Path::new(PYTHON).exists()) {
+            forms.push(Form::Python);
+        }
+        forms
+    }
+
+    /// The argv that runs the probe.
+    fn argv(self) -> Vec<String> {
+        match self {
+            Form::Compiled => vec![s(c_probe().expect("compiled probe"))],
+            Form::Python => vec![PYTHON.into(), s(&fixture("probe.py"))],
+        }
+    }
+
+    /// `PROBE ATTEMPT` for a nested run (`run|...`): `^`-separated fields.
+    fn nested(self, fields: &[&str]) -> String {
+        let mut argv = self.argv();
+        argv.push(fields.join("^"));
+        argv.join("|")
+    }
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// One attempt, `OP|LABEL|ARGS...`.
+fn at(fields: &[&str]) -> String {
+    fields.join("|")
+}
+
+// ---------------------------------------------------------------------------
+// A project, its home and a directory outside
+
+/// A project (`proj`, with its `aileron.yaml`), its user's home (`home`,
+/// `$HOME`), a runtime directory and a directory `outside` both.
+struct Setup {
+    _tmp: tempfile::TempDir,
+    proj: PathBuf,
+    home: PathBuf,
+    run: PathBuf,
+    outside: PathBuf,
+}
+
+impl Setup {
+    fn new(policy: &str) -> Setup {
+        let tmp = tempfile::tempdir_in(scratch()).expect("temp dir");
+        let root = std::fs::canonicalize(tmp.path()).expect("canonical temp dir");
+        let [proj, home, run, outside] = ["proj", "home", "run", "outside"].map(|d| root.join(d));
+        for d in [&proj, &home, &run, &outside] {
+            std::fs::create_dir_all(d).expect("create dir");
+        }
+        std::fs::write(proj.join("aileron.yaml"), policy).expect("policy");
+        Setup {
+            _tmp: tmp,
+            proj,
+            home,
+            run,
+            outside,
+        }
+    }
+
+    /// Writes `text` at `path`, creating its directory.
+    fn plant(&self, path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("create parent");
+        std::fs::write(path, text).expect("plant file");
+    }
+
+    fn plant_stores(&self) {
+        for (rel, secret) in STORES {
+            self.plant(&self.home.join(rel), &format!("{secret}\n"));
+        }
+    }
+
+    /// `program` run in the project with the isolated environment.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        isolate(&mut cmd, &self.home, &self.run);
+        cmd.current_dir(&self.proj);
+        cmd
+    }
+
+    /// `aileron launch OPTIONS -- PROBE ATTEMPTS...`.
+    fn launch(&self, options: &[&str], form: Form, attempts: &[String]) -> Command {
+        let mut cmd = self.command(support::AILERON);
+        cmd.arg("launch").args(options).arg("--");
+        cmd.args(form.argv()).args(attempts);
+        cmd
+    }
+
+    /// Runs the probe under `aileron launch OPTIONS` to its end.
+    fn probe(&self, options: &[&str], form: Form, attempts: &[String]) -> Lines {
+        let out = support::run_no_tty(&mut self.launch(options, form, attempts));
+        Lines::of(form, out)
+    }
+
+    /// Runs the probe in the box (the default enforcement).
+    fn boxed(&self, form: Form, attempts: &[String]) -> Lines {
+        let lines = self.probe(&[], form, attempts);
+        assert!(lines.success, "the launch failed: {}", lines.show());
+        lines
+    }
+}
+
+/// What a probe printed: label → `OK ...` / `FAIL ...`.
+struct Lines {
+    form: Form,
+    results: BTreeMap<String, String>,
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Lines {
+    fn of(form: Form, out: Output) -> Lines {
+        let stdout = text(&out.stdout);
+        Lines {
+            form,
+            results: parse_lines(&stdout),
+            success: out.status.success(),
+            stdout,
+            stderr: text(&out.stderr),
+        }
+    }
+
+    fn show(&self) -> String {
+        format!(
+            "{:?} agent\n--- stdout\n{}--- stderr\n{}",
+            self.form, self.stdout, self.stderr
+        )
+    }
+
+    /// The result of `label`.
+    fn get(&self, label: &str) -> &str {
+        self.results
+            .get(label)
+            .unwrap_or_else(|| panic!("no result for {label}:\n{}", self.show()))
+    }
+
+    fn assert_ok(&self, label: &str) -> &str {
+        let r = self.get(label);
+        assert!(
+            r.starts_with("OK"),
+            "{label} should have worked: {r}\n{}",
+            self.show()
+        );
+        r
+    }
+
+    fn assert_failed(&self, label: &str) {
+        let r = self.get(label);
+        assert!(
+            r.starts_with("FAIL"),
+            "{label} got through the box: {r}\n{}",
+            self.show()
+        );
+    }
+
+    /// Asserts nothing the probe printed holds a planted secret.
+    fn assert_no_secret(&self) {
+        for (_, secret) in STORES {
+            assert!(
+                !self.stdout.contains(secret),
+                "`{secret}` was read in the box:\n{}",
+                self.show()
+            );
+        }
+    }
+}
+
+fn parse_lines(stdout: &str) -> BTreeMap<String, String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, r)| r.starts_with("OK") || r.starts_with("FAIL"))
+        .map(|(label, r)| (label.to_owned(), r.to_owned()))
+        .collect()
+}
+
+/// Every file, directory and link below `dir`: relative path → what it is
+/// (a file's bytes, a link's target); not Aileron's own data (`.aileron`),
+/// which the session writes from outside the box.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+            let path = e.path();
+            let rel = path.strip_prefix(dir).expect("below").to_path_buf();
+            if rel.starts_with(".aileron") {
+                continue;
+            }
+            let kind = e.file_type().expect("file type");
+            let what = if kind.is_symlink() {
+                format!("-> {}", s(&std::fs::read_link(&path).expect("read link")))
+            } else if kind.is_dir() {
+                dirs.push(path);
+                "dir".into()
+            } else {
+                text(&std::fs::read(&path).unwrap_or_default())
+            };
+            out.insert(rel, what);
+        }
+    }
+    out
+}
+
+/// Asserts `dir` is as `before` (naming what changed).
+fn assert_unchanged(dir: &Path, before: &BTreeMap<PathBuf, String>, got: &Lines) {
+    let after = snapshot(dir);
+    let changed: Vec<_> = before
+        .iter()
+        .filter(|(k, v)| after.get(*k) != Some(*v))
+        .map(|(k, v)| format!("{}: {v:?} -> {:?}", k.display(), after.get(k)))
+        .chain(
+            after
+                .iter()
+                .filter(|(k, _)| !before.contains_key(*k))
+                .map(|(k, v)| format!("{}: new, {v:?}", k.display())),
+        )
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "changed in {}: {changed:#?}\n{}",
+        dir.display(),
+        got.show()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// A launch kept running, read line by line
+
+/// `aileron launch` running in the background, its probe's lines read as
+/// they come.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    fn start(mut cmd: Command) -> Running {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = no_tty(&mut cmd).spawn().expect("spawn aileron launch");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits for the result of `label`.
+    fn result(&mut self, label: &str) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(r) = parse_lines(&self.seen.join("\n")).remove(label) {
+                return r;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!(
+                    "no result for {label}; the probe printed:\n{:#?}",
+                    self.seen
+                ),
+            }
+        }
+    }
+
+    /// The pid of `aileron launch`.
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The pids whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+fn cmdline(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|a| !a.is_empty())
+                .map(text)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+        !state.is_some_and(|st| st.starts_with('Z') || st.starts_with('X'))
+    })
+}
+
+/// Waits up to [`WAIT`] for every one of `pids` to end; those left.
+fn wait_gone(pids: &[u32]) -> Vec<u32> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill(pid: u32) {
+    // SAFETY: kill(2) of a process this test started or found in its launch's tree.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The host's listeners
+
+/// Listeners on the host the box must not reach: TCP and UDP on 127.0.0.1
+/// and ::1, a Unix socket in a directory outside the project and an
+/// abstract socket. Each records what reaches it.
+struct Host {
+    tcp4: u16,
+    tcp6: u16,
+    udp4: u16,
+    udp6: u16,
+    unix: PathBuf,
+    abstract_name: String,
+    heard: Arc<Mutex<Vec<String>>>,
+}
+
+impl Host {
+    /// Listeners made before the launch (the box closes the Unix sockets
+    /// listening when it starts). None when this host has no IPv6 loopback.
+    fn listen(outside: &Path) -> Option<Host> {
+        use std::net::{TcpListener, UdpSocket};
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::{SocketAddr, UnixListener};
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let tcp4 = TcpListener::bind("127.0.0.1:0").expect("tcp4");
+        let udp4 = UdpSocket::bind("127.0.0.1:0").expect("udp4");
+        let (Ok(tcp6), Ok(udp6)) = (TcpListener::bind("[::1]:0"), UdpSocket::bind("[::1]:0"))
+        else {
+            available("IPv6 loopback (::1)", false);
+            return None;
+        };
+        let unix = outside.join("agent.sock");
+        let unix_listener = UnixListener::bind(&unix).expect("unix socket");
+        let abstract_name = format!("aileron-box-attacks-{}-{}", std::process::id(), s(outside));
+        let abstract_name: String = abstract_name.chars().take(100).collect();
+        let addr = SocketAddr::from_abstract_name(abstract_name.as_bytes()).expect("name");
+        let abstract_listener = UnixListener::bind_addr(&addr).expect("abstract socket");
+        let host = Host {
+            tcp4: tcp4.local_addr().unwrap().port(),
+            tcp6: tcp6.local_addr().unwrap().port(),
+            udp4: udp4.local_addr().unwrap().port(),
+            udp6: udp6.local_addr().unwrap().port(),
+            unix,
+            abstract_name,
+            heard: Arc::clone(&heard),
+        };
+        for (name, l) in [("tcp4", tcp4), ("tcp6", tcp6)] {
+            let heard = Arc::clone(&heard);
+            std::thread::spawn(move || {
+                for conn in l.incoming().flatten() {
+                    heard_from(name, conn, &heard);
+                }
+            });
+        }
+        for (name, l) in [("unix", unix_listener), ("abstract", abstract_listener)] {
+            let heard = Arc::clone(&heard);
+            std::thread::spawn(move || {
+                for conn in l.incoming().flatten() {
+                    heard_from(name, conn, &heard);
+                }
+            });
+        }
+        for (name, sock) in [("udp4", udp4), ("udp6", udp6)] {
+            let heard = Arc::clone(&heard);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 512];
+                while let Ok((n, _)) = sock.recv_from(&mut buf) {
+                    let line = format!("{name}: {}", text(&buf[..n]).trim_end());
+                    heard.lock().unwrap().push(line);
+                }
+            });
+        }
+        Some(host)
+    }
+
+    /// The attempts on each listener, labelled by what they try.
+    fn attempts(&self, prefix: &str) -> Vec<String> {
+        let (t4, t6, u4, u6) = (
+            self.tcp4.to_string(),
+            self.tcp6.to_string(),
+            self.udp4.to_string(),
+            self.udp6.to_string(),
+        );
+        [
+            ["tcp", "tcp4", "127.0.0.1", t4.as_str()],
+            ["tcp", "tcp6", "::1", t6.as_str()],
+            ["udp", "udp4", "127.0.0.1", u4.as_str()],
+            ["udp", "udp6", "::1", u6.as_str()],
+        ]
+        .iter()
+        .map(|[op, label, host, port]| at(&[op, &format!("{prefix}{label}"), host, port]))
+        .chain([
+            at(&["unix", &format!("{prefix}unix"), &s(&self.unix)]),
+            at(&[
+                "abstract",
+                &format!("{prefix}abstract"),
+                &self.abstract_name,
+            ]),
+        ])
+        .collect()
+    }
+
+    /// What reached the listeners so far (after a moment for what is in flight).
+    fn heard(&self) -> Vec<String> {
+        std::thread::sleep(Duration::from_millis(200));
+        self.heard.lock().unwrap().clone()
+    }
+
+    fn forget(&self) {
+        self.heard.lock().unwrap().clear();
+    }
+}
+
+/// Records a connection to `name` and the line it sent.
+fn heard_from(name: &str, mut conn: impl Read + Send, heard: &Mutex<Vec<String>>) {
+    let mut buf = [0u8; 512];
+    let n = conn.read(&mut buf).unwrap_or(0);
+    let line = format!("{name}: {}", text(&buf[..n]).trim_end());
+    heard.lock().unwrap().push(line);
+}
+
+// ---------------------------------------------------------------------------
+// Writes
+
+/// Writes to the home directory and to a directory outside the project,
+/// by every call that makes or changes a file (create, append, truncate,
+/// rename, `link`, a symlink written through, `O_TMPFILE` + `linkat`),
+/// fail, and the files there are as they were; the same calls inside the
+/// project work.
+#[test]
+fn writes_outside_the_project_fail_and_change_nothing() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let (h, o, p) = (s(&b.home), s(&b.outside), s(&b.proj));
+        b.plant(&b.home.join(".bashrc"), "# the user's bashrc\n");
+        b.plant(
+            &b.home.join(".npmrc"),
+            "registry=https://registry.example/\n",
+        );
+        b.plant(&b.home.join(".config/git/config"), "[user]\n");
+        b.plant(&b.outside.join("notes.txt"), "the user's notes\n");
+        b.plant(&b.proj.join("mine.txt"), "project file\n");
+        let (home_before, outside_before) = (snapshot(&b.home), snapshot(&b.outside));
+        let attempts = [
+            ["write", "append-bashrc", &format!("{h}/.bashrc"), ""],
+            ["trunc", "truncate-bashrc", &format!("{h}/.bashrc"), ""],
+            ["write", "append-npmrc", &format!("{h}/.npmrc"), ""],
+            [
+                "write",
+                "append-git-config",
+                &format!("{h}/.config/git/config"),
+                "",
+            ],
+            ["create", "create-in-home", &format!("{h}/.profile"), ""],
+            ["mkdir", "mkdir-in-home", &format!("{h}/.ssh"), ""],
+            ["create", "create-outside", &format!("{o}/new.txt"), ""],
+            ["write", "append-outside", &format!("{o}/notes.txt"), ""],
+            ["unlink", "unlink-bashrc", &format!("{h}/.bashrc"), ""],
+            [
+                "rename",
+                "rename-out-of-outside",
+                &format!("{o}/notes.txt"),
+                &format!("{p}/notes.txt"),
+            ],
+            [
+                "rename",
+                "rename-into-outside",
+                &format!("{p}/mine.txt"),
+                &format!("{o}/mine.txt"),
+            ],
+            [
+                "rename",
+                "rename-over-bashrc",
+                &format!("{p}/mine.txt"),
+                &format!("{h}/.bashrc"),
+            ],
+            [
+                "link",
+                "link-into-outside",
+                &format!("{p}/mine.txt"),
+                &format!("{o}/mine.txt"),
+            ],
+            [
+                "link",
+                "link-bashrc-in",
+                &format!("{h}/.bashrc"),
+                &format!("{p}/bashrc-hard"),
+            ],
+            [
+                "write",
+                "write-bashrc-hard",
+                &format!("{p}/bashrc-hard"),
+                "",
+            ],
+            [
+                "symlink",
+                "symlink-to-bashrc",
+                &format!("{h}/.bashrc"),
+                &format!("{p}/bashrc-sym"),
+            ],
+            ["write", "write-bashrc-sym", &format!("{p}/bashrc-sym"), ""],
+            [
+                "symlink",
+                "symlink-outside",
+                &format!("{p}/mine.txt"),
+                &format!("{o}/sym"),
+            ],
+            [
+                "tmpfile",
+                "tmpfile-outside",
+                &o,
+                &format!("{o}/tmpfile.txt"),
+            ],
+            [
+                "tmpfile",
+                "tmpfile-linked-outside",
+                &p,
+                &format!("{o}/tmpfile.txt"),
+            ],
+            [
+                "tmpfile",
+                "tmpfile-linked-home",
+                &p,
+                &format!("{h}/.bash_profile"),
+            ],
+            // The same calls in the project: they work.
+            [
+                "create",
+                "create-project",
+                &format!("{p}/notes-here.txt"),
+                "",
+            ],
+            [
+                "write",
+                "append-project",
+                &format!("{p}/notes-here.txt"),
+                "",
+            ],
+            [
+                "tmpfile",
+                "tmpfile-project",
+                &p,
+                &format!("{p}/tmpfile.txt"),
+            ],
+            [
+                "rename",
+                "rename-project",
+                &format!("{p}/notes-here.txt"),
+                &format!("{p}/renamed.txt"),
+            ],
+        ];
+        let attempts: Vec<String> = attempts
+            .iter()
+            .map(|f| at(&f[..]).trim_end_matches('|').to_owned())
+            .collect();
+        let got = b.boxed(form, &attempts);
+        for a in &attempts {
+            let label = a.split('|').nth(1).unwrap();
+            if label.ends_with("-project") || label == "symlink-to-bashrc" {
+                got.assert_ok(label);
+            } else {
+                got.assert_failed(label);
+            }
+        }
+        assert_unchanged(&b.home, &home_before, &got);
+        assert_unchanged(&b.outside, &outside_before, &got);
+        assert_eq!(
+            std::fs::read_to_string(b.proj.join("mine.txt")).unwrap(),
+            "project file\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(b.proj.join("tmpfile.txt")).unwrap(),
+            "pwned by the box probe\n"
+        );
+    }
+}
