@@ -2,20 +2,26 @@
 //! runs it for the box: listening sockets made elsewhere (in the box's
 //! network namespace) arrive over a `SOCK_SEQPACKET` pair, one a message,
 //! and the proxy accepts on each as on its own listener; anything else is
-//! refused and closed.
+//! refused and closed. The database gateway takes the same option, in
+//! front of a real PostgreSQL reached by `psql`.
 
 #![cfg(target_os = "linux")]
 
 mod support;
 
+#[path = "../../aileron-postgres/tests/support/cluster.rs"]
+mod cluster;
+
 use aileron_supervisor::fdpass;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::proxy::{ProxyProcess, as_fd3, curl, line_for};
 use support::upstream::Upstream;
-use support::{AILERON, Project, WAIT};
+use support::{AILERON, Project, WAIT, collect, no_tty, text};
 
 /// Requests to the allowed upstream's port only; the default denies.
 fn policy(allowed: &Upstream) -> String {
@@ -240,4 +246,112 @@ fn a_descriptor_that_is_not_a_seqpacket_socket_starts_no_proxy() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let err = refused_at_start(&p, |cmd| as_fd3(cmd, &listener));
     assert!(err.contains("not a Unix SOCK_SEQPACKET socket"), "{err}");
+}
+
+/// `aileron proxy postgres` in front of `db`, adopting what is sent on
+/// the returned channel; killed when dropped.
+struct PgGateway {
+    child: Child,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    _out: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl PgGateway {
+    fn start(p: &Project, db: &cluster::Cluster) -> (PgGateway, OwnedFd) {
+        let (ours, theirs) = fdpass::socket_pair().expect("socket pair");
+        let upstream = format!("postgres://127.0.0.1:{}", db.port);
+        let mut cmd = p.aileron(&["proxy", "postgres", "--listen", "127.0.0.1:0"]);
+        cmd.args(["--upstream", &upstream, "--adopt-listeners", "3"]);
+        as_fd3(&mut cmd, &theirs);
+        let mut child = no_tty(&mut cmd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn aileron proxy postgres");
+        let stderr = collect(child.stderr.take().expect("stderr"));
+        let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let first = out.next().and_then(Result::ok).unwrap_or_default();
+        assert!(
+            first.starts_with("aileron proxy postgres: listening on "),
+            "{first:?} {}",
+            text(&stderr.lock().unwrap())
+        );
+        let gw = PgGateway {
+            child,
+            stderr,
+            _out: out,
+        };
+        (gw, ours)
+    }
+
+    fn stderr(&self) -> String {
+        text(&self.stderr.lock().unwrap())
+    }
+}
+
+impl Drop for PgGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_database_gateway_decides_each_statement_on_an_adopted_listener() {
+    let Some((db, _)) = cluster::Cluster::start() else {
+        // In CI a missing server is a failure, not a pass.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "no PostgreSQL (install Debian's `postgresql`)"
+        );
+        eprintln!("skipped: no PostgreSQL (install Debian's `postgresql`)");
+        return;
+    };
+    let p = Project::new(
+        "version: 1
+default: allow
+deny:
+  - id: no-drop
+    description: the agent may not drop tables
+    when: {type: sql.query, sql.verb: DROP}
+",
+    );
+    let (gw, channel) = PgGateway::start(&p, &db);
+    let adopted = hand_over(&channel);
+    let conn = format!("postgres://aileron@{adopted}/postgres");
+    let psql = |sql: &str| {
+        let out = p
+            .command("psql")
+            .args(["-X", "-tA", &conn, "-c", sql])
+            .output()
+            .expect("psql");
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (status, _, err) = psql("CREATE TABLE t (id int)");
+    assert_eq!(status, Some(0), "{err}");
+    let (status, _, err) = psql("DROP TABLE t");
+    assert_eq!(status, Some(1), "{err}");
+    assert!(
+        err.contains("aileron: denied: the agent may not drop tables (rule no-drop)"),
+        "{err}"
+    );
+    let (status, out, err) = psql("SELECT count(*) FROM t");
+    assert_eq!((status, out.trim()), (Some(0), "0"), "{err}");
+
+    send(
+        &channel,
+        &std::net::UdpSocket::bind("127.0.0.1:0").expect("udp"),
+    );
+    let deadline = Instant::now() + WAIT;
+    while !gw.stderr().contains("refused an adopted descriptor") {
+        assert!(Instant::now() < deadline, "{}", gw.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        gw.stderr()
+            .contains("aileron postgres: refused an adopted descriptor: not a TCP socket"),
+        "{}",
+        gw.stderr()
+    );
 }
