@@ -456,11 +456,26 @@ pub(crate) fn decided_alone(
         .or_else(|| why.map(str::to_owned))?;
     Some(Verdict {
         reason: format!(
-            "{subject}: decided on its own, not by `{enclosing}` that started it; {}",
+            "{subject}: decided on its own, not by `{}` that started it; {}",
+            one_line(enclosing),
             verdict.reason
         ),
         ..verdict.clone()
     })
+}
+
+/// Longest enclosing command a reason quotes, in characters.
+const QUOTED_MAX: usize = 60;
+
+/// The first line of `text`, cut to [`QUOTED_MAX`]: a reason stays one line.
+fn one_line(text: &str) -> String {
+    let first = text.trim().lines().next().unwrap_or_default();
+    let cut: String = first.chars().take(QUOTED_MAX).collect();
+    if cut.len() < text.trim().len() {
+        format!("{cut}...")
+    } else {
+        cut
+    }
 }
 
 /// Set-user-ID and set-group-ID (with group execute: without it the bit
@@ -695,6 +710,14 @@ mod tests {
         let mut c = call("/usr/bin/ls", &["ls"]);
         c.code_env = vec![("LD_PRELOAD".into(), "/tmp/x.so".into())];
         assert_eq!(exec_line(&c), "LD_PRELOAD=/tmp/x.so ls");
+    }
+
+    #[test]
+    fn a_reason_quotes_one_short_line_of_the_enclosing_command() {
+        assert_eq!(one_line("make all"), "make all");
+        assert_eq!(one_line("\nimport os\nos.system('x')\n"), "import os...");
+        let long = "x".repeat(100);
+        assert_eq!(one_line(&long), format!("{}...", "x".repeat(QUOTED_MAX)));
     }
 
     #[test]

@@ -326,6 +326,11 @@ fn a_leaving_program_s_own_rules_decide_it_inside_an_allowed_command() {
         "/usr/bin/sudo",
         &["sudo", "id"]
     )));
+    // Allowed, `ssh` is the context of what it starts, as any allowed exec.
+    assert_eq!(
+        s.decide(&[(703, 3), (701, 2), (700, 1)], "/usr/bin/cat", &["cat"]),
+        ExecRuling::Allow
+    );
     assert!(s.asked().is_empty(), "{:?}", s.asked());
 }
 
