@@ -467,3 +467,34 @@ fn a_file_with_capabilities_is_decided_on_its_own_inside_an_allowed_command() {
     let reason = last_reason(&s);
     assert!(reason.contains("has file capabilities"), "{reason}");
 }
+
+/// A leaving program that a line decided by the policy alone names (the
+/// agent's own `bash -c`, approved) was decided on its own with the line:
+/// the shell running it is not asked again. Started by another program
+/// of the line, it is.
+#[test]
+fn a_leaving_program_named_by_a_line_decided_alone_is_not_asked_twice() {
+    let s = session("version: 1\ndefault: ask\n", || Answer::Once);
+    let line = "ssh host uptime; python3 tool.py";
+    assert_eq!(
+        s.decide(&[(1000, 1)], "/bin/bash", &["bash", "-c", line]),
+        ExecRuling::Allow
+    );
+    assert_eq!(s.asked().len(), 1);
+    let shell = |pid: u32| [(pid, 2), (1000, 1)];
+    assert_eq!(
+        s.decide(&shell(1001), "/usr/bin/ssh", &["ssh", "host", "uptime"]),
+        ExecRuling::Allow
+    );
+    assert_eq!(
+        s.decide(&shell(1002), "/usr/bin/python3", &["python3", "tool.py"]),
+        ExecRuling::Allow
+    );
+    assert_eq!(s.asked().len(), 1, "{:?}", s.asked());
+    s.decide(
+        &[(1003, 3), (1002, 2), (1000, 1)],
+        "/usr/bin/ssh",
+        &["ssh", "host", "uptime"],
+    );
+    assert_eq!(s.asked().len(), 2, "{:?}", s.asked());
+}
