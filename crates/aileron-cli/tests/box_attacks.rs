@@ -467,9 +467,9 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-/// Waits up to [`WAIT`] for every one of `pids` to end; those left.
-fn wait_gone(pids: &[u32]) -> Vec<u32> {
-    let deadline = Instant::now() + WAIT;
+/// Waits up to `limit` for every one of `pids` to end; those left.
+fn wait_gone(pids: &[u32], limit: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + limit;
     loop {
         let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
         if left.is_empty() || Instant::now() > deadline {
@@ -597,6 +597,11 @@ impl Host {
     fn forget(&self) {
         self.heard.lock().unwrap().clear();
     }
+}
+
+/// Whether an `http` attempt got the upstream's 200.
+fn answered(result: &str) -> bool {
+    result.starts_with("OK HTTP/1.1 200 ")
 }
 
 /// Records a connection to `name` and the line it sent.
@@ -760,5 +765,630 @@ fn writes_outside_the_project_fail_and_change_nothing() {
             std::fs::read_to_string(b.proj.join("tmpfile.txt")).unwrap(),
             "pwned by the box probe\n"
         );
+    }
+}
+
+/// Each attempt, run first with `--enforce none` in a setup of its own:
+/// those labelled in `work` succeed there, so that the box is what stops
+/// them.
+fn assert_works_without_the_box(b: &Setup, form: Form, attempts: &[String], work: &[&str]) {
+    let open = b.probe(&["--enforce", "none"], form, attempts);
+    for label in work {
+        open.assert_ok(label);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+/// Every credential store and the project's `.env` (denied by a rule)
+/// read as absent or empty to both forms of the agent; the project's
+/// other files read as they are.
+#[test]
+fn credential_stores_and_denied_files_read_as_empty() {
+    for form in Form::all() {
+        let b = Setup::new(NO_ENV);
+        b.plant_stores();
+        b.plant(&b.proj.join(".env"), "DB_PASSWORD=dotenv-secret\n");
+        b.plant(
+            &b.proj.join("config/.env.local"),
+            "TOKEN=dotenv-local-secret\n",
+        );
+        b.plant(&b.proj.join("src/app.py"), "print('hello')\n");
+        let mut attempts: Vec<String> = STORES
+            .iter()
+            .map(|(rel, _)| at(&["read", rel, &s(&b.home.join(rel))]))
+            .collect();
+        attempts.extend([
+            at(&["read", ".env", ".env"]),
+            at(&[
+                "read",
+                "config/.env.local",
+                &s(&b.proj.join("config/.env.local")),
+            ]),
+            at(&["read", "app", "src/app.py"]),
+        ]);
+        let open = Setup::new(NO_ENV);
+        open.plant_stores();
+        assert_works_without_the_box(&open, form, &attempts[..1], &[STORES[0].0]);
+        let got = b.boxed(form, &attempts);
+        got.assert_no_secret();
+        assert!(!got.stdout.contains("dotenv"), "{}", got.show());
+        for label in STORES
+            .iter()
+            .map(|(r, _)| *r)
+            .chain([".env", "config/.env.local"])
+        {
+            let r = got.get(label);
+            assert!(
+                r.starts_with("FAIL") || r == "OK len=0 text=",
+                "{label} read in the box: {r}\n{}",
+                got.show()
+            );
+        }
+        assert_eq!(got.get("app"), "OK len=15 text=print('hello')\\n");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Links
+
+/// A project with the stores planted and a file of the user's outside it;
+/// (setup, the file outside).
+fn with_notes_outside() -> (Setup, PathBuf) {
+    let b = Setup::new(PERMISSIVE);
+    b.plant_stores();
+    let notes = b.outside.join("notes.txt");
+    b.plant(&notes, "the user's notes\n");
+    (b, notes)
+}
+
+/// Links the agent makes in the project to a secret or to a file outside
+/// (symbolic, hard, relative): reading through them gives no secret,
+/// writing through them changes nothing outside.
+#[test]
+fn links_the_agent_makes_reach_no_secret_and_no_file_outside() {
+    for form in Form::all() {
+        let (b, notes) = with_notes_outside();
+        let (h, p) = (s(&b.home), s(&b.proj));
+        let link = |name: &str| s(&b.proj.join(name));
+        let (home_before, outside_before) = (snapshot(&b.home), snapshot(&b.outside));
+        let attempts = [
+            at(&[
+                "symlink",
+                "sym-secret",
+                &format!("{h}/.ssh/id_ed25519"),
+                &link("sym-secret"),
+            ]),
+            at(&["read", "read-sym-secret", &link("sym-secret")]),
+            at(&[
+                "link",
+                "hard-secret",
+                &format!("{h}/.netrc"),
+                &link("hard-secret"),
+            ]),
+            at(&["read", "read-hard-secret", &link("hard-secret")]),
+            at(&["symlink", "sym-outside", &s(&notes), &link("sym-outside")]),
+            at(&["write", "write-sym-outside", &link("sym-outside")]),
+            at(&["trunc", "trunc-sym-outside", &link("sym-outside")]),
+            at(&["link", "hard-outside", &s(&notes), &link("hard-outside")]),
+            at(&["write", "write-hard-outside", &link("hard-outside")]),
+            at(&[
+                "symlink",
+                "rel-sym",
+                "../home/.kube/config",
+                &format!("{p}/rel-sym"),
+            ]),
+            at(&["read", "read-rel-sym", &format!("{p}/rel-sym")]),
+            at(&[
+                "symlink",
+                "rel-sym-outside",
+                "../outside/notes.txt",
+                &format!("{p}/rel-out"),
+            ]),
+            at(&["write", "write-rel-sym-outside", &format!("{p}/rel-out")]),
+        ];
+        let got = b.boxed(form, &attempts);
+        got.assert_no_secret();
+        for label in [
+            "hard-secret",
+            "hard-outside",
+            "write-sym-outside",
+            "trunc-sym-outside",
+            "write-rel-sym-outside",
+        ] {
+            got.assert_failed(label);
+        }
+        got.assert_ok("sym-outside");
+        assert_unchanged(&b.home, &home_before, &got);
+        assert_unchanged(&b.outside, &outside_before, &got);
+    }
+}
+
+/// Links planted in the project before the launch (by whatever ran there
+/// before the session) to a secret or to a file outside: reading through
+/// them gives no secret, writing through them changes nothing outside.
+// BYPASS: a hard link planted in the project before the launch reads the
+// secret it names (`~/.git-credentials`: the box masks the store's path,
+// not its inode) and writes the file outside it names (`open(O_APPEND)`
+// and `O_TRUNC` succeed: Landlock sees a path in the project).
+#[test]
+fn links_planted_before_the_launch_reach_no_secret_and_no_file_outside() {
+    for form in Form::all() {
+        let (b, notes) = with_notes_outside();
+        let link = |name: &str| s(&b.proj.join(name));
+        std::os::unix::fs::symlink(b.home.join(".aws/credentials"), link("sym-secret")).unwrap();
+        std::fs::hard_link(b.home.join(".git-credentials"), link("hard-secret")).unwrap();
+        std::os::unix::fs::symlink(&notes, link("sym-outside")).unwrap();
+        std::fs::hard_link(&notes, link("hard-outside")).unwrap();
+        let (home_before, outside_before) = (snapshot(&b.home), snapshot(&b.outside));
+        let attempts = [
+            at(&["read", "read-sym-secret", &link("sym-secret")]),
+            at(&["read", "read-hard-secret", &link("hard-secret")]),
+            at(&["write", "write-sym-outside", &link("sym-outside")]),
+            at(&["write", "write-hard-outside", &link("hard-outside")]),
+            at(&["trunc", "trunc-hard-outside", &link("hard-outside")]),
+        ];
+        let got = b.boxed(form, &attempts);
+        got.assert_no_secret();
+        for label in [
+            "write-sym-outside",
+            "write-hard-outside",
+            "trunc-hard-outside",
+        ] {
+            got.assert_failed(label);
+        }
+        assert_unchanged(&b.home, &home_before, &got);
+        assert_unchanged(&b.outside, &outside_before, &got);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// /proc aliases
+
+/// `/proc/self/root`, `/proc/PID/root` and `/proc/PID/cwd` of processes
+/// outside the box (the launch process, a process of the user's with its
+/// working directory outside, init) lead to no secret and to no file the
+/// box would not let the agent write.
+#[test]
+fn proc_aliases_lead_to_no_secret_and_no_file_outside() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        b.plant_stores();
+        let notes = b.outside.join("notes.txt");
+        b.plant(&notes, "the user's notes\n");
+        // A process of the user's outside the box, working outside.
+        let mut host = Command::new("sleep");
+        host.arg("30").current_dir(&b.outside);
+        let host = KillOnDrop(host.spawn().expect("spawn sleep"));
+        let pid = host.0.id().to_string();
+        let secret = s(&b.home.join(".ssh/id_ed25519"));
+        let (h, n) = (s(&b.home), s(&notes));
+        let mut attempts = Vec::new();
+        for (name, root) in [
+            ("self", "/proc/self/root".to_owned()),
+            ("launch", "/proc/@PPID/root".to_owned()),
+            ("host", format!("/proc/{pid}/root")),
+            ("init", "/proc/1/root".to_owned()),
+        ] {
+            attempts.push(at(&[
+                "read",
+                &format!("read-{name}-root"),
+                &format!("{root}{secret}"),
+            ]));
+            attempts.push(at(&[
+                "read",
+                &format!("read-{name}-root-netrc"),
+                &format!("{root}{h}/.netrc"),
+            ]));
+            attempts.push(at(&[
+                "write",
+                &format!("write-{name}-root"),
+                &format!("{root}{n}"),
+            ]));
+        }
+        attempts.extend([
+            at(&[
+                "write",
+                "write-host-cwd",
+                &format!("/proc/{pid}/cwd/notes.txt"),
+            ]),
+            at(&[
+                "create",
+                "create-host-cwd",
+                &format!("/proc/{pid}/cwd/new.txt"),
+            ]),
+            at(&["read", "read-launch-cwd", "/proc/@PPID/cwd/aileron.yaml"]),
+            at(&[
+                "write",
+                "write-launch-cwd-outside",
+                &format!("/proc/@PPID/cwd/../outside/notes.txt"),
+            ]),
+        ]);
+        let before = snapshot(&b.outside);
+        let open = Setup::new(PERMISSIVE);
+        open.plant_stores();
+        let open_secret = s(&open.home.join(".ssh/id_ed25519"));
+        let read_open = at(&[
+            "read",
+            "read-self-root",
+            &format!("/proc/self/root{open_secret}"),
+        ]);
+        assert_works_without_the_box(&open, form, &[read_open], &["read-self-root"]);
+        let got = b.boxed(form, &attempts);
+        got.assert_no_secret();
+        for a in &attempts {
+            let label = a.split('|').nth(1).unwrap();
+            if label.starts_with("write") || label.starts_with("create") {
+                got.assert_failed(label);
+            }
+        }
+        assert_unchanged(&b.outside, &before, &got);
+        drop(host);
+    }
+}
+
+/// A child killed (and reaped) when the test ends, however it ends.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The network
+
+/// Raw TCP and UDP to 127.0.0.1 and ::1, a Unix socket in a directory
+/// outside the project and an abstract socket, all of the host, reach
+/// nothing from the box (the listeners hear nothing; without the box they
+/// hear every one), nor does a DNS lookup; HTTP through `$HTTP_PROXY` to
+/// an allowed server on the host's loopback works: the network is there,
+/// only through the proxy.
+#[test]
+fn the_host_is_reached_only_through_the_proxy() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let Some(host) = Host::listen(&b.outside) else {
+            return;
+        };
+        let up = Upstream::http();
+        let mut attempts = host.attempts("");
+        attempts.extend([
+            at(&["dns", "dns", "registry.npmjs.org"]),
+            at(&["dns", "dns-host", "localhost"]),
+            at(&["http", "http", &up.url("/through-the-proxy")]),
+        ]);
+        // Without the box every listener hears the agent.
+        let open = b.probe(&["--enforce", "none"], form, &attempts[..6]);
+        let heard = host.heard();
+        for name in ["tcp4", "tcp6", "udp4", "udp6", "unix", "abstract"] {
+            let line = format!("{name}: leak {name}");
+            assert!(
+                heard.contains(&line),
+                "{line} not heard without the box: {heard:?}\n{}",
+                open.show()
+            );
+        }
+        host.forget();
+
+        let b = Setup::new(PERMISSIVE);
+        let Some(host) = Host::listen(&b.outside) else {
+            return;
+        };
+        let mut attempts = host.attempts("");
+        attempts.extend([
+            at(&["dns", "dns", "registry.npmjs.org"]),
+            at(&["http", "http", &up.url("/through-the-proxy")]),
+        ]);
+        let got = b.boxed(form, &attempts);
+        assert_eq!(host.heard(), Vec::<String>::new(), "{}", got.show());
+        for label in ["tcp4", "tcp6", "unix", "abstract", "dns"] {
+            got.assert_failed(label);
+        }
+        assert!(answered(got.get("http")), "{}", got.show());
+        assert!(
+            up.targets()
+                .iter()
+                .any(|t| t.contains("/through-the-proxy")),
+            "{:?}",
+            up.targets()
+        );
+    }
+}
+
+/// `unshare -n`, `nsenter -t 1 -n` and `ip netns` run from inside the box
+/// fail or give a network of no use: a probe started through them, and the
+/// agent after them, still reach none of the host's listeners.
+#[test]
+fn leaving_the_network_namespace_gains_no_route() {
+    let tools = ["unshare", "nsenter", "ip"];
+    let found = |t: &str| {
+        ["/usr/bin", "/usr/sbin", "/bin", "/sbin"]
+            .iter()
+            .any(|d| Path::new(d).join(t).exists())
+    };
+    if !tools.iter().all(|t| available(t, found(t))) {
+        return;
+    }
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let Some(host) = Host::listen(&b.outside) else {
+            return;
+        };
+        let port = host.tcp4.to_string();
+        let netns = format!("aileron-box-attacks-{}", std::process::id());
+        let probe_tcp = |label: &str| form.nested(&["tcp", label, "127.0.0.1", &port]);
+        let attempts = [
+            format!("run|unshare|unshare|-n|{}", probe_tcp("in-unshare")),
+            format!(
+                "run|unshare-user|unshare|-rn|{}",
+                probe_tcp("in-unshare-user")
+            ),
+            format!("run|nsenter|nsenter|-t|1|-n|{}", probe_tcp("in-nsenter")),
+            format!(
+                "run|nsenter-parent|nsenter|-t|@PPID|-n|{}",
+                probe_tcp("in-nsenter-parent")
+            ),
+            format!("run|netns-add|ip|netns|add|{netns}"),
+            format!(
+                "run|netns-exec|ip|netns|exec|{netns}|{}",
+                probe_tcp("in-netns")
+            ),
+            at(&["tcp", "after", "127.0.0.1", &port]),
+        ];
+        let got = b.boxed(form, &attempts);
+        assert_eq!(host.heard(), Vec::<String>::new(), "{}", got.show());
+        got.assert_failed("after");
+        for nested in [
+            "in-unshare",
+            "in-unshare-user",
+            "in-nsenter",
+            "in-nsenter-parent",
+            "in-netns",
+        ] {
+            if let Some(r) = got.results.get(nested) {
+                assert!(r.starts_with("FAIL"), "{nested}: {r}\n{}", got.show());
+            }
+        }
+        let made = Path::new("/run/netns").join(&netns).exists();
+        if made {
+            let _ = Command::new("ip").args(["netns", "del", &netns]).status();
+        }
+        assert!(
+            !made,
+            "the box made a network namespace on the host: {}",
+            got.show()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A setuid file
+
+/// A setuid copy of a program, run from the project, gains nothing: the
+/// box's `PR_SET_NO_NEW_PRIVS` keeps the ids the agent had. (Root can make
+/// the copy another user's, whose id it would take without the box; a user
+/// can only make it their own.)
+#[test]
+fn a_setuid_copy_gains_no_privilege() {
+    let Some(compiled) = c_probe() else { return };
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let owner: u32 = if uid == 0 { 65534 } else { uid };
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let copy = b.proj.join("ids-setuid");
+        std::fs::copy(compiled, &copy).expect("copy the probe");
+        std::os::unix::fs::chown(&copy, Some(owner), Some(owner)).expect("chown");
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o4755)).expect("chmod");
+        let attempts = [
+            format!("run|setuid|{}|ids^ids", s(&copy)),
+            format!("run|setuid-relative|./ids-setuid|ids^ids-relative"),
+        ];
+        let got = b.boxed(form, &attempts);
+        for label in ["ids", "ids-relative"] {
+            assert_eq!(
+                got.get(label),
+                format!("OK uid={uid} euid={uid}"),
+                "{}",
+                got.show()
+            );
+        }
+        if uid == 0 {
+            // Without the box the bit takes effect.
+            let open = b.probe(&["--enforce", "none"], form, &attempts[..1]);
+            assert_eq!(
+                open.get("ids"),
+                format!("OK uid=0 euid={owner}"),
+                "{}",
+                open.show()
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The proxy and the session killed
+
+/// The `aileron-server proxy` process of the launch `launch`.
+fn proxy_of(launch: u32) -> Option<u32> {
+    children(launch).into_iter().find(|pid| {
+        let argv = cmdline(*pid);
+        argv.first().is_some_and(|a| a.ends_with("aileron-server"))
+            && argv.iter().any(|a| a == "proxy")
+    })
+}
+
+/// The proxy killed mid-session: the agent's next request through it is
+/// refused at once (no hang, no other way out), and a direct connection
+/// to the host still fails.
+#[test]
+fn a_killed_proxy_leaves_the_tree_without_a_network() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let Some(host) = Host::listen(&b.outside) else {
+            return;
+        };
+        let up = Upstream::http();
+        let go = b.proj.join("proxy-killed");
+        let attempts = [
+            at(&["http", "before", &up.url("/before")]),
+            at(&["wait", "go", &s(&go)]),
+            at(&["http", "after", &up.url("/after")]),
+            at(&["tcp", "direct", "127.0.0.1", &host.tcp4.to_string()]),
+            at(&[
+                "tcp",
+                "direct-upstream",
+                "127.0.0.1",
+                &up.port().to_string(),
+            ]),
+        ];
+        let mut run = Running::start(b.launch(&[], form, &attempts));
+        assert!(answered(&run.result("before")), "{:?}", run.seen);
+        let proxy = proxy_of(run.pid()).unwrap_or_else(|| {
+            panic!(
+                "no aileron-server proxy under the launch: {:?}",
+                children(run.pid())
+            )
+        });
+        kill(proxy);
+        assert_eq!(
+            wait_gone(&[proxy], WAIT),
+            Vec::<u32>::new(),
+            "the proxy did not die"
+        );
+        std::fs::write(&go, "").expect("signal the probe");
+        assert_eq!(run.result("go"), "OK");
+        assert_eq!(run.result("after"), "FAIL ECONNREFUSED", "{:?}", run.seen);
+        run.result("direct-upstream");
+        assert!(run.result("direct").starts_with("FAIL"), "{:?}", run.seen);
+        assert_eq!(host.heard(), Vec::<String>::new(), "{:?}", run.seen);
+        assert!(
+            !up.targets().iter().any(|t| t.contains("/after")),
+            "{:?}",
+            up.targets()
+        );
+        assert!(
+            parse_lines(&run.seen.join("\n"))["direct-upstream"].starts_with("FAIL"),
+            "{:?}",
+            run.seen
+        );
+    }
+}
+
+/// How soon the tree ends once its session is gone: the kernel's signals
+/// take milliseconds.
+const TREE_ENDS: Duration = Duration::from_secs(3);
+
+/// `aileron launch` killed (SIGKILL, no chance to clean up): the agent and
+/// what it started in a session of its own (a `sleep 300`) end within
+/// moments.
+// BYPASS: a process the agent started in a session of its own (`setsid`,
+// here `sleep 300`) outlives the killed launch, reparented to init: only
+// the agent itself has PR_SET_PDEATHSIG; the tree has no PID namespace
+// whose end would take it along.
+#[test]
+fn a_killed_session_takes_its_tree_with_it() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let attempts = [
+            at(&["spawn", "sleeper", "sleep", "300"]),
+            at(&["wait", "hold", &s(&b.proj.join("never"))]),
+        ];
+        let mut run = Running::start(b.launch(&[], form, &attempts));
+        let sleeper: u32 = run
+            .result("sleeper")
+            .strip_prefix("OK pid=")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("{:?}", run.seen));
+        assert!(
+            cmdline(sleeper).iter().any(|a| a == "300"),
+            "{:?}",
+            cmdline(sleeper)
+        );
+        let launch = run.pid();
+        let agents: Vec<u32> = children(launch)
+            .into_iter()
+            .filter(|pid| proxy_of(launch) != Some(*pid))
+            .collect();
+        let proxy = proxy_of(launch);
+        kill(launch);
+        let _ = run.child.wait();
+        let mut tree = agents.clone();
+        tree.push(sleeper);
+        tree.extend(proxy);
+        let left = wait_gone(&tree, TREE_ENDS);
+        for pid in &left {
+            kill(*pid);
+        }
+        assert_eq!(
+            left,
+            Vec::<u32>::new(),
+            "left running after the session was killed ({form:?} agent; agent {agents:?}, sleep {sleeper}, proxy {proxy:?})"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Everyday work
+
+/// What an agent does every day works in the box: `git init` and `git
+/// commit` in the project, a build with `cc` and its test run, a file
+/// written in `/tmp`.
+#[test]
+fn everyday_work_goes_on_in_the_box() {
+    if !available("git", Command::new("git").arg("--version").output().is_ok()) {
+        return;
+    }
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        b.plant(
+            &b.home.join(".gitconfig"),
+            "[user]\n\tname = Agent\n\temail = agent@example.com\n",
+        );
+        b.plant(
+            &b.proj.join("hello.c"),
+            "#include <stdio.h>\nint main(void) { puts(\"hello from the box\"); return 0; }\n",
+        );
+        let tmp = tempfile::NamedTempFile::new_in("/tmp").expect("temp file");
+        let tmp_path = tmp.path().with_extension("box");
+        drop(tmp);
+        let attempts = [
+            at(&["run", "git-init", "git", "init", "-q"]),
+            at(&["run", "git-add", "git", "add", "hello.c"]),
+            at(&[
+                "run",
+                "git-commit",
+                "git",
+                "commit",
+                "-q",
+                "-m",
+                "built in the box",
+            ]),
+            at(&["run", "cc", "cc", "-o", "hello", "hello.c"]),
+            at(&["run", "test", "./hello"]),
+            at(&["create", "tmp", &s(&tmp_path)]),
+        ];
+        let got = b.boxed(form, &attempts);
+        for label in ["git-init", "git-add", "git-commit", "cc", "test"] {
+            assert_eq!(got.get(label), "OK exit=0", "{label}\n{}", got.show());
+        }
+        assert!(got.stdout.contains("hello from the box"), "{}", got.show());
+        got.assert_ok("tmp");
+        let written = std::fs::read_to_string(&tmp_path);
+        let _ = std::fs::remove_file(&tmp_path);
+        assert_eq!(
+            written.expect("the file in /tmp"),
+            "pwned by the box probe\n"
+        );
+        let log = b
+            .command("git")
+            .args(["log", "--format=%s"])
+            .output()
+            .expect("git log");
+        assert_eq!(text(&log.stdout), "built in the box\n", "{}", got.show());
     }
 }
