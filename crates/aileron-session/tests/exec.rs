@@ -284,6 +284,13 @@ fn a_program_that_leaves_the_box_is_decided_on_its_own_inside_an_allowed_command
             &["crontab", "-l"],
             "`crontab` leaves the box",
         ),
+        // A caller's own argv[0]: the file loaded is named as Debian's
+        // alternatives resolve `telnet`.
+        (
+            "/usr/bin/telnet.netkit",
+            &["cat"],
+            "`telnet.netkit` leaves the box",
+        ),
         (
             "/usr/bin/busybox",
             &["busybox", "nc", "-l", "-p", "8080"],

@@ -18,8 +18,8 @@ const GROUPS: &[(&str, &[&str])] = &[
     (
         "it runs as another user",
         &[
-            "sudo", "sudoedit", "sudo-rs", "sudo.ws", "su", "doas", "pkexec", "run0", "runuser",
-            "setpriv", "gosu", "su-exec", "sg", "newgrp", "capsh",
+            "sudo", "sudoedit", "sudo-rs", "su", "doas", "pkexec", "run0", "runuser", "setpriv",
+            "gosu", "su-exec", "sg", "newgrp", "capsh",
         ],
     ),
     // Other machines over their own protocols, with the user's keys.
@@ -151,24 +151,28 @@ const GROUPS: &[(&str, &[&str])] = &[
     // Arbitrary sockets: a host's Unix sockets, ports and listeners.
     (
         "it connects arbitrary sockets",
-        &[
-            "socat",
-            "nc",
-            "netcat",
-            "ncat",
-            "nc.openbsd",
-            "nc.traditional",
-        ],
+        &["socat", "nc", "netcat", "ncat"],
     ),
 ];
 
+/// Endings of scripts' file names: `docker.sh` runs a shell, not docker
+/// (what it starts is decided at its own exec).
+const SCRIPT_ENDINGS: &[&str] = &["sh", "bash", "zsh", "py", "pl", "rb", "js", "mjs", "ts"];
+
 /// Why the program named `binary` (a name or a path: its file name
-/// counts) leaves the box, or `None` when it stays in it.
+/// counts) leaves the box, or `None` when it stays in it. A name with a
+/// dotted ending counts as its stem: Debian's alternatives resolve `nc`
+/// to `nc.openbsd` and `telnet` to `telnet.netkit`, and a caller chooses
+/// `argv[0]`, so the loaded file's own name must be recognised.
 pub fn leaves_box(binary: &str) -> Option<&'static str> {
     let name = binary.rsplit('/').next().unwrap_or(binary);
+    let stem = name
+        .split_once('.')
+        .filter(|(stem, ending)| !stem.is_empty() && !SCRIPT_ENDINGS.contains(ending))
+        .map(|(stem, _)| stem);
     GROUPS
         .iter()
-        .find(|(_, names)| names.contains(&name))
+        .find(|(_, names)| names.contains(&name) || stem.is_some_and(|s| names.contains(&s)))
         .map(|(why, _)| *why)
 }
 
@@ -188,6 +192,21 @@ mod tests {
             Some("it schedules a job on the host")
         );
         assert_eq!(leaves_box("make"), None);
+        assert_eq!(
+            leaves_box("/usr/bin/telnet.netkit"),
+            Some("it reaches another host")
+        );
+        assert_eq!(
+            leaves_box("/usr/lib/cargo/bin/sudo"),
+            Some("it runs as another user")
+        );
+        assert_eq!(
+            leaves_box("nc.openbsd"),
+            Some("it connects arbitrary sockets")
+        );
+        assert_eq!(leaves_box("./docker.sh"), None);
+        assert_eq!(leaves_box("ssh-keygen"), None);
+        assert_eq!(leaves_box(".ssh"), None);
         assert_eq!(leaves_box("/usr/bin/sshd-like"), None);
         assert_eq!(leaves_box(""), None);
     }
