@@ -830,6 +830,32 @@ fn credential_stores_and_denied_files_read_as_empty() {
     }
 }
 
+/// The masked stores opened by file handle (`open_by_handle_at`, an inode
+/// number read from the directory listing): no secret. Root has the
+/// capability it takes (`CAP_DAC_READ_SEARCH`); a user's attempt fails.
+// BYPASS (as root): each store reads in full. The tree of a root launch
+// has no user namespace of its own, so it keeps CAP_DAC_READ_SEARCH over
+// the host, and a handle names the inode under the box's mounts.
+#[test]
+fn file_handles_open_nothing_the_box_masks() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        b.plant_stores();
+        let mut attempts = Vec::new();
+        for (rel, _) in STORES {
+            let path = b.home.join(rel);
+            let (dir, name) = (path.parent().unwrap(), path.file_name().unwrap());
+            attempts.push(at(&["handle", rel, &s(dir), &s(Path::new(name))]));
+            if let Some((top, rest)) = rel.split_once('/') {
+                let label = format!("{rel}-from-above");
+                attempts.push(at(&["handle", &label, &s(&b.home), top, rest]));
+            }
+        }
+        let got = b.boxed(form, &attempts);
+        got.assert_no_secret();
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Links
 
@@ -1161,6 +1187,42 @@ fn leaving_the_network_namespace_gains_no_route() {
             !made,
             "the box made a network namespace on the host: {}",
             got.show()
+        );
+    }
+}
+
+/// A veth pair made in the box with its far end in the host's network
+/// namespace (pid 1's) would be a way out of the box's network: the far
+/// end does not appear on the host while the session runs.
+// BYPASS (as root): `ip link add N type veth peer name F netns 1` puts F
+// on the host (it lives as long as the box's namespace): the tree of a
+// root launch has no user namespace of its own and keeps CAP_NET_ADMIN
+// over the host's network namespace.
+#[test]
+fn no_interface_of_the_box_appears_on_the_host() {
+    if !available(
+        "ip",
+        Path::new("/usr/sbin/ip").exists() || Path::new("/sbin/ip").exists(),
+    ) {
+        return;
+    }
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let far = format!("abx{}{}", std::process::id() % 100_000, form as u8);
+        let go = b.proj.join("looked");
+        let attempts = [
+            format!("run|veth|ip|link|add|{far}n|type|veth|peer|name|{far}|netns|1"),
+            at(&["wait", "go", &s(&go)]),
+        ];
+        let mut run = Running::start(b.launch(&[], form, &attempts));
+        let made = run.result("veth");
+        let on_host = Path::new("/sys/class/net").join(&far).exists();
+        std::fs::write(&go, "").expect("signal the probe");
+        assert_eq!(run.result("go"), "OK");
+        assert!(
+            !on_host,
+            "{far} appeared on the host ({made}); the probe printed {:?}",
+            run.seen
         );
     }
 }
