@@ -1228,6 +1228,95 @@ fn no_interface_of_the_box_appears_on_the_host() {
 }
 
 // ---------------------------------------------------------------------------
+// The terminal
+
+/// Runs the probe under `aileron launch OPTIONS` with a terminal of the
+/// test's as its controlling terminal, as a user runs an agent; what the
+/// probe printed, and what is left typed ahead on that terminal for the
+/// user's shell once the session has ended.
+fn typed_ahead(b: &Setup, options: &[&str], form: Form, attempts: &[String]) -> (Lines, String) {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
+    // SAFETY: a new pseudo-terminal, close-on-exec from the start (other
+    // tests spawn meanwhile), and its slave opened by the name it gives.
+    let (master, slave) = unsafe {
+        let master = libc::posix_openpt(flags);
+        assert!(
+            master >= 0,
+            "posix_openpt: {}",
+            std::io::Error::last_os_error()
+        );
+        let master = OwnedFd::from_raw_fd(master);
+        let mut name = [0 as libc::c_char; 128];
+        let ok = libc::grantpt(master.as_raw_fd()) == 0
+            && libc::unlockpt(master.as_raw_fd()) == 0
+            && libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()) == 0;
+        assert!(ok, "pseudo-terminal: {}", std::io::Error::last_os_error());
+        let slave = libc::open(name.as_ptr(), flags);
+        assert!(
+            slave >= 0,
+            "open the slave: {}",
+            std::io::Error::last_os_error()
+        );
+        (master, OwnedFd::from_raw_fd(slave))
+    };
+    let slave_fd = slave.as_raw_fd();
+    let mut cmd = b.launch(options, form, attempts);
+    // SAFETY: setsid and ioctl are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 || libc::ioctl(slave_fd, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = support::run(&mut cmd, b"");
+    // What the terminal would give its next reader, the user's shell.
+    // SAFETY: fcntl and read on the slave we own, into a local buffer.
+    let pending = unsafe {
+        libc::fcntl(slave_fd, libc::F_SETFL, libc::O_NONBLOCK);
+        let mut buf = [0u8; 256];
+        let n = libc::read(slave_fd, buf.as_mut_ptr().cast(), buf.len());
+        text(&buf[..n.max(0) as usize])
+    };
+    drop((master, slave));
+    (Lines::of(form, out), pending)
+}
+
+/// Text the agent types on the user's terminal (`TIOCSTI`) would be read
+/// and run by the user's shell after the session, outside the box: nothing
+/// typed reaches the terminal's input.
+// BYPASS: `ioctl(TIOCSTI)` on `/dev/tty` works in the box (here
+// `dev.tty.legacy_tiocsti` is 1; root may always): `echo injected-by-the-box`
+// waits in the terminal's input for the user's shell.
+#[test]
+fn nothing_typed_on_the_terminal_reaches_the_users_shell() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let attempts = [at(&["type", "type", "echo injected-by-the-box\n"])];
+        let (open, pending) = typed_ahead(&b, &["--enforce", "none"], form, &attempts);
+        if open.get("type") == "OK" {
+            // Where the kernel allows it, typing works without the box.
+            assert!(
+                pending.contains("injected-by-the-box"),
+                "{pending:?}\n{}",
+                open.show()
+            );
+        }
+        let (got, pending) = typed_ahead(&b, &[], form, &attempts);
+        assert!(got.success, "{}", got.show());
+        assert_eq!(
+            pending,
+            "",
+            "typed ahead for the user's shell: {}",
+            got.show()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
 // A setuid file
 
 /// A setuid copy of a program, run from the project, gains nothing: the
