@@ -1,0 +1,706 @@
+//! Everyday package work in the box (issue 30): `npm install` and `cargo
+//! fetch`, run as users run them (`aileron launch -- npm install`, the
+//! default enforcement, the tools from `PATH`), against registry mirrors
+//! the test serves on the host's loopback. Inside the box `127.0.0.1` is
+//! the box's own loopback, so a request the mirror receives came through
+//! the session's egress proxy, which connects from the host's side; each
+//! one has its `http.request` audit line. A mirror the policy does not
+//! allow is never reached: the install fails and the audit log says why.
+//!
+//! The packages are real: `npm pack` and `cargo package` build them from
+//! sources the test writes, outside the box, and the package managers
+//! check their integrity (`integrity`, `cksum`) as they would from the
+//! public registries. The project and its home live under the build's
+//! scratch directory (`support::Project`), not under `/tmp`, which the box
+//! lets the tree write.
+
+#![cfg(target_os = "linux")]
+
+mod support;
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use support::upstream::{Reply, Upstream};
+use support::{Project, run_no_tty, text};
+
+/// The id of the rule that allows the mirror.
+const ALLOW_RULE: &str = "registry-mirror";
+/// The id of the rule that denies it.
+const DENY_RULE: &str = "no-mirror";
+
+// ---------------------------------------------------------------------------
+// What a user's machine has
+
+/// Whether the test may go on with `what`: when it is missing, the test is
+/// skipped with a message, except in CI (`CI` set), where it fails.
+fn available(what: &str, ok: bool) -> bool {
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "{what} is missing (the box's registry tests are never skipped in CI)"
+        );
+        eprintln!("SKIPPED: {what} is missing");
+    }
+    ok
+}
+
+/// Whether `program --version` runs in the user's environment.
+fn runs(p: &Project, program: &str) -> bool {
+    let mut cmd = p.command(program);
+    as_user(&mut cmd);
+    let ok = cmd
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    available(program, ok)
+}
+
+/// Where rustup keeps its toolchains for the user running the tests: a
+/// user who installed rustup has them in `~/.rustup`, which the test's
+/// home does not hold, so the test names the real one (`None`: cargo is
+/// not rustup's).
+fn rustup_home() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("RUSTUP_HOME") {
+        return Some(dir.into());
+    }
+    let dir = PathBuf::from(std::env::var_os("HOME")?).join(".rustup");
+    dir.is_dir().then_some(dir)
+}
+
+/// The environment of a user at a terminal: none of the variables `cargo
+/// test` gives the test itself (`CARGO_HOME` among them: cargo's home is
+/// `~/.cargo` of the test's home), none of npm's `npm_config_*`, and
+/// rustup's toolchains where the user keeps them.
+fn as_user(cmd: &mut Command) -> &mut Command {
+    for (k, _) in std::env::vars_os() {
+        let name = k.to_string_lossy().to_ascii_lowercase();
+        if name.starts_with("cargo") || name.starts_with("npm_config_") {
+            cmd.env_remove(&k);
+        }
+    }
+    if let Some(dir) = rustup_home() {
+        cmd.env("RUSTUP_HOME", dir);
+    }
+    cmd
+}
+
+/// `aileron launch -- ARGV` in the project, as its user runs it, to its end.
+fn launch(p: &Project, argv: &[&str]) -> Output {
+    let mut cmd = p.aileron(&["launch", "--"]);
+    cmd.args(argv);
+    run_no_tty(as_user(&mut cmd))
+}
+
+/// What a launch printed and what the audit log holds, for a failure message.
+fn show(p: &Project, out: &Output) -> String {
+    format!(
+        "{:?}\n--- stdout\n{}--- stderr\n{}--- audit\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr),
+        p.audit_text()
+    )
+}
+
+/// A directory of its own under the build's scratch directory.
+fn scratch_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir")
+}
+
+// ---------------------------------------------------------------------------
+// A registry mirror on the host's loopback
+
+/// An HTTP/1.1 server on `127.0.0.1` that serves fixed files by path
+/// (`404` for any other) and records every request it receives.
+struct Mirror {
+    up: Upstream,
+    files: Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
+}
+
+impl Mirror {
+    fn start() -> Mirror {
+        let files: Arc<Mutex<BTreeMap<String, Vec<u8>>>> = Arc::default();
+        let served = Arc::clone(&files);
+        let up = Upstream::http_with(move |seen| {
+            let found = served.lock().unwrap().get(seen.path()).cloned();
+            match found {
+                Some(body) => Reply {
+                    status: 200,
+                    headers: Vec::new(),
+                    body,
+                },
+                None => Reply {
+                    status: 404,
+                    ..Reply::text("not in this mirror\n")
+                },
+            }
+        });
+        Mirror { up, files }
+    }
+
+    /// Serves `body` at `path`.
+    fn put(&self, path: &str, body: Vec<u8>) {
+        self.files.lock().unwrap().insert(path.to_owned(), body);
+    }
+
+    fn port(&self) -> u16 {
+        self.up.port()
+    }
+
+    /// `http://127.0.0.1:PORT{path}`.
+    fn url(&self, path: &str) -> String {
+        self.up.url(path)
+    }
+
+    /// `METHOD URL` of every request received, in order: as the proxy's
+    /// audit lines summarise them.
+    fn requests(&self) -> Vec<String> {
+        self.up
+            .seen()
+            .iter()
+            .map(|s| format!("{} {}", s.method, self.url(&s.target)))
+            .collect()
+    }
+
+    /// Asserts that a request for `path` arrived.
+    fn assert_served(&self, path: &str, p: &Project, out: &Output) {
+        assert!(
+            self.up.seen().iter().any(|s| s.path() == path),
+            "the mirror was not asked for {path}: {:?}\n{}",
+            self.requests(),
+            show(p, out)
+        );
+    }
+
+    /// Asserts that nothing reached the mirror, not even a connection.
+    fn assert_untouched(&self, p: &Project, out: &Output) {
+        assert_eq!(
+            self.up.connections(),
+            0,
+            "the mirror was reached: {:?}\n{}",
+            self.requests(),
+            show(p, out)
+        );
+    }
+}
+
+/// A policy that asks by default (with no terminal, an ask is refused at
+/// once) and allows `command`; the mirror allowed by a rule, denied by
+/// one, or named by none.
+fn policy(command: &str, mirror: &Mirror, rule: Option<&str>) -> String {
+    let mut text = format!("version: 1\ndefault: ask\nallow:\n  - \"{command}\"\n");
+    let when = format!(
+        "    when: {{type: http.request, http.host: 127.0.0.1, http.port: {}}}\n",
+        mirror.port()
+    );
+    match rule {
+        Some(ALLOW_RULE) => text.push_str(&format!("  - id: {ALLOW_RULE}\n{when}")),
+        Some(id) => text.push_str(&format!(
+            "deny:\n  - id: {id}\n    description: the registry mirror is closed\n{when}"
+        )),
+        None => {}
+    }
+    text
+}
+
+/// The proxy's audit lines about the mirror.
+fn mirror_lines(p: &Project, mirror: &Mirror) -> Vec<Value> {
+    support::proxy::proxy_lines(p)
+        .into_iter()
+        .filter(|r| r["action"]["facets"]["http"]["port"] == json!(mirror.port()))
+        .collect()
+}
+
+/// Asserts that every request the mirror received came through the proxy
+/// and was allowed by [`ALLOW_RULE`]: one audit line each, no more.
+fn assert_each_request_audited(p: &Project, mirror: &Mirror, out: &Output) {
+    let lines = mirror_lines(p, mirror);
+    for line in &lines {
+        assert_eq!(line["action"]["type"], "http.request", "{line}");
+        assert_eq!(line["decision"], "allow", "{line}");
+        assert_eq!(line["rule"], ALLOW_RULE, "{line}");
+    }
+    let mut audited: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            l["action"]["summary"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    let mut received = mirror.requests();
+    audited.sort();
+    received.sort();
+    assert_eq!(audited, received, "{}", show(p, out));
+}
+
+/// What a refused install shows: the package manager's words for the
+/// proxy's `403` and the path of the first request it makes.
+struct Refused {
+    says: &'static str,
+    first: &'static str,
+}
+
+impl Refused {
+    /// Asserts that the install failed saying so, that the mirror heard
+    /// nothing, and that the audit log refused the first request: an ask
+    /// no one could answer when no rule names the mirror, else `rule`'s deny.
+    fn assert(&self, p: &Project, mirror: &Mirror, rule: Option<&str>, out: &Output) {
+        assert!(
+            !out.status.success(),
+            "the install worked\n{}",
+            show(p, out)
+        );
+        assert!(text(&out.stderr).contains(self.says), "{}", show(p, out));
+        mirror.assert_untouched(p, out);
+        let lines = mirror_lines(p, mirror);
+        let want = format!("GET {}", mirror.url(self.first));
+        assert!(
+            lines.iter().any(|l| l["action"]["summary"] == want),
+            "no audit line for {want}\n{}",
+            show(p, out)
+        );
+        for line in &lines {
+            match rule {
+                Some(id) => {
+                    assert_eq!(line["decision"], "deny", "{line}");
+                    assert_eq!(line["rule"], id, "{line}");
+                }
+                None => {
+                    assert_eq!(line["decision"], "ask", "{line}");
+                    assert_eq!(line["outcome"], "no-terminal", "{line}");
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// npm
+
+/// A package the npm mirror serves: its name, its one dependency, its code.
+struct NpmPackage {
+    name: &'static str,
+    dependency: Option<&'static str>,
+    code: &'static str,
+}
+
+const NPM_VERSION: &str = "1.0.0";
+
+/// The project depends on the first, which depends on the second.
+const NPM_PACKAGES: [NpmPackage; 2] = [
+    NpmPackage {
+        name: "box-left-pad",
+        dependency: Some("box-pad-char"),
+        code: "const c = require('box-pad-char');\nmodule.exports = (s, n) => String(s).padStart(n, c);\n",
+    },
+    NpmPackage {
+        name: "box-pad-char",
+        dependency: None,
+        code: "module.exports = '*';\n",
+    },
+];
+
+impl NpmPackage {
+    fn manifest(&self) -> Value {
+        let deps: BTreeMap<&str, String> = self
+            .dependency
+            .iter()
+            .map(|d| (*d, format!("^{NPM_VERSION}")))
+            .collect();
+        json!({
+            "name": self.name,
+            "version": NPM_VERSION,
+            "main": "index.js",
+            "license": "MIT",
+            "dependencies": deps,
+        })
+    }
+
+    /// Builds the package's tarball with `npm pack` (outside the box) and
+    /// serves it with its packument (what `GET /NAME` answers).
+    fn publish(&self, mirror: &Mirror, work: &Path) {
+        let src = work.join(self.name);
+        let out = work.join("packed");
+        for d in [&src, &out] {
+            std::fs::create_dir_all(d).expect("package dir");
+        }
+        std::fs::write(src.join("package.json"), self.manifest().to_string()).expect("manifest");
+        std::fs::write(src.join("index.js"), self.code).expect("code");
+        // The packer's own home, so that the test's stays as a user's is.
+        let mut pack = Command::new("npm");
+        support::isolate(&mut pack, &work.join("packer"), &work.join("packer"));
+        let packed = as_user(&mut pack)
+            .args(["pack", "--json", "--pack-destination"])
+            .arg(&out)
+            .current_dir(&src)
+            .output()
+            .expect("npm pack");
+        assert!(
+            packed.status.success(),
+            "npm pack: {}",
+            text(&packed.stderr)
+        );
+        let info: Value = serde_json::from_slice(&packed.stdout).expect("npm pack --json");
+        let info = &info[0];
+        let file = info["filename"].as_str().expect("filename");
+        let tarball = format!("/{}/-/{file}", self.name);
+        let mut version = self.manifest();
+        version["dist"] = json!({
+            "tarball": mirror.url(&tarball),
+            "integrity": info["integrity"],
+            "shasum": info["shasum"],
+        });
+        let packument = json!({
+            "name": self.name,
+            "dist-tags": {"latest": NPM_VERSION},
+            "versions": {NPM_VERSION: version},
+        });
+        mirror.put(
+            &format!("/{}", self.name),
+            packument.to_string().into_bytes(),
+        );
+        mirror.put(&tarball, std::fs::read(out.join(file)).expect("tarball"));
+    }
+}
+
+/// A project depending on `box-left-pad`, its `.npmrc` naming the mirror,
+/// and a home where npm has run before (`~/.npm` exists, empty), or not;
+/// `None` when npm is missing.
+fn npm_project(rule: Option<&str>, npm_used: bool) -> Option<(Project, Mirror)> {
+    let mirror = Mirror::start();
+    let p = Project::new(&policy("npm install*", &mirror, rule));
+    if !runs(&p, "npm") {
+        return None;
+    }
+    let work = scratch_dir();
+    for pkg in &NPM_PACKAGES {
+        pkg.publish(&mirror, work.path());
+    }
+    let manifest = json!({
+        "name": "app",
+        "version": "1.0.0",
+        "private": true,
+        "dependencies": {"box-left-pad": format!("^{NPM_VERSION}")},
+    });
+    p.write("package.json", &manifest.to_string());
+    p.write(".npmrc", &format!("registry={}\n", mirror.url("/")));
+    if npm_used {
+        std::fs::create_dir_all(p.home.join(".npm")).expect("~/.npm");
+    }
+    Some((p, mirror))
+}
+
+/// Asserts that `npm install` in the box installed both packages from the
+/// mirror, through the proxy, and that they work.
+fn assert_npm_installed(p: &Project, mirror: &Mirror, out: &Output) {
+    assert!(out.status.success(), "npm install failed\n{}", show(p, out));
+    for pkg in &NPM_PACKAGES {
+        assert!(
+            p.path("node_modules")
+                .join(pkg.name)
+                .join("index.js")
+                .is_file(),
+            "{} not installed\n{}",
+            pkg.name,
+            show(p, out)
+        );
+        mirror.assert_served(&format!("/{}", pkg.name), p, out);
+        mirror.assert_served(&format!("/{0}/-/{0}-{NPM_VERSION}.tgz", pkg.name), p, out);
+    }
+    assert_each_request_audited(p, mirror, out);
+    // What the user does next, outside the box: use it.
+    let used = p
+        .command("node")
+        .args([
+            "-e",
+            "process.stdout.write(require('box-left-pad')('ok', 5))",
+        ])
+        .output()
+        .expect("node");
+    assert_eq!(text(&used.stdout), "***ok", "{}", text(&used.stderr));
+}
+
+#[test]
+fn npm_install_fetches_from_a_mirror_on_loopback_through_the_proxy() {
+    let Some((p, mirror)) = npm_project(Some(ALLOW_RULE), true) else {
+        return;
+    };
+    let out = launch(&p, &["npm", "install"]);
+    assert_npm_installed(&p, &mirror, &out);
+}
+
+/// npm's words for the proxy's refusal of the first packument.
+const NPM_REFUSED: Refused = Refused {
+    says: "403 Forbidden - GET",
+    first: "/box-left-pad",
+};
+
+/// The mirror named by no rule (the default asks, and nobody can answer)
+/// or denied by one: `npm install` fails, the mirror hears nothing.
+#[test]
+fn npm_install_from_a_mirror_the_policy_does_not_allow_fetches_nothing() {
+    for rule in [None, Some(DENY_RULE)] {
+        let Some((p, mirror)) = npm_project(rule, true) else {
+            return;
+        };
+        let out = launch(&p, &["npm", "install"]);
+        NPM_REFUSED.assert(&p, &mirror, rule, &out);
+        assert!(!p.path("node_modules/box-left-pad").exists());
+    }
+}
+
+// FINDING: a user who has never run npm has no `~/.npm`; the box makes
+// only existing caches writable, and the home is read-only, so npm cannot
+// create its cache: `npm error code EACCES`, `syscall mkdir`, `path
+// ~/.npm`, followed by npm's misleading advice to `sudo chown` it. Left to
+// the box's owner (launch_box.rs); this test passes once it is decided.
+#[test]
+#[ignore = "FINDING: npm cannot create a missing ~/.npm in the box (EACCES)"]
+fn npm_install_works_for_a_user_who_never_ran_npm() {
+    let Some((p, mirror)) = npm_project(Some(ALLOW_RULE), false) else {
+        return;
+    };
+    let out = launch(&p, &["npm", "install"]);
+    assert_npm_installed(&p, &mirror, &out);
+}
+
+// ---------------------------------------------------------------------------
+// cargo
+
+const CRATE: &str = "boxed-util";
+const CRATE_VERSION: &str = "0.1.0";
+const CRATE_LIB: &str = "pub fn answer() -> u32 {\n    42\n}\n";
+
+/// Where a crate's entry is in a registry index (cargo's layout: `1/a`,
+/// `2/ab`, `3/a/abc`, `ab/cd/abcd...`).
+fn index_path(name: &str) -> String {
+    let n = name.to_ascii_lowercase();
+    match n.len() {
+        1 => format!("1/{n}"),
+        2 => format!("2/{n}"),
+        3 => format!("3/{}/{n}", &n[..1]),
+        _ => format!("{}/{}/{n}", &n[..2], &n[2..4]),
+    }
+}
+
+/// The SHA-256 of `file`, in hex (`sha256sum`).
+fn sha256(file: &Path) -> String {
+    let out = Command::new("sha256sum")
+        .arg(file)
+        .output()
+        .expect("sha256sum");
+    assert!(out.status.success(), "sha256sum: {}", text(&out.stderr));
+    let sum = text(&out.stdout);
+    sum.split_whitespace().next().expect("a sum").to_owned()
+}
+
+/// Builds the crate with `cargo package` (outside the box, a cargo home of
+/// its own) and serves it with the sparse index: `config.json`, its
+/// index entry and its download (`dl` + `/NAME/VERSION/download`).
+/// Returns the `.crate` file's bytes and checksum.
+fn publish_crate(mirror: &Mirror, work: &Path) -> (Vec<u8>, String) {
+    let src = work.join(CRATE);
+    std::fs::create_dir_all(src.join("src")).expect("crate dir");
+    std::fs::write(
+        src.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{CRATE}\"\nversion = \"{CRATE_VERSION}\"\nedition = \"2021\"\n\
+             description = \"served by the box's registry mirror\"\nlicense = \"MIT\"\n\n\
+             # Not a member of the workspace this test lives in.\n[workspace]\n"
+        ),
+    )
+    .expect("crate manifest");
+    std::fs::write(src.join("src/lib.rs"), CRATE_LIB).expect("lib.rs");
+    let mut package = Command::new("cargo");
+    support::isolate(&mut package, &work.join("packer"), &work.join("packer"));
+    let out = as_user(&mut package)
+        .args(["package", "--allow-dirty", "--no-verify", "--quiet"])
+        .current_dir(&src)
+        .output()
+        .expect("cargo package");
+    assert!(out.status.success(), "cargo package: {}", text(&out.stderr));
+    let file = src.join(format!("target/package/{CRATE}-{CRATE_VERSION}.crate"));
+    let bytes = std::fs::read(&file).expect("the .crate");
+    let cksum = sha256(&file);
+    let config = json!({"dl": mirror.url("/api/v1/crates"), "api": mirror.url("")});
+    let entry = json!({
+        "name": CRATE,
+        "vers": CRATE_VERSION,
+        "deps": [],
+        "cksum": cksum,
+        "features": {},
+        "yanked": false,
+    });
+    mirror.put("/config.json", config.to_string().into_bytes());
+    mirror.put(
+        &format!("/{}", index_path(CRATE)),
+        format!("{entry}\n").into_bytes(),
+    );
+    mirror.put(
+        &format!("/api/v1/crates/{CRATE}/{CRATE_VERSION}/download"),
+        bytes.clone(),
+    );
+    (bytes, cksum)
+}
+
+/// A crate the cargo mirror serves, and a project depending on it whose
+/// `.cargo/config.toml` replaces crates.io with the mirror; its home as a
+/// user's is after cargo was installed and `cargo_used` (`~/.cargo/registry`
+/// exists, empty) or not (`~/.cargo/bin` only). `None` when cargo is missing.
+fn cargo_project(
+    rule: Option<&str>,
+    cargo_used: bool,
+) -> Option<(Project, Mirror, Vec<u8>, String)> {
+    let mirror = Mirror::start();
+    let p = Project::new(&policy("cargo fetch*", &mirror, rule));
+    if !runs(&p, "cargo")
+        || !available(
+            "sha256sum",
+            Command::new("sha256sum").arg("--version").output().is_ok(),
+        )
+    {
+        return None;
+    }
+    let work = scratch_dir();
+    let (bytes, cksum) = publish_crate(&mirror, work.path());
+    p.write(
+        "Cargo.toml",
+        &format!(
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\n{CRATE} = \"{CRATE_VERSION}\"\n\n\
+             # Not a member of the workspace this test lives in.\n[workspace]\n"
+        ),
+    );
+    p.write(
+        "src/main.rs",
+        "fn main() {\n    println!(\"{}\", boxed_util::answer());\n}\n",
+    );
+    p.write(
+        ".cargo/config.toml",
+        &format!(
+            "[source.crates-io]\nreplace-with = \"mirror\"\n\n[source.mirror]\nregistry = \"sparse+{}\"\n",
+            mirror.url("/")
+        ),
+    );
+    let home_dir = if cargo_used {
+        ".cargo/registry"
+    } else {
+        ".cargo/bin"
+    };
+    std::fs::create_dir_all(p.home.join(home_dir)).expect("~/.cargo");
+    Some((p, mirror, bytes, cksum))
+}
+
+/// The files named `name` in the directories below `dir` (cargo names
+/// them after the registry's URL and a hash).
+fn below(dir: &Path, name: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join(name))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// Asserts that `cargo fetch` in the box downloaded the crate from the
+/// mirror, through the proxy, into `~/.cargo/registry`, and locked it.
+fn assert_fetched(p: &Project, mirror: &Mirror, bytes: &[u8], cksum: &str, out: &Output) {
+    assert!(out.status.success(), "cargo fetch failed\n{}", show(p, out));
+    let registry = p.home.join(".cargo/registry");
+    let cached = below(
+        &registry.join("cache"),
+        &format!("{CRATE}-{CRATE_VERSION}.crate"),
+    );
+    assert_eq!(cached.len(), 1, "{cached:?}\n{}", show(p, out));
+    assert_eq!(std::fs::read(&cached[0]).expect("cached crate"), bytes);
+    let unpacked = below(
+        &registry.join("src"),
+        &format!("{CRATE}-{CRATE_VERSION}/src/lib.rs"),
+    );
+    assert_eq!(unpacked.len(), 1, "{unpacked:?}\n{}", show(p, out));
+    assert_eq!(
+        std::fs::read_to_string(&unpacked[0]).expect("lib.rs"),
+        CRATE_LIB
+    );
+    let lock = p.read("Cargo.lock");
+    assert!(
+        lock.contains(&format!("name = \"{CRATE}\"")) && lock.contains(cksum),
+        "{lock}"
+    );
+    for path in [
+        "/config.json".to_owned(),
+        format!("/{}", index_path(CRATE)),
+        format!("/api/v1/crates/{CRATE}/{CRATE_VERSION}/download"),
+    ] {
+        mirror.assert_served(&path, p, out);
+    }
+    assert_each_request_audited(p, mirror, out);
+}
+
+// FINDING (not a failure): cargo cannot open its package-cache lock
+// `~/.cargo/.package-cache` in the box (only `~/.cargo/registry` and
+// `~/.cargo/git` are writable): `WARN cargo::util::cache_lock: failed to
+// acquire cache lock .package-cache: failed to open: ~/.cargo/.package-cache
+// ... Permission denied (os error 13)`, seen with `CARGO_LOG`. Cargo then
+// goes on without the lock, so two cargo processes in the box (or one in
+// and one outside) are not kept from writing the registry cache at once,
+// and `~/.cargo/.global-cache` (the cache's last-use records for `cargo
+// clean gc`) is not kept. Left to the box's owner (launch_box.rs).
+#[test]
+fn cargo_fetch_downloads_from_a_sparse_mirror_on_loopback_through_the_proxy() {
+    let Some((p, mirror, bytes, cksum)) = cargo_project(Some(ALLOW_RULE), true) else {
+        return;
+    };
+    let out = launch(&p, &["cargo", "fetch"]);
+    assert_fetched(&p, &mirror, &bytes, &cksum, &out);
+}
+
+/// cargo's words for the proxy's refusal of the index's `config.json`.
+const CARGO_REFUSED: Refused = Refused {
+    says: "got 403",
+    first: "/config.json",
+};
+
+/// The mirror named by no rule or denied by one: `cargo fetch` fails at
+/// the index's `config.json`, the mirror hears nothing, the cache stays empty.
+#[test]
+fn cargo_fetch_from_a_mirror_the_policy_does_not_allow_fetches_nothing() {
+    for rule in [None, Some(DENY_RULE)] {
+        let Some((p, mirror, _, _)) = cargo_project(rule, true) else {
+            return;
+        };
+        let out = launch(&p, &["cargo", "fetch"]);
+        CARGO_REFUSED.assert(&p, &mirror, rule, &out);
+        let cache = p.home.join(".cargo/registry/cache");
+        assert!(
+            below(&cache, &format!("{CRATE}-{CRATE_VERSION}.crate")).is_empty(),
+            "{}",
+            show(&p, &out)
+        );
+    }
+}
+
+// FINDING: a user who installed cargo with rustup but never fetched a
+// crate has `~/.cargo/bin` and no `~/.cargo/registry`; the box makes only
+// existing caches writable, so `cargo fetch` downloads the crate and then
+// fails: `warning: failed to write cache, path:
+// ~/.cargo/registry/index/127.0.0.1-HASH/.cache/...: Permission denied` and
+// `error: failed to download replaced source registry crates-io ... failed
+// to create directory ~/.cargo/registry/cache/127.0.0.1-HASH ... Permission
+// denied (os error 13)`. Left to the box's owner (launch_box.rs); this test
+// passes once it is decided.
+#[test]
+#[ignore = "FINDING: cargo cannot create a missing ~/.cargo/registry in the box (EACCES)"]
+fn cargo_fetch_works_for_a_user_who_never_fetched_a_crate() {
+    let Some((p, mirror, bytes, cksum)) = cargo_project(Some(ALLOW_RULE), false) else {
+        return;
+    };
+    let out = launch(&p, &["cargo", "fetch"]);
+    assert_fetched(&p, &mirror, &bytes, &cksum, &out);
+}
