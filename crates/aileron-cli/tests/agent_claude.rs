@@ -392,6 +392,14 @@ fn launch_with_enforcement_decides_every_tool_call() {
     let p = project();
     let r = run(&p, &claude, Mode::LaunchAll, &main_script(&p));
     check_main_session(&p, &r, USER_SETTINGS);
+    // The box lets Claude Code keep its state outside the project, in a
+    // home where nothing else may be written.
+    let config = std::fs::read_to_string(p.home.join(".claude.json")).unwrap_or_default();
+    assert!(
+        config.contains("firstStartTime"),
+        "Claude Code could not save ~/.claude.json: {config:?}\n{}",
+        r.describe()
+    );
 }
 
 /// An allowed shell command runs under launch: the hook allows it, then

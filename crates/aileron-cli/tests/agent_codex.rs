@@ -422,6 +422,17 @@ fn enforced_launch_decides_commands() {
     s.check_ran_and_refused();
 }
 
+/// The box lets Codex keep its state: the session's rollout lands in
+/// `~/.codex/sessions`, outside the project.
+#[test]
+fn enforced_launch_saves_the_agents_session() {
+    let Some(s) = session(Mode::Launch("all")) else {
+        return;
+    };
+    let saved = support::files_ending(&s.p.home.join(".codex/sessions"), ".jsonl");
+    assert!(!saved.is_empty(), "no session saved in ~/.codex/sessions");
+}
+
 #[test]
 fn enforced_launch_protects_the_policy_and_hooks() {
     let Some(s) = session(Mode::Launch("all")) else {

@@ -115,8 +115,9 @@ pub struct Settings {
     pub timeout: Option<u64>,
     /// What an unanswered ask becomes (allow or deny).
     pub on_timeout: Option<Decision>,
-    /// `enforce.writable`: under `aileron launch`, the agent's tree writes
-    /// only here, in the project and in the temporary directories (Landlock).
+    /// `enforce.writable`: under `aileron launch`, places the agent's tree
+    /// writes besides the project, the temporary directories, the agent's
+    /// state and the caches (Landlock).
     pub writable: Option<Vec<String>>,
     /// `enforce.readable`: credential stores the box masks that the agent's
     /// tree may read after all (`~/` is the home directory).

@@ -124,7 +124,7 @@ pub fn json_schema() -> Value {
                 "on_timeout": on_timeout,
                 "enforce": {"type": "object", "additionalProperties": false, "properties": {
                     "writable": {"type": "array", "items": {"type": "string"},
-                                 "description": "under `aileron launch` (Linux, Landlock): besides the project and the temporary directories, the only places the agent's tree may write (~/ is the home directory)"},
+                                 "description": "under `aileron launch` (Linux, Landlock): places the agent's tree may write besides the project, the temporary directories, the agent's own state and the package caches; everything else is read-only to it (~/ is the home directory)"},
                     "readable": {"type": "array", "items": {"type": "string"},
                                  "description": "under `aileron launch` (Linux): credential stores the box masks that the agent's tree may read after all (~/.npmrc; a directory gives back what it holds)"},
                     "sockets": {"type": "array", "items": {"type": "string"},

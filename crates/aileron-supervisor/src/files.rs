@@ -421,7 +421,12 @@ impl Lockdown {
                     std::ptr::null(),
                 ) != 0
                 {
-                    return Err(err());
+                    // Gone since it was listed (a host socket whose
+                    // server ended): nothing left to hide.
+                    let e = err();
+                    if e.raw_os_error() != Some(libc::ENOENT) {
+                        return Err(e);
+                    }
                 }
             }
             for path in &self.emptied {
@@ -433,7 +438,10 @@ impl Lockdown {
                     c"size=4k,mode=0700".as_ptr().cast(),
                 ) != 0
                 {
-                    return Err(err());
+                    let e = err();
+                    if e.raw_os_error() != Some(libc::ENOENT) {
+                        return Err(e);
+                    }
                 }
             }
         }

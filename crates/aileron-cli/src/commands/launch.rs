@@ -174,6 +174,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 shim_bin: &bin,
                 policy: &loaded.policy,
                 env: &env,
+                boxed: enforce.files && aileron_supervisor::files::landlock_abi() > 0,
             },
         )?,
         None => launch_agents::AgentSetup::default(),
@@ -379,6 +380,12 @@ pub fn run(args: Args) -> Result<u8, Error> {
     };
     drop(proxy);
     drop(gateways);
+    for file in &setup.copied_back {
+        if let Some(why) = file.put_back() {
+            eprintln!("aileron: {why}");
+            decider.record_session_note(&why);
+        }
+    }
     let _ = std::fs::remove_dir_all(&runtime);
     let status = status.map_err(|e| Error::Run {
         program: program.clone(),

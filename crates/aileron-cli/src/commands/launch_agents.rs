@@ -22,6 +22,53 @@ pub struct AgentSetup {
     pub writable: Vec<PathBuf>,
     /// Files in those places that stay read-only (the hook settings).
     pub locked: Vec<PathBuf>,
+    /// Files the agent keeps in the box under another name, copied back
+    /// when the session ends.
+    pub copied_back: Vec<CopiedBack>,
+}
+
+/// A file of the user's the box cannot let the agent replace in place
+/// (Claude Code writes `~/.claude.json` by renaming a new file over it,
+/// which would need the whole home directory writable): the agent works on
+/// a copy in its state directory, and the session puts the copy back.
+pub struct CopiedBack {
+    /// The user's file.
+    pub original: PathBuf,
+    /// The agent's copy, in a place the box lets it write.
+    pub copy: PathBuf,
+    /// The original's contents when the session started (None: absent).
+    pub at_start: Option<Vec<u8>>,
+}
+
+impl CopiedBack {
+    /// Puts the copy back when the agent changed it and nobody changed the
+    /// original meanwhile, and removes it; otherwise says why not (the
+    /// copy stays).
+    pub fn put_back(&self) -> Option<String> {
+        let copy = std::fs::read(&self.copy).ok()?;
+        if Some(&copy) == self.at_start.as_ref() {
+            let _ = std::fs::remove_file(&self.copy);
+            return None;
+        }
+        if std::fs::read(&self.original).ok() != self.at_start {
+            return Some(format!(
+                "{} changed outside the session: the session's version is left in {}",
+                self.original.display(),
+                self.copy.display()
+            ));
+        }
+        let tmp = self.original.with_extension("aileron-tmp");
+        let put = std::fs::write(&tmp, &copy)
+            .and_then(|()| std::fs::rename(&tmp, &self.original))
+            .and_then(|()| std::fs::remove_file(&self.copy));
+        put.err().map(|e| {
+            format!(
+                "cannot put the session's {} back: {e} (it is in {})",
+                self.original.display(),
+                self.copy.display()
+            )
+        })
+    }
 }
 
 /// What the session needs to set an agent up.
@@ -36,6 +83,8 @@ pub struct SetupContext<'a> {
     pub policy: &'a Policy,
     /// The agent's environment as launch will pass it.
     pub env: &'a [(String, String)],
+    /// The agent runs in the box (its writes confined).
+    pub boxed: bool,
 }
 
 /// The setup for `agent` (the program's file name), if it is a known agent.
@@ -65,10 +114,49 @@ fn claude_code(cx: &SetupContext) -> Result<AgentSetup, Error> {
         args.push("--disallowedTools".to_owned());
         args.push(disabled.join(","));
     }
-    Ok(AgentSetup {
+    let mut setup = AgentSetup {
         args,
         ..AgentSetup::default()
-    })
+    };
+    if cx.boxed {
+        claude_code_config_in_box(cx, &mut setup)?;
+    }
+    Ok(setup)
+}
+
+/// In the box, Claude Code keeps `~/.claude.json` in `~/.claude` (its
+/// `CLAUDE_CONFIG_DIR`, the same directory it uses anyway), where the box
+/// lets it replace the file; the session copies it there at the start and
+/// back at the end. A `CLAUDE_CONFIG_DIR` the user set is left alone.
+fn claude_code_config_in_box(cx: &SetupContext, setup: &mut AgentSetup) -> Result<(), Error> {
+    let var = |name: &str| cx.env.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    if var("CLAUDE_CONFIG_DIR").is_some() {
+        return Ok(());
+    }
+    let Some(home) = var("HOME").filter(|h| h.starts_with('/')) else {
+        return Ok(());
+    };
+    let config_dir = Path::new(home).join(".claude");
+    std::fs::create_dir_all(&config_dir).map_err(Error::io("create", &config_dir))?;
+    let original = Path::new(home).join(".claude.json");
+    let copy = config_dir.join(".claude.json");
+    let at_start = std::fs::read(&original).ok();
+    match &at_start {
+        Some(bytes) => std::fs::write(&copy, bytes).map_err(Error::io("write", &copy))?,
+        None => {
+            let _ = std::fs::remove_file(&copy);
+        }
+    }
+    setup.env.push((
+        "CLAUDE_CONFIG_DIR".to_owned(),
+        config_dir.to_string_lossy().into_owned(),
+    ));
+    setup.copied_back.push(CopiedBack {
+        original,
+        copy,
+        at_start,
+    });
+    Ok(())
 }
 
 /// Gemini CLI runs `bash` by name from PATH and ignores `$SHELL`: the shim

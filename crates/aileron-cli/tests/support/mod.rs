@@ -55,6 +55,7 @@ fn spawn_lock() -> std::sync::MutexGuard<'static, ()> {
 /// `root/home` is `$HOME`, `root/run` is `$XDG_RUNTIME_DIR`.
 pub struct Project {
     _tmp: tempfile::TempDir,
+    _home_tmp: tempfile::TempDir,
     pub root: PathBuf,
     pub dir: PathBuf,
     pub home: PathBuf,
@@ -75,13 +76,19 @@ impl Project {
         // Canonical, so that paths the shim reports compare equal.
         let root = std::fs::canonicalize(tmp.path()).expect("canonical temp dir");
         let dir = root.join("proj");
-        let home = root.join("home");
         let run = root.join("run");
+        // The home under the build's scratch directory, not /tmp: the box
+        // lets the agent's tree write in /tmp, and a home there would hide
+        // what it refuses in a real one. (The project stays in /tmp, out
+        // of any git repository the build's directory is in.)
+        let home_tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("home dir");
+        let home = std::fs::canonicalize(home_tmp.path()).expect("canonical home");
         for d in [&dir, &home, &run] {
             std::fs::create_dir_all(d).expect("create dir");
         }
         Project {
             _tmp: tmp,
+            _home_tmp: home_tmp,
             root,
             dir,
             home,
@@ -340,6 +347,24 @@ pub fn collect(mut reader: impl Read + Send + 'static) -> Arc<Mutex<Vec<u8>>> {
         }
     });
     got
+}
+
+/// The files below `dir` whose names end with `suffix` (an agent's saved
+/// sessions: the box must let it keep them).
+pub fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().ends_with(suffix) {
+                found.push(path);
+            }
+        }
+    }
+    found
 }
 
 pub fn text(bytes: &[u8]) -> String {
