@@ -243,6 +243,50 @@ pub fn host_sockets(table: &str, keep: &[PathBuf], open: &[PathBuf]) -> Vec<Path
     out
 }
 
+/// A file of the user's the box cannot let the agent replace in place
+/// (Claude Code writes `~/.claude.json` by renaming a new file over it,
+/// which would need the whole home directory writable): the agent works on
+/// a copy in its state directory, and the session puts the copy back.
+pub struct CopiedBack {
+    /// The user's file.
+    pub original: PathBuf,
+    /// The agent's copy, in a place the box lets it write.
+    pub copy: PathBuf,
+    /// The original's contents when the session started (None: absent).
+    pub at_start: Option<Vec<u8>>,
+}
+
+impl CopiedBack {
+    /// Puts the copy back when the agent changed it and nobody changed the
+    /// original meanwhile, and removes it; otherwise says why not (the
+    /// copy stays).
+    pub fn put_back(&self) -> Option<String> {
+        let copy = std::fs::read(&self.copy).ok()?;
+        if Some(&copy) == self.at_start.as_ref() {
+            let _ = std::fs::remove_file(&self.copy);
+            return None;
+        }
+        if std::fs::read(&self.original).ok() != self.at_start {
+            return Some(format!(
+                "{} changed outside the session: the session's version is left in {}",
+                self.original.display(),
+                self.copy.display()
+            ));
+        }
+        let tmp = self.original.with_extension("aileron-tmp");
+        let put = std::fs::write(&tmp, &copy)
+            .and_then(|()| std::fs::rename(&tmp, &self.original))
+            .and_then(|()| std::fs::remove_file(&self.copy));
+        put.err().map(|e| {
+            format!(
+                "cannot put the session's {} back: {e} (it is in {})",
+                self.original.display(),
+                self.copy.display()
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,5 +410,33 @@ mod tests {
         .join("\n");
         let got = host_sockets(&table, &[dir.join("session")], &[paths[1].clone()]);
         assert_eq!(got, vec![paths[0].clone()]);
+    }
+
+    #[test]
+    fn a_copy_goes_back_only_when_changed_here_and_not_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (original, copy) = (tmp.path().join("a.json"), tmp.path().join("copy.json"));
+        let file = |at_start: &str| CopiedBack {
+            original: original.clone(),
+            copy: copy.clone(),
+            at_start: Some(at_start.as_bytes().to_vec()),
+        };
+        // Changed in the session: put back, the copy removed.
+        std::fs::write(&original, "1").unwrap();
+        std::fs::write(&copy, "2").unwrap();
+        assert_eq!(file("1").put_back(), None);
+        assert_eq!(std::fs::read_to_string(&original).unwrap(), "2");
+        assert!(!copy.exists());
+        // Changed outside meanwhile too: the original kept, the copy left and named.
+        std::fs::write(&copy, "3").unwrap();
+        std::fs::write(&original, "outside").unwrap();
+        let why = file("2").put_back().unwrap();
+        assert!(why.contains("changed outside the session"), "{why}");
+        assert_eq!(std::fs::read_to_string(&original).unwrap(), "outside");
+        assert!(copy.exists());
+        // Unchanged: nothing to do, the copy removed.
+        std::fs::write(&copy, "outside").unwrap();
+        assert_eq!(file("outside").put_back(), None);
+        assert!(!copy.exists());
     }
 }

@@ -24,51 +24,7 @@ pub struct AgentSetup {
     pub locked: Vec<PathBuf>,
     /// Files the agent keeps in the box under another name, copied back
     /// when the session ends.
-    pub copied_back: Vec<CopiedBack>,
-}
-
-/// A file of the user's the box cannot let the agent replace in place
-/// (Claude Code writes `~/.claude.json` by renaming a new file over it,
-/// which would need the whole home directory writable): the agent works on
-/// a copy in its state directory, and the session puts the copy back.
-pub struct CopiedBack {
-    /// The user's file.
-    pub original: PathBuf,
-    /// The agent's copy, in a place the box lets it write.
-    pub copy: PathBuf,
-    /// The original's contents when the session started (None: absent).
-    pub at_start: Option<Vec<u8>>,
-}
-
-impl CopiedBack {
-    /// Puts the copy back when the agent changed it and nobody changed the
-    /// original meanwhile, and removes it; otherwise says why not (the
-    /// copy stays).
-    pub fn put_back(&self) -> Option<String> {
-        let copy = std::fs::read(&self.copy).ok()?;
-        if Some(&copy) == self.at_start.as_ref() {
-            let _ = std::fs::remove_file(&self.copy);
-            return None;
-        }
-        if std::fs::read(&self.original).ok() != self.at_start {
-            return Some(format!(
-                "{} changed outside the session: the session's version is left in {}",
-                self.original.display(),
-                self.copy.display()
-            ));
-        }
-        let tmp = self.original.with_extension("aileron-tmp");
-        let put = std::fs::write(&tmp, &copy)
-            .and_then(|()| std::fs::rename(&tmp, &self.original))
-            .and_then(|()| std::fs::remove_file(&self.copy));
-        put.err().map(|e| {
-            format!(
-                "cannot put the session's {} back: {e} (it is in {})",
-                self.original.display(),
-                self.copy.display()
-            )
-        })
-    }
+    pub copied_back: Vec<aileron_cli::launch_box::CopiedBack>,
 }
 
 /// What the session needs to set an agent up.
@@ -151,7 +107,7 @@ fn claude_code_config_in_box(cx: &SetupContext, setup: &mut AgentSetup) -> Resul
         "CLAUDE_CONFIG_DIR".to_owned(),
         config_dir.to_string_lossy().into_owned(),
     ));
-    setup.copied_back.push(CopiedBack {
+    setup.copied_back.push(aileron_cli::launch_box::CopiedBack {
         original,
         copy,
         at_start,
