@@ -148,17 +148,17 @@ fn a_file_install_created_goes_away_with_its_directories() {
     for agent in support::AGENTS {
         for user in [false, true] {
             let p = Project::new("version: 1\n");
-            let before = tree(&p.root);
+            let before = everything(&p);
             let mut args = vec!["install", agent];
             if user {
                 args.push("--user");
             }
             aileron(&p, &args);
-            assert_ne!(tree(&p.root), before, "{agent} {user}: nothing written");
+            assert_ne!(everything(&p), before, "{agent} {user}: nothing written");
             args[0] = "uninstall";
             aileron(&p, &args);
             // Only the data directory's record of installs may remain.
-            let after: Vec<String> = tree(&p.root)
+            let after: Vec<String> = everything(&p)
                 .into_iter()
                 .filter(|f| !f.contains("/.aileron"))
                 .collect();
@@ -484,6 +484,15 @@ fn run_with_stdin(cmd: &mut Command, input: &str) -> String {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every file and directory of the project's scratch directory and of
+/// its home, sorted.
+fn everything(p: &Project) -> Vec<String> {
+    let mut all = tree(&p.root);
+    all.extend(tree(&p.home));
+    all.sort();
+    all
 }
 
 /// Every file and directory under `root`, sorted.
@@ -906,7 +915,7 @@ fn an_mcp_configuration_that_does_not_parse_stops_install_with_its_place() {
     for (agent, file, broken, place, hook) in cases {
         let p = Project::new("version: 1\n");
         p.write(file, broken);
-        let before = tree(&p.root);
+        let before = everything(&p);
         let out = p.aileron(&["install", agent]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{agent}: {stderr}");
@@ -916,7 +925,7 @@ fn an_mcp_configuration_that_does_not_parse_stops_install_with_its_place() {
         // Nothing written: not the file, not the hook, not a record.
         assert_eq!(p.read(file), broken, "{agent}");
         assert!(!p.path(hook).exists(), "{agent}: the hook went in");
-        assert_eq!(tree(&p.root), before, "{agent}");
+        assert_eq!(everything(&p), before, "{agent}");
     }
 }
 

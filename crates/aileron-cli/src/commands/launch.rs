@@ -265,6 +265,9 @@ pub fn run(args: Args) -> Result<u8, Error> {
         eprintln!("aileron: {note}");
         decider.record_session_note(note);
     }
+    for note in &setup.recorded {
+        decider.record_session_note(note);
+    }
     if enforce != Enforce::ALL {
         decider.record_session_note(&format!(
             "the kernel enforces {} in this session{}",

@@ -17,6 +17,8 @@ pub struct AgentSetup {
     pub env: Vec<(String, String)>,
     /// Said on the terminal and in the session's audit note.
     pub notes: Vec<String>,
+    /// Said in the session's audit note only.
+    pub recorded: Vec<String>,
     /// Places in the session's runtime directory the agent writes (a
     /// session home): left writable when the kernel locks the rest.
     pub writable: Vec<PathBuf>,
@@ -45,13 +47,60 @@ pub struct SetupContext<'a> {
 
 /// The setup for `agent` (the program's file name), if it is a known agent.
 pub fn setup(agent: &str, cx: &SetupContext) -> Result<AgentSetup, Error> {
-    match agent {
+    let mut setup = match agent {
         "claude" => claude_code(cx),
         "gemini" => gemini_cli(cx),
         "codex" => codex(cx),
         "opencode" => opencode(cx),
         _ => Ok(AgentSetup::default()),
+    }?;
+    if cx.boxed {
+        self_updater_off(agent, &mut setup);
     }
+    Ok(setup)
+}
+
+/// How each agent's self-updater is turned off for one run: it would
+/// replace the agent's own program, outside the box, with what it
+/// downloaded in it.
+enum UpdaterOff {
+    /// A variable set in the agent's environment.
+    Env(&'static str, &'static str),
+    /// Arguments put before the user's.
+    Args(&'static [&'static str]),
+}
+
+/// The agents whose self-updater the box turns off, and how.
+const SELF_UPDATERS: &[(&str, &str, UpdaterOff)] = &[
+    (
+        "claude",
+        "Claude Code",
+        UpdaterOff::Env("DISABLE_AUTOUPDATER", "1"),
+    ),
+    (
+        "opencode",
+        "opencode",
+        UpdaterOff::Env("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+    ),
+    (
+        "codex",
+        "Codex",
+        UpdaterOff::Args(&["-c", "check_for_update_on_startup=false"]),
+    ),
+];
+
+/// Turns `agent`'s self-updater off and says so in one line.
+fn self_updater_off(agent: &str, setup: &mut AgentSetup) {
+    let Some((_, name, off)) = SELF_UPDATERS.iter().find(|(a, _, _)| *a == agent) else {
+        return;
+    };
+    match off {
+        UpdaterOff::Env(k, v) => setup.env.push(((*k).to_owned(), (*v).to_owned())),
+        UpdaterOff::Args(a) => setup.args.extend(a.iter().map(|s| (*s).to_owned())),
+    }
+    setup.recorded.push(format!(
+        "{name}'s self-updater is off in the box (it would replace the agent's program outside it): update it outside a session"
+    ));
 }
 
 /// Claude Code takes hooks and disallowed tools for one session on its
