@@ -637,6 +637,8 @@ const WRITES: &[(&str, &str, &[&str])] = &[
     ("mkdir", "mkdir-in-home", &["~/.ssh"]),
     ("create", "create-outside", &["@/new.txt"]),
     ("write", "append-outside", &["@/notes.txt"]),
+    ("reopen", "reopen-outside", &["@/notes.txt"]),
+    ("reopen", "reopen-bashrc", &["~/.bashrc"]),
     ("unlink", "unlink-bashrc", &["~/.bashrc"]),
     (
         "rename",
@@ -735,6 +737,7 @@ fn writes_outside_the_project_fail_and_change_nothing() {
             "create-in-home",
             "create-outside",
             "append-outside",
+            "reopen-outside",
             "symlink-outside",
             "tmpfile-outside",
             "tmpfile-linked-outside",
@@ -1049,6 +1052,95 @@ fn proc_aliases_lead_to_no_secret_and_no_file_outside() {
         }
         assert_unchanged(&b.outside, &before, &got);
         drop(host);
+    }
+}
+
+/// The Landlock ABI version of this kernel (0: none).
+fn landlock_abi() -> i64 {
+    // SAFETY: the version query (flag 1) reads no attribute.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    v.max(0)
+}
+
+/// A process of the user's outside the box (a `sleep` with a secret in its
+/// environment), killed when the test ends.
+fn host_process() -> KillOnDrop {
+    let mut host = Command::new("sleep");
+    host.arg("30")
+        .env_clear()
+        .env("HOST_TOKEN", "host-env-secret");
+    KillOnDrop(host.spawn().expect("spawn sleep"))
+}
+
+/// A process of the user's outside the box cannot be signalled (a
+/// `SIGKILL`, a `SIGSTOP`; nor init probed with signal 0) where Landlock
+/// scopes signals (ABI 6; the banner says when it does not), while the
+/// agent's own tree can.
+#[test]
+fn processes_outside_the_box_cannot_be_signalled() {
+    if landlock_abi() < 6 {
+        eprintln!(
+            "SKIPPED: Landlock ABI 6 scopes signals; this kernel has {}",
+            landlock_abi()
+        );
+        return;
+    }
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let mut host = host_process();
+        let pid = host.0.id().to_string();
+        let attempts = [
+            at(&["signal", "stop", &pid, &libc::SIGSTOP.to_string()]),
+            at(&["signal", "kill", &pid, &libc::SIGKILL.to_string()]),
+            at(&["signal", "init", "1", "0"]),
+            at(&["signal", "own-tree", "@PPID", "0"]),
+        ];
+        let got = b.boxed(form, &attempts);
+        for label in ["stop", "kill", "init"] {
+            got.assert_failed(label);
+        }
+        got.assert_ok("own-tree");
+        assert!(
+            matches!(host.0.try_wait(), Ok(None)),
+            "the host's process was killed: {}",
+            got.show()
+        );
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            !state.contains(") T"),
+            "the host's process was stopped: {state}"
+        );
+    }
+}
+
+/// What `/proc` shows of a process of the user's outside the box (its
+/// environment, its memory map and memory) cannot be read from the box.
+// BYPASS: `/proc/PID/environ` and `/proc/PID/maps` of a process of the
+// same user outside the box read in full (`HOST_TOKEN=host-env-secret`);
+// `/proc/PID/mem`, `root` and `cwd` are refused (EACCES). The tree shares
+// the host's PID namespace and its /proc.
+#[test]
+fn processes_outside_the_box_cannot_be_read() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let host = host_process();
+        let pid = host.0.id();
+        let attempts: Vec<String> = ["environ", "maps", "mem", "auxv"]
+            .iter()
+            .map(|f| at(&["read", f, &format!("/proc/{pid}/{f}")]))
+            .collect();
+        let got = b.boxed(form, &attempts);
+        assert!(!got.stdout.contains("host-env-secret"), "{}", got.show());
+        for label in ["environ", "maps", "mem", "auxv"] {
+            got.assert_failed(label);
+        }
     }
 }
 
