@@ -10,9 +10,9 @@
 //! The packages are real: `npm pack` and `cargo package` build them from
 //! sources the test writes, outside the box, and the package managers
 //! check their integrity (`integrity`, `cksum`) as they would from the
-//! public registries. The project and its home live under the build's
-//! scratch directory (`support::Project`), not under `/tmp`, which the box
-//! lets the tree write.
+//! public registries. The home and the places "outside" live under the
+//! build's scratch directory, not under `/tmp`, which the box lets the
+//! tree write.
 
 #![cfg(target_os = "linux")]
 
@@ -89,8 +89,13 @@ fn as_user(cmd: &mut Command) -> &mut Command {
 
 /// `aileron launch -- ARGV` in the project, as its user runs it, to its end.
 fn launch(p: &Project, argv: &[&str]) -> Output {
-    let mut cmd = p.aileron(&["launch", "--"]);
-    cmd.args(argv);
+    launch_with(p, &[], argv)
+}
+
+/// `aileron launch OPTIONS -- ARGV`, likewise.
+fn launch_with(p: &Project, options: &[&str], argv: &[&str]) -> Output {
+    let mut cmd = p.aileron(&["launch"]);
+    cmd.args(options).arg("--").args(argv);
     run_no_tty(as_user(&mut cmd))
 }
 
@@ -282,14 +287,15 @@ impl Refused {
 // ---------------------------------------------------------------------------
 // npm
 
-/// A package the npm mirror serves: its name, its one dependency, its code.
+const NPM_VERSION: &str = "1.0.0";
+
+/// A package the npm mirror serves: its name, its one dependency, its
+/// `index.js`.
 struct NpmPackage {
     name: &'static str,
     dependency: Option<&'static str>,
     code: &'static str,
 }
-
-const NPM_VERSION: &str = "1.0.0";
 
 /// The project depends on the first, which depends on the second.
 const NPM_PACKAGES: [NpmPackage; 2] = [
@@ -306,66 +312,96 @@ const NPM_PACKAGES: [NpmPackage; 2] = [
 ];
 
 impl NpmPackage {
-    fn manifest(&self) -> Value {
+    fn publish(&self, mirror: &Mirror) {
         let deps: BTreeMap<&str, String> = self
             .dependency
             .iter()
             .map(|d| (*d, format!("^{NPM_VERSION}")))
             .collect();
-        json!({
-            "name": self.name,
-            "version": NPM_VERSION,
-            "main": "index.js",
-            "license": "MIT",
-            "dependencies": deps,
-        })
+        let manifest = json!({"name": self.name, "main": "index.js", "dependencies": deps});
+        publish_npm(mirror, manifest, &[("index.js", self.code)]);
     }
+}
 
-    /// Builds the package's tarball with `npm pack` (outside the box) and
-    /// serves it with its packument (what `GET /NAME` answers).
-    fn publish(&self, mirror: &Mirror, work: &Path) {
-        let src = work.join(self.name);
-        let out = work.join("packed");
-        for d in [&src, &out] {
-            std::fs::create_dir_all(d).expect("package dir");
-        }
-        std::fs::write(src.join("package.json"), self.manifest().to_string()).expect("manifest");
-        std::fs::write(src.join("index.js"), self.code).expect("code");
-        // The packer's own home, so that the test's stays as a user's is.
-        let mut pack = Command::new("npm");
-        support::isolate(&mut pack, &work.join("packer"), &work.join("packer"));
-        let packed = as_user(&mut pack)
-            .args(["pack", "--json", "--pack-destination"])
-            .arg(&out)
-            .current_dir(&src)
-            .output()
-            .expect("npm pack");
-        assert!(
-            packed.status.success(),
-            "npm pack: {}",
-            text(&packed.stderr)
-        );
-        let info: Value = serde_json::from_slice(&packed.stdout).expect("npm pack --json");
-        let info = &info[0];
-        let file = info["filename"].as_str().expect("filename");
-        let tarball = format!("/{}/-/{file}", self.name);
-        let mut version = self.manifest();
-        version["dist"] = json!({
-            "tarball": mirror.url(&tarball),
-            "integrity": info["integrity"],
-            "shasum": info["shasum"],
-        });
-        let packument = json!({
-            "name": self.name,
-            "dist-tags": {"latest": NPM_VERSION},
-            "versions": {NPM_VERSION: version},
-        });
-        mirror.put(
-            &format!("/{}", self.name),
-            packument.to_string().into_bytes(),
-        );
-        mirror.put(&tarball, std::fs::read(out.join(file)).expect("tarball"));
+/// A tarball `npm pack` made, with what it said of it.
+#[derive(Clone)]
+struct Packed {
+    file: String,
+    integrity: Value,
+    shasum: Value,
+    bytes: Vec<u8>,
+}
+
+/// Packs `manifest` and `files` with `npm pack`, outside the box and with
+/// a home of its own; once per process for the same contents (a tarball
+/// does not depend on the mirror that serves it).
+fn pack(manifest: &Value, files: &[(&str, &str)]) -> Packed {
+    static PACKED: Mutex<BTreeMap<String, Packed>> = Mutex::new(BTreeMap::new());
+    let key = format!("{manifest}{files:?}");
+    if let Some(done) = PACKED.lock().unwrap().get(&key) {
+        return done.clone();
     }
+    let work = scratch_dir();
+    let (src, out) = (work.path().join("src"), work.path().join("packed"));
+    for d in [&src, &out] {
+        std::fs::create_dir_all(d).expect("package dir");
+    }
+    std::fs::write(src.join("package.json"), manifest.to_string()).expect("manifest");
+    for (file, content) in files {
+        std::fs::write(src.join(file), content).expect("package file");
+    }
+    let packer = work.path().join("packer");
+    let mut cmd = Command::new("npm");
+    support::isolate(&mut cmd, &packer, &packer);
+    let done = as_user(&mut cmd)
+        .args(["pack", "--json", "--pack-destination"])
+        .arg(&out)
+        .current_dir(&src)
+        .output()
+        .expect("npm pack");
+    assert!(done.status.success(), "npm pack: {}", text(&done.stderr));
+    let info: Value = serde_json::from_slice(&done.stdout).expect("npm pack --json");
+    let file = info[0]["filename"].as_str().expect("filename").to_owned();
+    let packed = Packed {
+        bytes: std::fs::read(out.join(&file)).expect("tarball"),
+        file,
+        integrity: info[0]["integrity"].clone(),
+        shasum: info[0]["shasum"].clone(),
+    };
+    PACKED.lock().unwrap().insert(key, packed.clone());
+    packed
+}
+
+/// Packs a package of `manifest` (its version and license added) and
+/// `files`, and serves the tarball and its packument (what `GET /NAME`
+/// answers).
+fn publish_npm(mirror: &Mirror, mut manifest: Value, files: &[(&str, &str)]) {
+    manifest["version"] = json!(NPM_VERSION);
+    manifest["license"] = json!("MIT");
+    let name = manifest["name"].as_str().expect("a name").to_owned();
+    let packed = pack(&manifest, files);
+    let tarball = format!("/{name}/-/{}", packed.file);
+    manifest["dist"] = json!({
+        "tarball": mirror.url(&tarball),
+        "integrity": packed.integrity,
+        "shasum": packed.shasum,
+    });
+    let packument = json!({
+        "name": name,
+        "dist-tags": {"latest": NPM_VERSION},
+        "versions": {NPM_VERSION: manifest},
+    });
+    mirror.put(&format!("/{name}"), packument.to_string().into_bytes());
+    mirror.put(&tarball, packed.bytes);
+}
+
+/// The project's `package.json`, depending on `deps`.
+fn app_manifest(deps: &[&str]) -> String {
+    let deps: BTreeMap<&str, String> = deps
+        .iter()
+        .map(|d| (*d, format!("^{NPM_VERSION}")))
+        .collect();
+    json!({"name": "app", "version": "1.0.0", "private": true, "dependencies": deps}).to_string()
 }
 
 /// A project depending on `box-left-pad`, its `.npmrc` naming the mirror,
@@ -377,17 +413,10 @@ fn npm_project(rule: Option<&str>, npm_used: bool) -> Option<(Project, Mirror)> 
     if !runs(&p, "npm") {
         return None;
     }
-    let work = scratch_dir();
     for pkg in &NPM_PACKAGES {
-        pkg.publish(&mirror, work.path());
+        pkg.publish(&mirror);
     }
-    let manifest = json!({
-        "name": "app",
-        "version": "1.0.0",
-        "private": true,
-        "dependencies": {"box-left-pad": format!("^{NPM_VERSION}")},
-    });
-    p.write("package.json", &manifest.to_string());
+    p.write("package.json", &app_manifest(&["box-left-pad"]));
     p.write(".npmrc", &format!("registry={}\n", mirror.url("/")));
     if npm_used {
         std::fs::create_dir_all(p.home.join(".npm")).expect("~/.npm");
@@ -469,6 +498,126 @@ fn npm_install_works_for_a_user_who_never_ran_npm() {
     assert_npm_installed(&p, &mirror, &out);
 }
 
+/// A poisoned dependency's install script (`postinstall`, which npm runs
+/// at install): it appends to `~/.bashrc` and to a file outside the
+/// project, and sends a request straight to the mirror's port, not through
+/// the proxy; it writes what each attempt gave (`LABEL OK` or `LABEL FAIL
+/// CODE`) to its report.
+const POSTINSTALL: &str = r#"
+const T = __TARGETS__;
+const fs = require('fs');
+const net = require('net');
+const report = [];
+for (const [label, file] of [['home', T.home], ['outside', T.outside]]) {
+  try {
+    fs.appendFileSync(file, 'written by an install script\n');
+    report.push(label + ' OK');
+  } catch (e) {
+    report.push(label + ' FAIL ' + e.code);
+  }
+}
+const s = net.connect(T.port, '127.0.0.1');
+s.setTimeout(5000);
+let ended = false;
+const done = (r) => {
+  if (ended) return;
+  ended = true;
+  report.push('direct ' + r);
+  s.destroy();
+  fs.writeFileSync(T.report, report.join('\n') + '\n');
+};
+s.on('connect', () => s.end('GET /direct HTTP/1.0\r\n\r\n', () => done('OK')));
+s.on('error', (e) => done('FAIL ' + e.code));
+s.on('timeout', () => done('FAIL timeout'));
+"#;
+
+/// The package whose install script is [`POSTINSTALL`].
+const POISONED: &str = "box-postinstall";
+
+/// Publishes [`POISONED`] with the targets of its script (the user's
+/// `~/.bashrc` and a file in `outside`) and makes the project depend on
+/// it too, under a policy that allows every program (the box, not the
+/// policy, is what must hold the script); the targets as they are before.
+fn depend_on_poisoned(p: &Project, mirror: &Mirror, outside: &Path) -> [(PathBuf, String); 2] {
+    let before = [
+        (p.home.join(".bashrc"), "# the user's\n"),
+        (outside.join("notes.txt"), "the user's notes\n"),
+    ]
+    .map(|(f, t)| (f, t.to_owned()));
+    for (file, text) in &before {
+        std::fs::write(file, text).expect("plant");
+    }
+    let targets = json!({
+        "home": before[0].0,
+        "outside": before[1].0,
+        "port": mirror.port(),
+        "report": p.path("postinstall-report"),
+    });
+    let script = POSTINSTALL.replace("__TARGETS__", &targets.to_string());
+    let manifest = json!({"name": POISONED, "scripts": {"postinstall": "node install.js"}});
+    publish_npm(mirror, manifest, &[("install.js", &script)]);
+    p.write("package.json", &app_manifest(&["box-left-pad", POISONED]));
+    let policy = policy("npm install*", mirror, Some(ALLOW_RULE));
+    p.write(
+        "aileron.yaml",
+        &policy.replace("default: ask", "default: allow"),
+    );
+    before
+}
+
+/// The report of [`POSTINSTALL`]: label → `OK` / `FAIL CODE`.
+fn postinstall_report(p: &Project, out: &Output) -> BTreeMap<String, String> {
+    let report = std::fs::read_to_string(p.path("postinstall-report"))
+        .unwrap_or_else(|e| panic!("the install script left no report ({e})\n{}", show(p, out)));
+    report
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// A poisoned dependency's install script runs in the box, as npm runs it,
+/// and its effects stay there: its writes to the home directory and
+/// outside the project fail and change nothing, its direct connection to
+/// the mirror on the host's loopback finds nothing (the mirror receives
+/// only what the proxy audited), and the install itself succeeds. Without
+/// the box (`--enforce none`) the same script writes both files and
+/// reaches the mirror, so the test cannot pass for another reason.
+#[test]
+fn a_dependencys_install_script_stays_in_the_box() {
+    let Some((open, mirror)) = npm_project(Some(ALLOW_RULE), true) else {
+        return;
+    };
+    let outside = scratch_dir();
+    depend_on_poisoned(&open, &mirror, outside.path());
+    let out = launch_with(&open, &["--enforce", "none"], &["npm", "install"]);
+    assert!(out.status.success(), "{}", show(&open, &out));
+    let got = postinstall_report(&open, &out);
+    for label in ["home", "outside", "direct"] {
+        assert_eq!(got[label], "OK", "{label} without the box: {got:?}");
+    }
+    mirror.assert_served("/direct", &open, &out);
+
+    let Some((p, mirror)) = npm_project(Some(ALLOW_RULE), true) else {
+        return;
+    };
+    let outside = scratch_dir();
+    let before = depend_on_poisoned(&p, &mirror, outside.path());
+    let out = launch(&p, &["npm", "install"]);
+    assert_npm_installed(&p, &mirror, &out);
+    let got = postinstall_report(&p, &out);
+    for label in ["home", "outside"] {
+        assert!(
+            ["FAIL EACCES", "FAIL EROFS"].contains(&got[label].as_str()),
+            "{label} in the box: {got:?}"
+        );
+    }
+    assert_eq!(got["direct"], "FAIL ECONNREFUSED", "{got:?}");
+    for (file, text) in &before {
+        assert_eq!(&std::fs::read_to_string(file).expect("planted"), text);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // cargo
 
@@ -511,7 +660,7 @@ fn publish_crate(mirror: &Mirror, work: &Path) -> (Vec<u8>, String) {
         format!(
             "[package]\nname = \"{CRATE}\"\nversion = \"{CRATE_VERSION}\"\nedition = \"2021\"\n\
              description = \"served by the box's registry mirror\"\nlicense = \"MIT\"\n\n\
-             # Not a member of the workspace this test lives in.\n[workspace]\n"
+             # Not a member of the workspace the build's directory is in.\n[workspace]\n"
         ),
     )
     .expect("crate manifest");
@@ -573,7 +722,7 @@ fn cargo_project(
         &format!(
             "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
              [dependencies]\n{CRATE} = \"{CRATE_VERSION}\"\n\n\
-             # Not a member of the workspace this test lives in.\n[workspace]\n"
+             # A workspace of its own, wherever the test's project is.\n[workspace]\n"
         ),
     );
     p.write(
