@@ -779,6 +779,52 @@ fn assert_works_without_the_box(b: &Setup, form: Form, attempts: &[String], work
     }
 }
 
+/// Sources that package managers keep unpacked in their caches and build
+/// again later, outside the box, as they are: cargo checks an unpacked
+/// crate by its `.cargo-ok` marker only, Go a module directory not at all
+/// after its download (its files are read-only by mode, which their owner
+/// can change).
+const CACHED_SOURCES: &[&str] = &[
+    ".cargo/registry/src/index.crates.io-1949cf8c6b5b557f/demo-1.0.0/src/lib.rs",
+    "go/pkg/mod/example.com/demo@v1.0.0/demo.go",
+];
+
+/// A dependency's source unpacked in a package cache is code the user's
+/// next build compiles outside the box: the box does not let the agent
+/// change it (the caches stay writable for what the tools add to them).
+// BYPASS: both writes succeed: launch_box::CACHES makes `~/.cargo/registry`
+// and `~/go/pkg/mod` writable whole, `src/` and the module directories
+// included.
+#[test]
+fn dependency_sources_in_the_caches_keep_their_bytes() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        for rel in CACHED_SOURCES {
+            b.plant(&b.home.join(rel), "pub fn demo() {}\n");
+        }
+        let crate_dir = b.home.join(CACHED_SOURCES[0]);
+        b.plant(
+            &crate_dir
+                .parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .join(".cargo-ok"),
+            "{\"v\":1}",
+        );
+        let before = snapshot(&b.home);
+        let attempts: Vec<String> = CACHED_SOURCES
+            .iter()
+            .map(|rel| at(&["write", rel, &s(&b.home.join(rel))]))
+            .collect();
+        let got = b.boxed(form, &attempts);
+        for rel in CACHED_SOURCES {
+            got.assert_failed(rel);
+        }
+        assert_unchanged(&b.home, &before, &got);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Reads
 
