@@ -201,3 +201,56 @@ print(json.dumps(out))
     assert!(audit.contains("a rule denies reading"), "{audit}");
     assert!(audit.contains("config/.env.local"), "{audit}");
 }
+
+/// Pushes a character into a terminal's input (`TIOCSTI`, on /dev/null:
+/// a terminal answers it, anything else says it is none) and reads the
+/// session keyring (`keyctl`), printing the errno of each (0: done).
+const TERMINAL_AND_KEYRING: &str = r#"
+import ctypes, fcntl, os, platform, termios
+def errno_of(f):
+    try:
+        f()
+        return 0
+    except OSError as e:
+        return e.errno
+fd = os.open("/dev/null", os.O_RDWR)
+print("tiocsti", errno_of(lambda: fcntl.ioctl(fd, termios.TIOCSTI, b"x")))
+libc = ctypes.CDLL(None, use_errno=True)
+# keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, create)
+keyctl = {"x86_64": 250, "aarch64": 219}[platform.machine()]
+r = libc.syscall(keyctl, 0, -3, 1)
+print("keyctl", 0 if r >= 0 else ctypes.get_errno())
+"#;
+
+/// A program of the box can neither type into the terminal the shell
+/// outside reads after the agent ends, nor read the kernel's keyrings;
+/// outside the box the same calls get to the kernel (ENOTTY: /dev/null is
+/// no terminal; the keyring is there).
+#[test]
+fn the_box_types_nothing_into_the_terminal_and_reads_no_keyring() {
+    let p = Project::new("version: 1\ndefault: allow\n");
+    let run = |enforce: &str| {
+        let mut cmd = p.aileron(&[
+            "launch",
+            "--no-proxy",
+            "--enforce",
+            enforce,
+            "--",
+            "/usr/bin/python3",
+            "-c",
+            TERMINAL_AND_KEYRING,
+        ]);
+        let out = no_tty(&mut cmd)
+            .stdin(Stdio::null())
+            .output()
+            .expect("aileron launch runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let boxed = run("all");
+    assert!(boxed.contains("tiocsti 1\n"), "{boxed}");
+    assert!(boxed.contains("keyctl 1\n"), "{boxed}");
+    let open = run("none");
+    assert!(open.contains("tiocsti 25\n"), "{open}");
+    assert!(open.contains("keyctl 0\n"), "{open}");
+}

@@ -12,6 +12,10 @@
 //!   (which would uncover the files the policy protects) are refused;
 //!   `io_uring_setup` too, since its requests run outside the filter.
 //! - Another architecture's calls (x32, 32-bit) are refused.
+//! - A process of the box cannot type into the terminal it shares with
+//!   the shell outside (`ioctl` `TIOCSTI`, `TIOCLINUX`: what it types would
+//!   run there once the agent ends), nor reach the kernel's keyrings
+//!   (`keyctl`, `add_key`, `request_key`: credentials kept there).
 
 use libc::{sock_filter, sock_fprog};
 
@@ -19,6 +23,7 @@ use libc::{sock_filter, sock_fprog};
 const NR: u32 = 0;
 const ARCH: u32 = 4;
 const ARG0_LO: u32 = 16;
+const ARG1_LO: u32 = 24;
 
 const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 const RET_NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
@@ -52,6 +57,10 @@ fn refused() -> Vec<(libc::c_long, i32)> {
         // Entering another process's mount namespace (the host's) would
         // leave the read-only mounts behind.
         (libc::SYS_setns, libc::EPERM),
+        // The user's keyrings hold credentials the box masks elsewhere.
+        (libc::SYS_keyctl, libc::EPERM),
+        (libc::SYS_add_key, libc::EPERM),
+        (libc::SYS_request_key, libc::EPERM),
     ];
     v.sort_unstable();
     v
@@ -82,6 +91,8 @@ const JEQ_K: u32 = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
 const JGE_K: u32 = libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K;
 const JSET_K: u32 = libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K;
 const RET_K: u32 = libc::BPF_RET | libc::BPF_K;
+/// `TIOCLINUX` (linux/tiocl.h), which also pastes into a console.
+const TIOCLINUX: u32 = 0x541C;
 
 /// The filter program; without `notify`, execs pass (`--enforce files`
 /// alone still needs the rest: the mounts must stay).
@@ -107,6 +118,15 @@ pub fn program(notify: bool) -> Vec<sock_filter> {
         p.push(jump(JEQ_K, nr as u32, 0, 1));
         p.push(stmt(RET_K, ret_errno(errno)));
     }
+    // ioctl(fd, request): pushing input into a terminal is refused.
+    p.extend([
+        jump(JEQ_K, libc::SYS_ioctl as u32, 0, 5),
+        stmt(LD_W_ABS, ARG1_LO),
+        jump(JEQ_K, libc::TIOCSTI as u32, 1, 0),
+        jump(JEQ_K, TIOCLINUX, 0, 1),
+        stmt(RET_K, ret_errno(libc::EPERM)),
+        stmt(RET_K, RET_ALLOW),
+    ]);
     // clone(flags, ...): CLONE_VM is allowed with CLONE_THREAD (a thread),
     // or with CLONE_VFORK and not CLONE_PARENT (the caller waits, and is
     // the child's parent, where the supervisor looks for it).
