@@ -779,22 +779,23 @@ fn assert_works_without_the_box(b: &Setup, form: Form, attempts: &[String], work
     }
 }
 
-/// Sources that package managers keep unpacked in their caches and build
-/// again later, outside the box, as they are: cargo checks an unpacked
-/// crate by its `.cargo-ok` marker only, Go a module directory not at all
-/// after its download (its files are read-only by mode, which their owner
-/// can change).
+/// Code that tools keep in their caches and run or build again later,
+/// outside the box, as it is: cargo checks an unpacked crate by its
+/// `.cargo-ok` marker only, Go a module directory not at all after its
+/// download (its files are read-only by mode, which their owner can
+/// change), pre-commit runs the hooks it cloned at the user's next commit.
 const CACHED_SOURCES: &[&str] = &[
     ".cargo/registry/src/index.crates.io-1949cf8c6b5b557f/demo-1.0.0/src/lib.rs",
     "go/pkg/mod/example.com/demo@v1.0.0/demo.go",
+    ".cache/pre-commit/repo1a2b3c/hooks/check.py",
 ];
 
 /// A dependency's source unpacked in a package cache is code the user's
 /// next build compiles outside the box: the box does not let the agent
 /// change it (the caches stay writable for what the tools add to them).
-// BYPASS: both writes succeed: launch_box::CACHES makes `~/.cargo/registry`
-// and `~/go/pkg/mod` writable whole, `src/` and the module directories
-// included.
+// BYPASS: each write succeeds: launch_box::CACHES makes `~/.cargo/registry`,
+// `~/go/pkg/mod` and `~/.cache` writable whole, `src/`, the module
+// directories and the hooks included.
 #[test]
 fn dependency_sources_in_the_caches_keep_their_bytes() {
     for form in Form::all() {
@@ -900,6 +901,43 @@ fn file_handles_open_nothing_the_box_masks() {
         }
         let got = b.boxed(form, &attempts);
         got.assert_no_secret();
+    }
+}
+
+/// What root may do to the whole machine needs capabilities over the
+/// host: the tree keeps none. It cannot rename the host (set here to the
+/// name it has, harmless) nor make a device node of the disk in `/tmp`
+/// (through which it would read every file raw). A user's tree never had
+/// them.
+// BYPASS (as root): both succeed: the tree of a root launch has no user
+// namespace of its own, so it keeps CAP_SYS_ADMIN and CAP_MKNOD over the
+// host (and with them CAP_SYS_BOOT, CAP_SYS_MODULE, CAP_SYS_TIME: not tried).
+#[test]
+fn the_tree_keeps_no_capability_over_the_host() {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata("/").expect("stat /").dev();
+    let (major, minor) = (libc::major(dev).to_string(), libc::minor(dev).to_string());
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let node = PathBuf::from(format!(
+            "/tmp/aileron-box-attacks-{}-{form:?}.blk",
+            std::process::id()
+        ));
+        let attempts = [
+            at(&["hostname", "hostname"]),
+            at(&["mknod", "mknod", &s(&node), &major, &minor]),
+        ];
+        let got = b.boxed(form, &attempts);
+        let made = std::fs::symlink_metadata(&node).is_ok();
+        let _ = std::fs::remove_file(&node);
+        assert!(
+            !made,
+            "a device node of the disk was made in /tmp: {}",
+            got.show()
+        );
+        for label in ["hostname", "mknod"] {
+            got.assert_failed(label);
+        }
     }
 }
 
