@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use support::upstream::{Reply, Upstream};
 use support::{Project, run_no_tty, text};
 
@@ -170,14 +171,19 @@ impl Mirror {
             .collect()
     }
 
-    /// Asserts that a request for `path` arrived.
+    /// Asserts that a request for `path` arrived (waiting a little: the
+    /// mirror's thread may record it after the client has gone on).
     fn assert_served(&self, path: &str, p: &Project, out: &Output) {
-        assert!(
-            self.up.seen().iter().any(|s| s.path() == path),
-            "the mirror was not asked for {path}: {:?}\n{}",
-            self.requests(),
-            show(p, out)
-        );
+        let deadline = Instant::now() + support::WAIT;
+        while !self.up.seen().iter().any(|s| s.path() == path) {
+            assert!(
+                Instant::now() < deadline,
+                "the mirror was not asked for {path}: {:?}\n{}",
+                self.requests(),
+                show(p, out)
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Asserts that nothing reached the mirror, not even a connection.
@@ -498,11 +504,94 @@ fn npm_install_works_for_a_user_who_never_ran_npm() {
     assert_npm_installed(&p, &mirror, &out);
 }
 
+/// What a poisoned package's script aims at, planted: the user's
+/// `~/.bashrc` and a file outside the project (under the build's scratch
+/// directory, which the box does not let the tree write), each with the
+/// user's text; and where it reports, in the project.
+struct Targets {
+    before: [(PathBuf, String); 2],
+    report: PathBuf,
+    _outside: tempfile::TempDir,
+}
+
+impl Targets {
+    fn plant(p: &Project, report: &str) -> Targets {
+        let outside = scratch_dir();
+        let before = [
+            (p.home.join(".bashrc"), "# the user's\n"),
+            (outside.path().join("notes.txt"), "the user's notes\n"),
+        ]
+        .map(|(f, t)| (f, t.to_owned()));
+        for (file, text) in &before {
+            std::fs::write(file, text).expect("plant");
+        }
+        Targets {
+            before,
+            report: p.path(report),
+            _outside: outside,
+        }
+    }
+
+    fn home(&self) -> &Path {
+        &self.before[0].0
+    }
+
+    fn outside(&self) -> &Path {
+        &self.before[1].0
+    }
+
+    /// What the script reported: `home`, `outside`, `direct` → `OK` or
+    /// `FAIL ERRNO`.
+    fn got(&self, p: &Project, out: &Output) -> BTreeMap<String, String> {
+        let report = std::fs::read_to_string(&self.report)
+            .unwrap_or_else(|e| panic!("the script left no report ({e})\n{}", show(p, out)));
+        report
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    /// Asserts that the script, run without the box, did all it tried.
+    fn assert_escaped(&self, p: &Project, mirror: &Mirror, out: &Output) {
+        assert!(out.status.success(), "{}", show(p, out));
+        let got = self.got(p, out);
+        for label in ["home", "outside", "direct"] {
+            assert_eq!(got[label], "OK", "{label} without the box: {got:?}");
+        }
+        mirror.assert_served("/direct", p, out);
+    }
+
+    /// Asserts that nothing the script tried left the box: both writes
+    /// refused and the files as they were, the direct connection refused
+    /// by the box's own loopback. (That the mirror received nothing but
+    /// audited requests is [`assert_each_request_audited`]'s.)
+    fn assert_held(&self, p: &Project, out: &Output) {
+        let got = self.got(p, out);
+        for label in ["home", "outside"] {
+            assert!(
+                ["FAIL EACCES", "FAIL EROFS"].contains(&got[label].as_str()),
+                "{label} in the box: {got:?}"
+            );
+        }
+        assert_eq!(got["direct"], "FAIL ECONNREFUSED", "{got:?}");
+        for (file, text) in &self.before {
+            assert_eq!(&std::fs::read_to_string(file).expect("planted"), text);
+        }
+    }
+}
+
+/// [`policy`] with every program and the mirror allowed: the box, not the
+/// policy, is what must hold a poisoned package's script.
+fn allowing_all(command: &str, mirror: &Mirror) -> String {
+    policy(command, mirror, Some(ALLOW_RULE)).replace("default: ask", "default: allow")
+}
+
 /// A poisoned dependency's install script (`postinstall`, which npm runs
 /// at install): it appends to `~/.bashrc` and to a file outside the
 /// project, and sends a request straight to the mirror's port, not through
 /// the proxy; it writes what each attempt gave (`LABEL OK` or `LABEL FAIL
-/// CODE`) to its report.
+/// ERRNO`) to its report.
 const POSTINSTALL: &str = r#"
 const T = __TARGETS__;
 const fs = require('fs');
@@ -534,46 +623,22 @@ s.on('timeout', () => done('FAIL timeout'));
 /// The package whose install script is [`POSTINSTALL`].
 const POISONED: &str = "box-postinstall";
 
-/// Publishes [`POISONED`] with the targets of its script (the user's
-/// `~/.bashrc` and a file in `outside`) and makes the project depend on
-/// it too, under a policy that allows every program (the box, not the
-/// policy, is what must hold the script); the targets as they are before.
-fn depend_on_poisoned(p: &Project, mirror: &Mirror, outside: &Path) -> [(PathBuf, String); 2] {
-    let before = [
-        (p.home.join(".bashrc"), "# the user's\n"),
-        (outside.join("notes.txt"), "the user's notes\n"),
-    ]
-    .map(|(f, t)| (f, t.to_owned()));
-    for (file, text) in &before {
-        std::fs::write(file, text).expect("plant");
-    }
-    let targets = json!({
-        "home": before[0].0,
-        "outside": before[1].0,
+/// Publishes [`POISONED`], its script aimed at `p`'s targets, and makes
+/// the project depend on it too, under [`allowing_all`].
+fn depend_on_poisoned(p: &Project, mirror: &Mirror) -> Targets {
+    let targets = Targets::plant(p, "postinstall-report");
+    let aims = json!({
+        "home": targets.home(),
+        "outside": targets.outside(),
         "port": mirror.port(),
-        "report": p.path("postinstall-report"),
+        "report": targets.report,
     });
-    let script = POSTINSTALL.replace("__TARGETS__", &targets.to_string());
+    let script = POSTINSTALL.replace("__TARGETS__", &aims.to_string());
     let manifest = json!({"name": POISONED, "scripts": {"postinstall": "node install.js"}});
     publish_npm(mirror, manifest, &[("install.js", &script)]);
     p.write("package.json", &app_manifest(&["box-left-pad", POISONED]));
-    let policy = policy("npm install*", mirror, Some(ALLOW_RULE));
-    p.write(
-        "aileron.yaml",
-        &policy.replace("default: ask", "default: allow"),
-    );
-    before
-}
-
-/// The report of [`POSTINSTALL`]: label → `OK` / `FAIL CODE`.
-fn postinstall_report(p: &Project, out: &Output) -> BTreeMap<String, String> {
-    let report = std::fs::read_to_string(p.path("postinstall-report"))
-        .unwrap_or_else(|e| panic!("the install script left no report ({e})\n{}", show(p, out)));
-    report
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
+    p.write("aileron.yaml", &allowing_all("npm install*", mirror));
+    targets
 }
 
 /// A poisoned dependency's install script runs in the box, as npm runs it,
@@ -588,34 +653,17 @@ fn a_dependencys_install_script_stays_in_the_box() {
     let Some((open, mirror)) = npm_project(Some(ALLOW_RULE), true) else {
         return;
     };
-    let outside = scratch_dir();
-    depend_on_poisoned(&open, &mirror, outside.path());
+    let targets = depend_on_poisoned(&open, &mirror);
     let out = launch_with(&open, &["--enforce", "none"], &["npm", "install"]);
-    assert!(out.status.success(), "{}", show(&open, &out));
-    let got = postinstall_report(&open, &out);
-    for label in ["home", "outside", "direct"] {
-        assert_eq!(got[label], "OK", "{label} without the box: {got:?}");
-    }
-    mirror.assert_served("/direct", &open, &out);
+    targets.assert_escaped(&open, &mirror, &out);
 
     let Some((p, mirror)) = npm_project(Some(ALLOW_RULE), true) else {
         return;
     };
-    let outside = scratch_dir();
-    let before = depend_on_poisoned(&p, &mirror, outside.path());
+    let targets = depend_on_poisoned(&p, &mirror);
     let out = launch(&p, &["npm", "install"]);
     assert_npm_installed(&p, &mirror, &out);
-    let got = postinstall_report(&p, &out);
-    for label in ["home", "outside"] {
-        assert!(
-            ["FAIL EACCES", "FAIL EROFS"].contains(&got[label].as_str()),
-            "{label} in the box: {got:?}"
-        );
-    }
-    assert_eq!(got["direct"], "FAIL ECONNREFUSED", "{got:?}");
-    for (file, text) in &before {
-        assert_eq!(&std::fs::read_to_string(file).expect("planted"), text);
-    }
+    targets.assert_held(&p, &out);
 }
 
 // ---------------------------------------------------------------------------
@@ -648,11 +696,12 @@ fn sha256(file: &Path) -> String {
     sum.split_whitespace().next().expect("a sum").to_owned()
 }
 
-/// Builds the crate with `cargo package` (outside the box, a cargo home of
-/// its own) and serves it with the sparse index: `config.json`, its
-/// index entry and its download (`dl` + `/NAME/VERSION/download`).
-/// Returns the `.crate` file's bytes and checksum.
-fn publish_crate(mirror: &Mirror, work: &Path) -> (Vec<u8>, String) {
+/// Builds the crate (with `build` as its `build.rs`) with `cargo package`
+/// (outside the box, a cargo home of its own) and serves it with the
+/// sparse index: `config.json`, its index entry and its download (`dl` +
+/// `/NAME/VERSION/download`). Returns the `.crate` file's bytes and
+/// checksum.
+fn publish_crate(mirror: &Mirror, work: &Path, build: Option<&str>) -> (Vec<u8>, String) {
     let src = work.join(CRATE);
     std::fs::create_dir_all(src.join("src")).expect("crate dir");
     std::fs::write(
@@ -665,6 +714,9 @@ fn publish_crate(mirror: &Mirror, work: &Path) -> (Vec<u8>, String) {
     )
     .expect("crate manifest");
     std::fs::write(src.join("src/lib.rs"), CRATE_LIB).expect("lib.rs");
+    if let Some(script) = build {
+        std::fs::write(src.join("build.rs"), script).expect("build.rs");
+    }
     let mut package = Command::new("cargo");
     support::isolate(&mut package, &work.join("packer"), &work.join("packer"));
     let out = as_user(&mut package)
@@ -716,7 +768,7 @@ fn cargo_project(
         return None;
     }
     let work = scratch_dir();
-    let (bytes, cksum) = publish_crate(&mirror, work.path());
+    let (bytes, cksum) = publish_crate(&mirror, work.path(), None);
     p.write(
         "Cargo.toml",
         &format!(
@@ -808,6 +860,79 @@ fn cargo_fetch_downloads_from_a_sparse_mirror_on_loopback_through_the_proxy() {
     };
     let out = launch(&p, &["cargo", "fetch"]);
     assert_fetched(&p, &mirror, &bytes, &cksum, &out);
+}
+
+/// A poisoned crate's build script (`build.rs`, which cargo runs at
+/// build): the same attempts as [`POSTINSTALL`], the same report.
+const BUILD_RS: &str = r#"
+use std::io::Write;
+
+fn main() {
+    let [home, outside, mirror, report]: [&str; 4] = __TARGETS__;
+    let mut lines = String::new();
+    for (label, file) in [("home", home), ("outside", outside)] {
+        let wrote = std::fs::OpenOptions::new()
+            .append(true)
+            .open(file)
+            .and_then(|mut f| f.write_all(b"written by a build script\n"));
+        lines += &format!("{label} {}\n", outcome(wrote));
+    }
+    let sent = std::net::TcpStream::connect(mirror)
+        .and_then(|mut s| s.write_all(b"GET /direct HTTP/1.0\r\n\r\n"));
+    lines += &format!("direct {}\n", outcome(sent));
+    std::fs::write(report, lines).expect("report");
+}
+
+fn outcome(r: std::io::Result<()>) -> String {
+    let errno = |e: std::io::Error| match e.raw_os_error() {
+        Some(13) => "EACCES".to_owned(),
+        Some(30) => "EROFS".to_owned(),
+        Some(111) => "ECONNREFUSED".to_owned(),
+        other => format!("{other:?}"),
+    };
+    r.map_or_else(|e| format!("FAIL {}", errno(e)), |()| "OK".to_owned())
+}
+"#;
+
+/// [`cargo_project`] whose crate has [`BUILD_RS`] as its build script,
+/// aimed at the project's targets, under [`allowing_all`].
+fn poisoned_crate_project() -> Option<(Project, Mirror, Vec<u8>, String, Targets)> {
+    let (p, mirror, _, _) = cargo_project(Some(ALLOW_RULE), true)?;
+    let targets = Targets::plant(&p, "build-report");
+    let aims = [
+        targets.home().display().to_string(),
+        targets.outside().display().to_string(),
+        mirror.up.authority(),
+        targets.report.display().to_string(),
+    ];
+    let script = BUILD_RS.replace("__TARGETS__", &format!("{aims:?}"));
+    let work = scratch_dir();
+    let (bytes, cksum) = publish_crate(&mirror, work.path(), Some(&script));
+    p.write("aileron.yaml", &allowing_all("cargo build*", &mirror));
+    Some((p, mirror, bytes, cksum, targets))
+}
+
+/// A poisoned crate's build script runs in the box, as `cargo build` runs
+/// it, and its effects stay there (as [`a_dependencys_install_script_stays_in_the_box`]
+/// asserts of npm's), while the build, its download through the proxy
+/// included, succeeds and its program runs. Without the box the same
+/// script writes both files and reaches the mirror.
+#[test]
+fn a_crates_build_script_stays_in_the_box() {
+    let Some((open, mirror, _, _, targets)) = poisoned_crate_project() else {
+        return;
+    };
+    let out = launch_with(&open, &["--enforce", "none"], &["cargo", "build"]);
+    targets.assert_escaped(&open, &mirror, &out);
+
+    let Some((p, mirror, bytes, cksum, targets)) = poisoned_crate_project() else {
+        return;
+    };
+    let out = launch(&p, &["cargo", "build"]);
+    assert_fetched(&p, &mirror, &bytes, &cksum, &out);
+    targets.assert_held(&p, &out);
+    let ran = p.command(p.path("target/debug/app")).output().expect("app");
+    assert_eq!(text(&ran.stdout), "42\n", "{}", text(&ran.stderr));
 }
 
 /// cargo's words for the proxy's refusal of the index's `config.json`.
