@@ -1064,10 +1064,7 @@ fn links_planted_before_the_launch_reach_no_secret_and_no_file_outside() {
 #[test]
 fn proc_aliases_lead_to_no_secret_and_no_file_outside() {
     for form in Form::all() {
-        let b = Setup::new(PERMISSIVE);
-        b.plant_stores();
-        let notes = b.outside.join("notes.txt");
-        b.plant(&notes, "the user's notes\n");
+        let (b, notes) = with_notes_outside();
         // A process of the user's outside the box, working outside.
         let mut host = Command::new("sleep");
         host.arg("30").current_dir(&b.outside);
@@ -1455,9 +1452,6 @@ fn typed_ahead(b: &Setup, options: &[&str], form: Form, attempts: &[String]) -> 
 /// Text the agent types on the user's terminal (`TIOCSTI`) would be read
 /// and run by the user's shell after the session, outside the box: nothing
 /// typed reaches the terminal's input.
-// BYPASS: `ioctl(TIOCSTI)` on `/dev/tty` works in the box (here
-// `dev.tty.legacy_tiocsti` is 1; root may always): `echo injected-by-the-box`
-// waits in the terminal's input for the user's shell.
 #[test]
 fn nothing_typed_on_the_terminal_reaches_the_users_shell() {
     for form in Form::all() {
