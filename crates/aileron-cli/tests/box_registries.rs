@@ -504,6 +504,82 @@ fn npm_install_works_for_a_user_who_never_ran_npm() {
     assert_npm_installed(&p, &mirror, &out);
 }
 
+/// The registry token a user keeps in `~/.npmrc`.
+const NPM_TOKEN: &str = "npm-mirror-token-secret";
+
+/// [`npm_project`] for a user who names the mirror and its token in
+/// `~/.npmrc`, as teams with a registry of their own do, not in the
+/// project; with `readable`, the policy gives `~/.npmrc` back to the box
+/// (`settings.enforce.readable`), as docs/enforcement.md says to.
+fn user_npmrc_project(readable: bool) -> Option<(Project, Mirror)> {
+    let (p, mirror) = npm_project(Some(ALLOW_RULE), true)?;
+    std::fs::remove_file(p.path(".npmrc")).expect("the project's .npmrc");
+    let npmrc = format!(
+        "registry={}\n//127.0.0.1:{}/:_authToken={NPM_TOKEN}\n",
+        mirror.url("/"),
+        mirror.port()
+    );
+    std::fs::write(p.home.join(".npmrc"), npmrc).expect("~/.npmrc");
+    if readable {
+        let policy = policy("npm install*", &mirror, Some(ALLOW_RULE));
+        let give_back = "settings:\n  enforce:\n    readable: [\"~/.npmrc\"]\n";
+        p.write("aileron.yaml", &format!("{policy}{give_back}"));
+    }
+    Some((p, mirror))
+}
+
+/// `~/.npmrc` is a credential store, masked in the box: npm reads it as
+/// empty and goes to its default registry, which the policy does not
+/// allow (refused, nobody to ask). The mirror and its token are not used,
+/// and the token reaches no one.
+#[test]
+fn a_mirror_named_in_the_masked_user_npmrc_is_not_used() {
+    let Some((p, mirror)) = user_npmrc_project(false) else {
+        return;
+    };
+    let out = launch(&p, &["npm", "install"]);
+    assert!(
+        !out.status.success(),
+        "npm install worked\n{}",
+        show(&p, &out)
+    );
+    mirror.assert_untouched(&p, &out);
+    let public: Vec<Value> = support::proxy::proxy_lines(&p)
+        .into_iter()
+        .filter(|l| l["action"]["facets"]["http"]["host"] == "registry.npmjs.org")
+        .collect();
+    assert!(!public.is_empty(), "{}", show(&p, &out));
+    for line in &public {
+        assert_eq!(line["decision"], "ask", "{line}");
+        assert_eq!(line["outcome"], "no-terminal", "{line}");
+    }
+    assert!(!p.audit_text().contains(NPM_TOKEN));
+}
+
+/// Given back by the policy, `~/.npmrc` names the mirror in the box: npm
+/// installs from it through the proxy, sending the token (which the mirror
+/// receives, and the audit log does not hold).
+#[test]
+fn a_mirror_named_in_the_user_npmrc_given_back_is_used_with_its_token() {
+    let Some((p, mirror)) = user_npmrc_project(true) else {
+        return;
+    };
+    let out = launch(&p, &["npm", "install"]);
+    assert_npm_installed(&p, &mirror, &out);
+    let bearer = format!("Bearer {NPM_TOKEN}");
+    let seen = mirror.up.seen();
+    let packument = seen
+        .iter()
+        .find(|s| s.path() == "/box-left-pad")
+        .expect("the packument was fetched");
+    assert_eq!(packument.header("authorization"), Some(bearer.as_str()));
+    assert!(
+        !p.audit_text().contains(NPM_TOKEN),
+        "the token is in the audit log:\n{}",
+        p.audit_text()
+    );
+}
+
 /// What a poisoned package's script aims at, planted: the user's
 /// `~/.bashrc` and a file outside the project (under the build's scratch
 /// directory, which the box does not let the tree write), each with the
