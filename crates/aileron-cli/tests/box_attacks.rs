@@ -1,10 +1,13 @@
 //! The box (issue 30), attacked by the launched agent itself: a compiled
 //! program and a Python script (`tests/fixtures/box/probe.c`, `probe.py`),
 //! each run as users run an agent (`aileron launch -- PROGRAM`, default
-//! enforcement), try to write outside the project, read the credential
-//! stores, go through links and `/proc` aliases, reach the host's network
-//! and sockets, leave the network namespace, gain privileges through a
-//! setuid file, and outlive the proxy or the session. Each attempt prints
+//! enforcement), try to write outside the project (and the code that
+//! package caches build later), read the credential stores (also by file
+//! handle), go through links and `/proc` aliases, read or signal the
+//! user's other processes, reach the host's network and sockets, leave the
+//! network namespace, use root's capabilities over the host, gain
+//! privileges through a setuid file, type into the user's terminal, and
+//! outlive the proxy or the session. Each attempt prints
 //! one line (`LABEL OK ...` or `LABEL FAIL ERRNO`); the tests assert on
 //! those and on what a user would check afterwards: the files on disk, what
 //! the host's listeners heard, which processes are left. Where it is cheap
