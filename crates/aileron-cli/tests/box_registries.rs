@@ -742,6 +742,35 @@ fn a_dependencys_install_script_stays_in_the_box() {
     targets.assert_held(&p, &out);
 }
 
+// FINDING: the program `aileron launch` runs passes without a decision
+// (docs/enforcement.md, "The program `aileron launch` was asked to run is
+// its first exec and passes") and so is no context: what it starts is
+// decided alone, its `default: ask` included. With `npm install*` allowed
+// and nobody to ask, `aileron launch -- npm install` fails at the first
+// dependency with an install script (`npm error code EACCES`, `syscall
+// spawn sh`); the audit line is `shell.exec` `sh -c node install.js`,
+// decision `ask`, outcome `no-terminal`, "no rule matched; `default:
+// ask`". (A shell line `npm install` an agent runs is a
+// context, and its scripts give way.) Left to the session's owner; this
+// test passes once it is decided.
+#[test]
+#[ignore = "FINDING: a dependency's install script is refused under an ask default when npm is the launched program"]
+fn npm_install_runs_a_dependencys_install_script_under_an_ask_default() {
+    let Some((p, mirror)) = npm_project(Some(ALLOW_RULE), true) else {
+        return;
+    };
+    let script = "require('fs').writeFileSync(process.env.INIT_CWD + '/postinstall-ran', 'ok');\n";
+    let manifest = json!({"name": "box-builds", "scripts": {"postinstall": "node install.js"}});
+    publish_npm(&mirror, manifest, &[("install.js", script)]);
+    p.write(
+        "package.json",
+        &app_manifest(&["box-left-pad", "box-builds"]),
+    );
+    let out = launch(&p, &["npm", "install"]);
+    assert_npm_installed(&p, &mirror, &out);
+    assert_eq!(p.read("postinstall-ran"), "ok");
+}
+
 // ---------------------------------------------------------------------------
 // cargo
 
@@ -1052,5 +1081,31 @@ fn cargo_fetch_works_for_a_user_who_never_fetched_a_crate() {
         return;
     };
     let out = launch(&p, &["cargo", "fetch"]);
+    assert_fetched(&p, &mirror, &bytes, &cksum, &out);
+}
+
+// FINDING: the same for cargo. Launched through rustup's `cargo` (the
+// tests above), rustup's proxy execs the toolchain's cargo, which the rule
+// `cargo fetch*` allows and which is then the context of what it starts.
+// Launched as a cargo that is not rustup's (a distribution's
+// `/usr/bin/cargo`; here the toolchain's own file, which `cargo test`
+// names in `CARGO`), cargo is the launched program, no context, and its
+// `rustc -vV` is decided alone under `default: ask`: `error: could not
+// execute process rustc -vV (never executed) ... Permission denied (os
+// error 13)`; the audit lines are `rustc -vV`, decision `ask`, outcome
+// `no-terminal`. Left to the session's owner; this test passes once it is
+// decided.
+#[test]
+#[ignore = "FINDING: rustc is refused under an ask default when cargo itself is the launched program"]
+fn cargo_fetch_launched_as_the_toolchains_own_cargo_runs_rustc() {
+    let Some((p, mirror, bytes, cksum)) = cargo_project(Some(ALLOW_RULE), true) else {
+        return;
+    };
+    let Some(cargo) = std::env::var_os("CARGO") else {
+        available("the toolchain's cargo (CARGO)", false);
+        return;
+    };
+    let cargo = cargo.to_string_lossy().into_owned();
+    let out = launch(&p, &[&cargo, "fetch"]);
     assert_fetched(&p, &mirror, &bytes, &cksum, &out);
 }
