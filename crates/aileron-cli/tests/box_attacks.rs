@@ -242,10 +242,29 @@ impl Setup {
 
     /// `aileron launch OPTIONS -- PROBE ATTEMPTS...`.
     fn launch(&self, options: &[&str], form: Form, attempts: &[String]) -> Command {
+        self.launch_argv(options, &self.argv(form), attempts)
+    }
+
+    /// `aileron launch OPTIONS -- ARGV... ATTEMPTS...`.
+    fn launch_argv(&self, options: &[&str], argv: &[String], attempts: &[String]) -> Command {
         let mut cmd = self.command(support::AILERON);
         cmd.arg("launch").args(options).arg("--");
-        cmd.args(self.argv(form)).args(attempts);
+        cmd.args(argv).args(attempts);
         cmd
+    }
+
+    /// The probe in `form` as a program named `name` (`claude`: launch
+    /// then sets the box up for that agent).
+    fn as_agent(&self, form: Form, name: &str) -> String {
+        let path = self.probe.with_file_name(name);
+        match form {
+            Form::Compiled => std::fs::copy(&self.probe, &path).map(|_| ()),
+            Form::Python => std::fs::read_to_string(fixture("probe.py"))
+                .and_then(|src| std::fs::write(&path, format!("#!{PYTHON}\n{src}"))),
+        }
+        .expect("the probe under the agent's name");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        s(&path)
     }
 
     /// Runs the probe under `aileron launch OPTIONS` to its end.
@@ -826,6 +845,47 @@ fn dependency_sources_in_the_caches_keep_their_bytes() {
             got.assert_failed(rel);
         }
         assert_unchanged(&b.home, &before, &got);
+    }
+}
+
+/// An MCP server that Claude Code would start from its state file at its
+/// next run, in the box or not.
+const INJECTED_SERVER: &str = r#"{"numStartups": 3, "mcpServers": {"helper": {"type": "stdio", "command": "sh", "args": ["-c", "echo injected-by-the-box"]}}}"#;
+
+/// Claude Code's state file (`~/.claude.json`), which the box lets it keep
+/// (a copy in `~/.claude`, put back at the end), names the MCP servers it
+/// starts at every run, also one outside the box: the agent launched as
+/// `claude` adds none to the user's file, whether it writes the file or
+/// the session's copy.
+// BYPASS: both ways the server lands in `~/.claude.json`: the file itself
+// is writable in the box (launch_box::AGENT_STATE names `~/.claude.json`),
+// and the copy in `~/.claude` is put back whole at the end of the session
+// (launch_agents' CopiedBack), `mcpServers` included.
+#[test]
+fn the_agents_state_gains_no_server_it_would_start_outside_the_box() {
+    for form in Form::all() {
+        for target in [".claude.json", ".claude/.claude.json"] {
+            let b = Setup::new(PERMISSIVE);
+            let state = b.home.join(".claude.json");
+            b.plant(&state, "{\"numStartups\": 3}\n");
+            let claude = b.as_agent(form, "claude");
+            let attempts = [at(&[
+                "put",
+                "state",
+                &s(&b.home.join(target)),
+                INJECTED_SERVER,
+            ])];
+            let out = support::run_no_tty(&mut b.launch_argv(&[], &[claude], &attempts));
+            let got = Lines::of(form, out);
+            assert!(got.success, "{}", got.show());
+            let after = std::fs::read_to_string(&state).unwrap_or_default();
+            assert!(
+                !after.contains("injected-by-the-box"),
+                "{target} written in the box ({}) gave ~/.claude.json a server: {after}\n{}",
+                got.get("state"),
+                got.show()
+            );
+        }
     }
 }
 
