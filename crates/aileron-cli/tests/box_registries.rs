@@ -221,7 +221,10 @@ fn policy(command: &str, mirror: &Mirror, rule: Option<&str>) -> String {
 fn mirror_lines(p: &Project, mirror: &Mirror) -> Vec<Value> {
     support::proxy::proxy_lines(p)
         .into_iter()
-        .filter(|r| r["action"]["facets"]["http"]["port"] == json!(mirror.port()))
+        .filter(|r| {
+            let http = &r["action"]["facets"]["http"];
+            http["host"] == "127.0.0.1" && http["port"] == json!(mirror.port())
+        })
         .collect()
 }
 
@@ -460,6 +463,9 @@ fn assert_npm_installed(p: &Project, mirror: &Mirror, out: &Output) {
     assert_eq!(text(&used.stdout), "***ok", "{}", text(&used.stderr));
 }
 
+/// `npm install` in the box, the mirror allowed by a rule: both packages
+/// come from the mirror through the proxy, each request audited, and
+/// work afterwards.
 #[test]
 fn npm_install_fetches_from_a_mirror_on_loopback_through_the_proxy() {
     let Some((p, mirror)) = npm_project(Some(ALLOW_RULE), true) else {
@@ -949,15 +955,9 @@ fn assert_fetched(p: &Project, mirror: &Mirror, bytes: &[u8], cksum: &str, out: 
     assert_each_request_audited(p, mirror, out);
 }
 
-// FINDING (not a failure): cargo cannot open its package-cache lock
-// `~/.cargo/.package-cache` in the box (only `~/.cargo/registry` and
-// `~/.cargo/git` are writable): `WARN cargo::util::cache_lock: failed to
-// acquire cache lock .package-cache: failed to open: ~/.cargo/.package-cache
-// ... Permission denied (os error 13)`, seen with `CARGO_LOG`. Cargo then
-// goes on without the lock, so two cargo processes in the box (or one in
-// and one outside) are not kept from writing the registry cache at once,
-// and `~/.cargo/.global-cache` (the cache's last-use records for `cargo
-// clean gc`) is not kept. Left to the box's owner (launch_box.rs).
+/// `cargo fetch` in the box, the mirror allowed by a rule: the crate comes
+/// from the sparse index through the proxy, each request audited, into
+/// `~/.cargo/registry`, and is locked in `Cargo.lock`.
 #[test]
 fn cargo_fetch_downloads_from_a_sparse_mirror_on_loopback_through_the_proxy() {
     let Some((p, mirror, bytes, cksum)) = cargo_project(Some(ALLOW_RULE), true) else {
@@ -1108,4 +1108,32 @@ fn cargo_fetch_launched_as_the_toolchains_own_cargo_runs_rustc() {
     let cargo = cargo.to_string_lossy().into_owned();
     let out = launch(&p, &[&cargo, "fetch"]);
     assert_fetched(&p, &mirror, &bytes, &cksum, &out);
+}
+
+// FINDING: cargo cannot take its package-cache lock in the box: only
+// `~/.cargo/registry` and `~/.cargo/git` are writable, and the lock is
+// `~/.cargo/.package-cache` (with `.package-cache-mutate` and the
+// last-use records `.global-cache` beside it). Cargo goes on without it,
+// saying so only in its log (`CARGO_LOG=cargo::util::cache_lock=warn`:
+// `failed to acquire cache lock .package-cache: failed to open:
+// ~/.cargo/.package-cache ... Permission denied (os error 13)`), so a
+// cargo in the box and one outside (or two in the box) are not kept from
+// writing the registry cache at once, and `cargo clean gc` loses what the
+// box's builds used. Left to the box's owner (launch_box.rs); this test
+// passes once cargo holds its lock in the box.
+#[test]
+#[ignore = "FINDING: cargo runs without its package-cache lock in the box (EACCES)"]
+fn cargo_fetch_in_the_box_takes_cargos_package_cache_lock() {
+    let Some((p, mirror, bytes, cksum)) = cargo_project(Some(ALLOW_RULE), true) else {
+        return;
+    };
+    let out = launch(&p, &["cargo", "fetch"]);
+    assert_fetched(&p, &mirror, &bytes, &cksum, &out);
+    for file in [".package-cache", ".global-cache"] {
+        assert!(
+            p.home.join(".cargo").join(file).is_file(),
+            "no ~/.cargo/{file}\n{}",
+            show(&p, &out)
+        );
+    }
 }
