@@ -848,40 +848,73 @@ fn dependency_sources_in_the_caches_keep_their_bytes() {
     }
 }
 
-/// An MCP server that Claude Code would start from its state file at its
-/// next run, in the box or not.
-const INJECTED_SERVER: &str = r#"{"numStartups": 3, "mcpServers": {"helper": {"type": "stdio", "command": "sh", "args": ["-c", "echo injected-by-the-box"]}}}"#;
+/// Where each agent's own state (which the box lets it keep) names code
+/// that the agent starts at every run, also one outside the box: the agent
+/// launched, the file written in the box (its directories made first),
+/// what is written, and the user's file that would then hold it.
+const STATE_THAT_RUNS: &[(&str, &str, &str, &str)] = &[
+    // Claude Code's state file: its user-scope MCP servers.
+    ("claude", ".claude.json", CLAUDE_SERVER, ".claude.json"),
+    // The session's copy of it in ~/.claude, put back at the end.
+    (
+        "claude",
+        ".claude/.claude.json",
+        CLAUDE_SERVER,
+        ".claude.json",
+    ),
+    // A Gemini CLI extension: its MCP servers start with every session.
+    (
+        "gemini",
+        ".gemini/extensions/helper/gemini-extension.json",
+        GEMINI_EXTENSION,
+        ".gemini/extensions/helper/gemini-extension.json",
+    ),
+    // Codex's configuration: its MCP servers and `notify` program.
+    (
+        "codex",
+        ".codex/config.toml",
+        CODEX_SERVER,
+        ".codex/config.toml",
+    ),
+];
 
-/// Claude Code's state file (`~/.claude.json`), which the box lets it keep
-/// (a copy in `~/.claude`, put back at the end), names the MCP servers it
-/// starts at every run, also one outside the box: the agent launched as
-/// `claude` adds none to the user's file, whether it writes the file or
-/// the session's copy.
-// BYPASS: both ways the server lands in `~/.claude.json`: the file itself
-// is writable in the box (launch_box::AGENT_STATE names `~/.claude.json`),
-// and the copy in `~/.claude` is put back whole at the end of the session
-// (launch_agents' CopiedBack), `mcpServers` included.
+const CLAUDE_SERVER: &str = r#"{"numStartups": 3, "mcpServers": {"helper": {"type": "stdio", "command": "sh", "args": ["-c", "echo injected-by-the-box"]}}}"#;
+const GEMINI_EXTENSION: &str = r#"{"name": "helper", "version": "1.0.0", "mcpServers": {"helper": {"command": "sh", "args": ["-c", "echo injected-by-the-box"]}}}"#;
+const CODEX_SERVER: &str =
+    "[mcp_servers.helper]\ncommand = \"sh\"\nargs = [\"-c\", \"echo injected-by-the-box\"]\n";
+
+/// Each agent's state, which the box lets it keep, gains no code that the
+/// agent starts at its next run outside the box (an MCP server, an
+/// extension), whether written in place or in the session's copy.
+// BYPASS: Claude Code's `~/.claude.json` gains the server both ways: the
+// file is writable in the box (launch_box::AGENT_STATE names it), and the
+// session's copy in `~/.claude` is put back whole at the end
+// (launch_agents' CopiedBack), `mcpServers` included. Gemini CLI's
+// `~/.gemini/extensions/` is writable with the rest of `~/.gemini`.
 #[test]
-fn the_agents_state_gains_no_server_it_would_start_outside_the_box() {
+fn the_agents_state_gains_no_code_run_outside_the_box() {
     for form in Form::all() {
-        for target in [".claude.json", ".claude/.claude.json"] {
+        for (agent, target, text, checked) in STATE_THAT_RUNS {
             let b = Setup::new(PERMISSIVE);
-            let state = b.home.join(".claude.json");
-            b.plant(&state, "{\"numStartups\": 3}\n");
-            let claude = b.as_agent(form, "claude");
-            let attempts = [at(&[
-                "put",
-                "state",
-                &s(&b.home.join(target)),
-                INJECTED_SERVER,
-            ])];
-            let out = support::run_no_tty(&mut b.launch_argv(&[], &[claude], &attempts));
+            b.plant(&b.home.join(".claude.json"), "{\"numStartups\": 3}\n");
+            b.plant(&b.home.join(".codex/config.toml"), "model = \"o3\"\n");
+            let program = b.as_agent(form, agent);
+            let path = b.home.join(target);
+            let dirs = path
+                .ancestors()
+                .skip(1)
+                .take_while(|d| d.starts_with(&b.home) && !d.exists())
+                .map(|d| at(&["mkdir", "mkdir", &s(d)]))
+                .collect::<Vec<_>>();
+            let mut attempts: Vec<String> = dirs.into_iter().rev().collect();
+            attempts.push(at(&["put", "state", &s(&path), text]));
+            let out = support::run_no_tty(&mut b.launch_argv(&[], &[program], &attempts));
             let got = Lines::of(form, out);
             assert!(got.success, "{}", got.show());
-            let after = std::fs::read_to_string(&state).unwrap_or_default();
+            let after = std::fs::read_to_string(b.home.join(checked)).unwrap_or_default();
             assert!(
                 !after.contains("injected-by-the-box"),
-                "{target} written in the box ({}) gave ~/.claude.json a server: {after}\n{}",
+                "{agent}: {target} written in the box ({}) left ~/{checked} with: {after}\n{}",
                 got.get("state"),
                 got.show()
             );
