@@ -922,6 +922,57 @@ fn the_agents_state_gains_no_code_run_outside_the_box() {
     }
 }
 
+/// The hooks of a repository that names its hooks directory in its own
+/// configuration (`core.hooksPath`, as husky sets it to a directory of the
+/// project) run at the user's next commit, outside the box, like those in
+/// `.git/hooks`: the box lets the agent change neither.
+// BYPASS: `.husky/pre-commit` is appended to and `.husky/post-checkout`
+// created: the built-in rules lock `.git/hooks` but not the directory
+// `core.hooksPath` names.
+#[test]
+fn the_hooks_a_repository_names_keep_their_bytes() {
+    if !available("git", Command::new("git").arg("--version").output().is_ok()) {
+        return;
+    }
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let git = |args: &[&str]| {
+            let out = b.command("git").args(args).output().expect("git");
+            assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+        };
+        git(&["init", "-q"]);
+        git(&["config", "core.hooksPath", ".husky"]);
+        for hook in [".husky/pre-commit", ".git/hooks/pre-commit"] {
+            let path = b.proj.join(hook);
+            b.plant(&path, "#!/bin/sh\nnpm run lint\n");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let (p, before) = (s(&b.proj), snapshot(&b.proj.join(".husky")));
+        let attempts = [
+            at(&[
+                "write",
+                "husky-pre-commit",
+                &format!("{p}/.husky/pre-commit"),
+            ]),
+            at(&[
+                "create",
+                "husky-post-checkout",
+                &format!("{p}/.husky/post-checkout"),
+            ]),
+            at(&[
+                "write",
+                "git-pre-commit",
+                &format!("{p}/.git/hooks/pre-commit"),
+            ]),
+        ];
+        let got = b.boxed(form, &attempts);
+        for label in ["git-pre-commit", "husky-pre-commit", "husky-post-checkout"] {
+            got.assert_failed(label);
+        }
+        assert_unchanged(&b.proj.join(".husky"), &before, &got);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Reads
 
