@@ -922,54 +922,68 @@ fn the_agents_state_gains_no_code_run_outside_the_box() {
     }
 }
 
-/// The hooks of a repository that names its hooks directory in its own
-/// configuration (`core.hooksPath`, as husky sets it to a directory of the
-/// project) run at the user's next commit, outside the box, like those in
-/// `.git/hooks`: the box lets the agent change neither.
-// BYPASS: `.husky/pre-commit` is appended to and `.husky/post-checkout`
-// created: the built-in rules lock `.git/hooks` but not the directory
-// `core.hooksPath` names.
+/// Git files in the project that make git run a command later, at the
+/// user's next commit or the next `git status` an editor runs, outside the
+/// box: the top repository's hooks and configuration, the hooks directory
+/// its configuration names (`core.hooksPath`, as husky sets it), and those
+/// of a repository nested in the project (a clone in a subdirectory). Each
+/// is appended to, or created where it is a new hook.
+const GIT_FILES_THAT_RUN: &[(&str, &str)] = &[
+    ("write", ".git/hooks/pre-commit"),
+    ("write", ".git/config"),
+    ("write", ".husky/pre-commit"),
+    ("create", ".husky/post-checkout"),
+    ("write", "vendor/lib/.git/hooks/pre-commit"),
+    ("create", "vendor/lib/.git/hooks/post-checkout"),
+    ("write", "vendor/lib/.git/config"),
+];
+
+/// Each of [`GIT_FILES_THAT_RUN`] keeps its bytes (or stays absent) in the
+/// box.
+// BYPASS: only the top repository's `.git/hooks` and `.git/config` are
+// locked: `.husky/` (which `core.hooksPath` names) and the nested
+// repository's `.git/hooks` and `.git/config` (where a `core.fsmonitor`
+// runs at the next `git status` in it) are written and created.
 #[test]
-fn the_hooks_a_repository_names_keep_their_bytes() {
+fn git_files_that_run_commands_keep_their_bytes() {
     if !available("git", Command::new("git").arg("--version").output().is_ok()) {
         return;
     }
     for form in Form::all() {
         let b = Setup::new(PERMISSIVE);
-        let git = |args: &[&str]| {
-            let out = b.command("git").args(args).output().expect("git");
+        let git = |dir: &Path, args: &[&str]| {
+            let out = b
+                .command("git")
+                .current_dir(dir)
+                .args(args)
+                .output()
+                .expect("git");
             assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
         };
-        git(&["init", "-q"]);
-        git(&["config", "core.hooksPath", ".husky"]);
-        for hook in [".husky/pre-commit", ".git/hooks/pre-commit"] {
-            let path = b.proj.join(hook);
-            b.plant(&path, "#!/bin/sh\nnpm run lint\n");
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let nested = b.proj.join("vendor/lib");
+        std::fs::create_dir_all(&nested).expect("nested repository");
+        git(&b.proj, &["init", "-q"]);
+        git(&b.proj, &["config", "core.hooksPath", ".husky"]);
+        git(&nested, &["init", "-q"]);
+        // The hooks to append to exist (git made the configurations).
+        for (op, rel) in GIT_FILES_THAT_RUN {
+            if *op == "write" && !rel.ends_with("config") {
+                let path = b.proj.join(rel);
+                b.plant(&path, "#!/bin/sh\nnpm run lint\n");
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                    .expect("chmod");
+            }
         }
-        let (p, before) = (s(&b.proj), snapshot(&b.proj.join(".husky")));
-        let attempts = [
-            at(&[
-                "write",
-                "husky-pre-commit",
-                &format!("{p}/.husky/pre-commit"),
-            ]),
-            at(&[
-                "create",
-                "husky-post-checkout",
-                &format!("{p}/.husky/post-checkout"),
-            ]),
-            at(&[
-                "write",
-                "git-pre-commit",
-                &format!("{p}/.git/hooks/pre-commit"),
-            ]),
-        ];
+        let before = snapshot(&b.proj);
+        let attempts: Vec<String> = GIT_FILES_THAT_RUN
+            .iter()
+            .map(|(op, rel)| at(&[op, rel, &s(&b.proj.join(rel))]))
+            .collect();
         let got = b.boxed(form, &attempts);
-        for label in ["git-pre-commit", "husky-pre-commit", "husky-post-checkout"] {
-            got.assert_failed(label);
+        for (_, rel) in GIT_FILES_THAT_RUN {
+            got.assert_failed(rel);
         }
-        assert_unchanged(&b.proj.join(".husky"), &before, &got);
+        assert_unchanged(&b.proj, &before, &got);
     }
 }
 
