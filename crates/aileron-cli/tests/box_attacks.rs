@@ -1102,6 +1102,56 @@ fn the_tree_keeps_no_capability_over_the_host() {
     }
 }
 
+/// Credentials beyond the stores the issue names, each as common: other
+/// agents' logins (the launched program is none of them), model and code
+/// hosts' tokens, cloud sync and infrastructure tools' configurations, and
+/// the browsers' cookie stores (a logged-in session is a credential).
+const MORE_STORES: &[(&str, &str)] = &[
+    (".claude/.credentials.json", "claude-oauth-secret"),
+    (".codex/auth.json", "codex-api-key-secret"),
+    (".gemini/oauth_creds.json", "gemini-oauth-secret"),
+    (".local/share/opencode/auth.json", "opencode-auth-secret"),
+    (".config/github-copilot/hosts.json", "copilot-token-secret"),
+    (".cache/huggingface/token", "hf-token-secret"),
+    (".huggingface/token", "hf-old-token-secret"),
+    (".terraformrc", "terraformrc-token-secret"),
+    (".config/rclone/rclone.conf", "rclone-secret"),
+    (".databrickscfg", "databricks-secret"),
+    (
+        ".mozilla/firefox/p.default/cookies.sqlite",
+        "firefox-cookie-secret",
+    ),
+    (
+        ".config/google-chrome/Default/Cookies",
+        "chrome-cookie-secret",
+    ),
+];
+
+/// Each of [`MORE_STORES`] reads as absent or empty in the box.
+// BYPASS: every one of them reads in full: aileron_engine::credentials
+// names none of them (the agents' own logins would be given back to the
+// agent launched, by its name, as its state is).
+#[test]
+fn more_credential_stores_read_as_empty() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        for (rel, secret) in MORE_STORES {
+            b.plant(&b.home.join(rel), &format!("{secret}\n"));
+        }
+        let attempts: Vec<String> = MORE_STORES
+            .iter()
+            .map(|(rel, _)| at(&["read", rel, &s(&b.home.join(rel))]))
+            .collect();
+        let got = b.boxed(form, &attempts);
+        let read: Vec<&str> = MORE_STORES
+            .iter()
+            .filter(|(_, secret)| got.stdout.contains(secret))
+            .map(|(rel, _)| *rel)
+            .collect();
+        assert_eq!(read, Vec::<&str>::new(), "read in the box: {}", got.show());
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Links
 
