@@ -1435,6 +1435,57 @@ fn processes_outside_the_box_cannot_be_read() {
     }
 }
 
+/// A System V shared memory segment of the user's, holding `text`;
+/// removed when dropped.
+struct SharedMemory(i32);
+
+impl SharedMemory {
+    fn holding(text: &str) -> SharedMemory {
+        // SAFETY: a new private segment, attached, written within its size
+        // (text is far shorter than a page) and detached.
+        unsafe {
+            let id = libc::shmget(libc::IPC_PRIVATE, 4096, libc::IPC_CREAT | 0o600);
+            assert!(id >= 0, "shmget: {}", std::io::Error::last_os_error());
+            let at = libc::shmat(id, std::ptr::null(), 0);
+            assert!(
+                at as isize != -1,
+                "shmat: {}",
+                std::io::Error::last_os_error()
+            );
+            std::ptr::copy_nonoverlapping(text.as_ptr(), at.cast::<u8>(), text.len());
+            libc::shmdt(at);
+            SharedMemory(id)
+        }
+    }
+}
+
+impl Drop for SharedMemory {
+    fn drop(&mut self) {
+        // SAFETY: removes the segment this test made.
+        unsafe {
+            libc::shmctl(self.0, libc::IPC_RMID, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The host's System V shared memory (what a database server or an X
+/// client keeps there) cannot be attached from the box.
+// BYPASS: `shmat` of a segment of the user's, by its id, reads it
+// (`shm-secret`): the tree shares the host's IPC namespace.
+#[test]
+fn the_hosts_shared_memory_is_out_of_reach() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let segment = SharedMemory::holding("shm-secret");
+        let attempts = [at(&["shm", "shm", &segment.0.to_string()])];
+        let open = b.probe(&["--enforce", "none"], form, &attempts);
+        assert_eq!(open.get("shm"), "OK text=shm-secret", "{}", open.show());
+        let got = b.boxed(form, &attempts);
+        assert!(!got.stdout.contains("shm-secret"), "{}", got.show());
+        got.assert_failed("shm");
+    }
+}
+
 /// A child killed (and reaped) when the test ends, however it ends.
 struct KillOnDrop(Child);
 
