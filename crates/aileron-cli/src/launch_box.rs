@@ -122,13 +122,68 @@ pub fn denied_reads(policy: &Policy, root: &Path) -> (Vec<PathBuf>, bool) {
     (found, false)
 }
 
+/// Other names, below `root`, of the files `targets` name (and of the files
+/// in the directories they name): hard links made before the session,
+/// through which a masked secret would be read or a locked file written.
+/// The project is walked only when some target has more than one link, so
+/// a launch pays one `stat` per target in the common case.
+pub fn hard_link_aliases(root: &Path, targets: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut linked = std::collections::HashSet::new();
+    let mut todo: Vec<PathBuf> = targets.to_vec();
+    let mut looked = 0;
+    while let Some(p) = todo.pop() {
+        looked += 1;
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.is_dir() && looked < WALK_LIMIT {
+            todo.extend(
+                std::fs::read_dir(&p)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        } else if m.is_file() && m.nlink() > 1 {
+            linked.insert((m.dev(), m.ino()));
+        }
+    }
+    if linked.is_empty() {
+        return Vec::new();
+    }
+    let (mut found, mut seen, mut dirs) = (Vec::new(), 0, vec![root.to_path_buf()]);
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                return found;
+            }
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                dirs.push(e.path());
+            } else if kind.is_file()
+                && let Ok(m) = e.metadata()
+                && m.nlink() > 1
+                && linked.contains(&(m.dev(), m.ino()))
+                && !targets.contains(&e.path())
+            {
+                found.push(e.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Each agent's own state, writable in the box when it is the agent
 /// launched (`~/` is the home directory; a directory is created when
 /// missing, so that the agent can keep its state on its first run).
 pub const AGENT_STATE: &[(&str, &[&str])] = &[
     (
         "claude",
-        &["~/.claude/", "~/.claude.json", "~/.claude.json.backup"],
+        // `~/.claude.json` is kept in `~/.claude` in the box (`CopiedBack`).
+        &["~/.claude/"],
     ),
     ("codex", &["~/.codex/"]),
     ("gemini", &["~/.gemini/"]),
@@ -152,20 +207,35 @@ pub const AGENT_STATE: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Package managers' caches, writable in the box for any agent when they
-/// exist: downloads land there, and nothing there is run by the user's
-/// shell as it is (a cache entry is checked or rebuilt by its tool).
-pub const CACHES: &[&str] = &[
-    "~/.cache/",
-    "~/.npm/",
-    "~/.cargo/registry/",
-    "~/.cargo/git/",
-    "~/go/pkg/mod/",
-    "~/.m2/repository/",
-    "~/.gradle/caches/",
-    "~/.bun/install/cache/",
-    "~/.local/share/pnpm/store/",
-    "~/.yarn/berry/cache/",
+/// Where each agent keeps what it loads as code or as rules that let
+/// commands run unasked (`aileron_engine::builtin`'s hook configurations):
+/// inside its writable state, but locked in the box. Made when missing, so
+/// that the agent cannot make one there in the box for its next run
+/// outside it.
+pub const AGENT_CODE: &[(&str, &[&str])] = &[
+    ("claude", &["~/.claude/plugins/"]),
+    ("codex", &["~/.codex/rules/"]),
+    ("gemini", &["~/.gemini/extensions/"]),
+];
+
+/// Package managers' caches, writable in the box for any agent: downloads
+/// land there (a cache entry is checked or rebuilt by its tool). Each with
+/// the program whose presence on `PATH` makes launch create it when it is
+/// missing (a user who never ran `npm` has no `~/.npm`, and the box would
+/// refuse to make one); a file is a lock its tool takes, made empty.
+pub const CACHES: &[(&str, Option<&str>)] = &[
+    ("~/.cache/", None),
+    ("~/.npm/", Some("npm")),
+    ("~/.cargo/registry/", Some("cargo")),
+    ("~/.cargo/git/", Some("cargo")),
+    ("~/.cargo/.package-cache", Some("cargo")),
+    ("~/.cargo/.package-cache-mutate", Some("cargo")),
+    ("~/go/pkg/mod/", Some("go")),
+    ("~/.m2/repository/", Some("mvn")),
+    ("~/.gradle/caches/", Some("gradle")),
+    ("~/.bun/install/cache/", Some("bun")),
+    ("~/.local/share/pnpm/store/", Some("pnpm")),
+    ("~/.yarn/berry/cache/", Some("yarn")),
 ];
 
 /// What [`writable_places`] starts from.
@@ -180,6 +250,17 @@ pub struct Writable<'a> {
     pub tmpdir: Option<&'a Path>,
     /// `settings.enforce.writable`, as the policy names them.
     pub extra: &'a [String],
+    /// The agent's `PATH`: a cache whose program is there is made.
+    pub path: &'a str,
+}
+
+/// Whether `program` is an executable file in one of `path`'s directories.
+fn on_path(program: &str, path: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.split(':').filter(|d| !d.is_empty()).any(|d| {
+        std::fs::metadata(Path::new(d).join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
 
 /// Where the agent's tree may write in the box: the project, the working
@@ -207,8 +288,25 @@ pub fn writable_places(w: &Writable) -> Vec<PathBuf> {
         }
         places.push(path);
     }
-    for p in CACHES {
-        places.push(policy_path(p.trim_end_matches('/'), w.home, w.base));
+    let code = AGENT_CODE
+        .iter()
+        .filter(|(name, _)| Some(*name) == w.agent)
+        .flat_map(|(_, paths)| paths.iter());
+    for p in code {
+        let _ = std::fs::create_dir_all(policy_path(p.trim_end_matches('/'), w.home, w.base));
+    }
+    for (p, program) in CACHES {
+        let path = policy_path(p.trim_end_matches('/'), w.home, w.base);
+        if program.is_some_and(|prog| on_path(prog, w.path)) && !path.exists() {
+            let _ = if p.ends_with('/') {
+                std::fs::create_dir_all(&path)
+            } else {
+                path.parent()
+                    .filter(|d| d.is_dir())
+                    .map_or(Ok(()), |_| std::fs::write(&path, b""))
+            };
+        }
+        places.push(path);
     }
     for p in w.extra {
         places.push(policy_path(p, w.home, w.base));
@@ -254,6 +352,145 @@ pub struct CopiedBack {
     pub copy: PathBuf,
     /// The original's contents when the session started (None: absent).
     pub at_start: Option<Vec<u8>>,
+    /// The keys of the file (JSON) the session may change: what else the
+    /// copy changed stays as it was (None: the whole copy goes back).
+    pub inert: Option<&'static InertKeys>,
+}
+
+/// The keys of an agent's JSON state that change nothing outside the box
+/// (counters, caches, history): a positive list, so that a key the agent
+/// starts using later, or one that starts a program (`mcpServers`), grants
+/// a permission (`allowedTools`) or trusts a folder, is not taken from the
+/// box.
+pub struct InertKeys {
+    /// Top-level keys.
+    pub top: &'static [&'static str],
+    /// The object whose members are per-project entries (`projects`), and
+    /// the keys of each entry.
+    pub per_project: (&'static str, &'static [&'static str]),
+}
+
+/// Claude Code's `~/.claude.json`.
+pub const CLAUDE_STATE: InertKeys = InertKeys {
+    top: &[
+        "numStartups",
+        "firstStartTime",
+        "firstStartVersion",
+        "installMethod",
+        "machineID",
+        "userID",
+        "migrationVersion",
+        "opusProMigrationComplete",
+        "seenNotifications",
+        "hasResetAutoModeOptInForDefaultOffer",
+        "pluginUsage",
+        "tipsHistory",
+        "promptQueueUseCount",
+        "memoryUsageCount",
+        "cachedStatsigGates",
+        "cachedDynamicConfigs",
+        "cachedGrowthBookFeatures",
+        "changelogLastFetched",
+        "lastReleaseNotesSeen",
+        "hasCompletedOnboarding",
+        "lastOnboardingVersion",
+        "subscriptionNoticeCount",
+        "hasAvailableSubscription",
+        "feedbackSurveyState",
+        "hasIdeOnboardingBeenShown",
+        "fallbackAvailableWarningThreshold",
+    ],
+    per_project: (
+        "projects",
+        &[
+            "history",
+            "lastCost",
+            "lastAPIDuration",
+            "lastToolDuration",
+            "lastDuration",
+            "lastLinesAdded",
+            "lastLinesRemoved",
+            "lastTotalInputTokens",
+            "lastTotalOutputTokens",
+            "lastTotalCacheCreationInputTokens",
+            "lastTotalCacheReadInputTokens",
+            "lastTotalWebSearchRequests",
+            "lastSessionId",
+            "lastModelUsage",
+            "lastFpsAverage",
+            "lastFpsLow1Pct",
+            "exampleFiles",
+            "exampleFilesGeneratedAt",
+            "projectOnboardingSeenCount",
+            "hasCompletedProjectOnboarding",
+            "hasClaudeMdExternalIncludesWarningShown",
+        ],
+    ),
+};
+
+/// `original` with the inert keys as `copy` has them; the other keys the
+/// copy changed, named (`projects./path.mcpServers`).
+pub fn merge_inert(
+    original: &serde_json::Value,
+    copy: &serde_json::Value,
+    keys: &InertKeys,
+) -> (serde_json::Value, Vec<String>) {
+    use serde_json::{Map, Value};
+    let empty = Map::new();
+    let obj = |v: &Value| v.as_object().cloned().unwrap_or_default();
+    let mut out = obj(original);
+    let mut kept = Vec::new();
+    let take = |out: &mut Map<String, Value>,
+                from: &Map<String, Value>,
+                inert: &[&str],
+                prefix: &str,
+                kept: &mut Vec<String>| {
+        let names: std::collections::BTreeSet<String> =
+            out.keys().chain(from.keys()).cloned().collect();
+        for k in names {
+            if out.get(&k) == from.get(&k) {
+                continue;
+            }
+            if inert.contains(&k.as_str()) {
+                match from.get(&k) {
+                    Some(v) => out.insert(k, v.clone()),
+                    None => out.remove(&k),
+                };
+            } else {
+                kept.push(format!("{prefix}{k}"));
+            }
+        }
+    };
+    let (list, per) = keys.per_project;
+    let copy_obj = obj(copy);
+    let mut top: Map<String, Value> = copy_obj.clone();
+    top.remove(list);
+    let mut without = out.clone();
+    without.remove(list);
+    take(&mut without, &top, keys.top, "", &mut kept);
+    let mut projects = out.get(list).map(obj).unwrap_or_default();
+    let theirs = copy_obj
+        .get(list)
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    for (path, entry) in theirs {
+        let mut mine = projects.get(path).map(obj).unwrap_or_default();
+        take(
+            &mut mine,
+            &obj(entry),
+            per,
+            &format!("{list}.{path}."),
+            &mut kept,
+        );
+        if !mine.is_empty() || projects.contains_key(path) {
+            projects.insert(path.clone(), Value::Object(mine));
+        }
+    }
+    if !projects.is_empty() || out.contains_key(list) {
+        without.insert(list.to_owned(), Value::Object(projects));
+    }
+    out = without;
+    (Value::Object(out), kept)
 }
 
 impl CopiedBack {
@@ -273,17 +510,34 @@ impl CopiedBack {
                 self.copy.display()
             ));
         }
+        let (copy, kept) = match self.inert {
+            Some(keys) => {
+                let parse = |b: &[u8]| serde_json::from_slice(b).unwrap_or_default();
+                let original = self.at_start.as_deref().map(parse).unwrap_or_default();
+                let (merged, kept) = merge_inert(&original, &parse(&copy), keys);
+                let mut text = serde_json::to_vec_pretty(&merged).unwrap_or_default();
+                text.push(b'\n');
+                (text, kept)
+            }
+            None => (copy, Vec::new()),
+        };
         let tmp = self.original.with_extension("aileron-tmp");
         let put = std::fs::write(&tmp, &copy)
             .and_then(|()| std::fs::rename(&tmp, &self.original))
             .and_then(|()| std::fs::remove_file(&self.copy));
-        put.err().map(|e| {
-            format!(
+        match put {
+            Err(e) => Some(format!(
                 "cannot put the session's {} back: {e} (it is in {})",
                 self.original.display(),
                 self.copy.display()
-            )
-        })
+            )),
+            Ok(()) if !kept.is_empty() => Some(format!(
+                "{}: what the session changed of {} was not put back (only counters, caches and history are)",
+                self.original.display(),
+                kept.join(", ")
+            )),
+            Ok(()) => None,
+        }
     }
 }
 
@@ -357,7 +611,7 @@ mod tests {
         let home = std::fs::canonicalize(tmp.path()).unwrap();
         std::fs::create_dir_all(home.join(".npm")).unwrap();
         std::fs::create_dir_all(home.join("proj")).unwrap();
-        std::fs::write(home.join(".claude.json"), "{}").unwrap();
+
         let w = Writable {
             agent: Some("claude"),
             home: &home,
@@ -365,10 +619,11 @@ mod tests {
             cwd: &home.join("proj"),
             tmpdir: None,
             extra: &["~/notes".to_owned(), "~/absent".to_owned()],
+            path: "",
         };
         std::fs::create_dir_all(home.join("notes")).unwrap();
         let got = writable_places(&w);
-        for want in [".claude", ".claude.json", ".npm", "proj", "notes"] {
+        for want in [".claude", ".npm", "proj", "notes"] {
             assert!(got.contains(&home.join(want)), "{want} in {got:?}");
         }
         // Created for the agent; an absent cache or extra place is left out.
@@ -420,6 +675,7 @@ mod tests {
             original: original.clone(),
             copy: copy.clone(),
             at_start: Some(at_start.as_bytes().to_vec()),
+            inert: None,
         };
         // Changed in the session: put back, the copy removed.
         std::fs::write(&original, "1").unwrap();
@@ -438,5 +694,70 @@ mod tests {
         std::fs::write(&copy, "outside").unwrap();
         assert_eq!(file("outside").put_back(), None);
         assert!(!copy.exists());
+    }
+
+    #[test]
+    fn hard_links_to_a_target_are_found_only_when_it_has_more_than_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let (home, proj) = (root.join("home"), root.join("proj"));
+        std::fs::create_dir_all(home.join(".aws")).unwrap();
+        std::fs::create_dir_all(proj.join(".git/x")).unwrap();
+        for f in [
+            "home/.netrc",
+            "home/.aws/credentials",
+            "home/alone",
+            "proj/plain",
+        ] {
+            std::fs::write(root.join(f), "secret").unwrap();
+        }
+        std::fs::hard_link(home.join(".netrc"), proj.join("n")).unwrap();
+        std::fs::hard_link(home.join(".aws/credentials"), proj.join(".git/x/c")).unwrap();
+        let targets = [home.join(".netrc"), home.join(".aws"), home.join("alone")];
+        assert_eq!(
+            hard_link_aliases(&proj, &targets),
+            vec![proj.join(".git/x/c"), proj.join("n")]
+        );
+        assert_eq!(
+            hard_link_aliases(&proj, &[home.join("alone")]),
+            Vec::<PathBuf>::new()
+        );
+    }
+
+    #[test]
+    fn only_inert_keys_of_the_agents_state_come_back_from_the_box() {
+        use serde_json::json;
+        let original = json!({
+            "numStartups": 3,
+            "mcpServers": {},
+            "projects": {"/p": {"allowedTools": [], "lastCost": 1}}
+        });
+        let copy = json!({
+            "numStartups": 4,
+            "mcpServers": {"evil": {"command": "sh"}},
+            "bypassPermissionsModeAccepted": true,
+            "projects": {
+                "/p": {"allowedTools": ["Bash(*)"], "lastCost": 2},
+                "/q": {"hasTrustDialogAccepted": true, "history": ["x"]}
+            }
+        });
+        let (merged, kept) = merge_inert(&original, &copy, &CLAUDE_STATE);
+        assert_eq!(
+            merged,
+            json!({
+                "numStartups": 4,
+                "mcpServers": {},
+                "projects": {"/p": {"allowedTools": [], "lastCost": 2}, "/q": {"history": ["x"]}}
+            })
+        );
+        assert_eq!(
+            kept,
+            [
+                "bypassPermissionsModeAccepted",
+                "mcpServers",
+                "projects./p.allowedTools",
+                "projects./q.hasTrustDialogAccepted"
+            ]
+        );
     }
 }

@@ -561,6 +561,12 @@ const HOOK_CONFIGS: &[&str] = &[
     // Codex CLI sources its own snapshot before each command.
     "/**/.codex/shell_snapshots/**",
     "/**/.gemini/settings.json",
+    // What an agent loads as code or as rules that let commands run
+    // unasked: Claude Code's plugins (hooks, MCP servers), Gemini CLI's
+    // extensions, Codex's exec-policy rules.
+    "/**/.claude/plugins/**",
+    "/**/.gemini/extensions/**",
+    "/**/.codex/rules/**",
     "/**/.cursor/hooks.json",
     "/**/.clinerules/hooks",
     "/**/.clinerules/hooks/**",

@@ -127,22 +127,27 @@ pub fn seccomp_notify_available() -> Result<(), Error> {
     }
 }
 
+/// Whether this system lets any process make a user namespace.
+fn user_namespaces_allowed() -> bool {
+    std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1)
+        > 0
+}
+
 /// Whether the child can have a private mount namespace.
 pub fn mount_namespace_available() -> Result<(), Error> {
     // SAFETY: getuid has no preconditions.
     if unsafe { libc::getuid() } == 0 {
         return Ok(());
     }
-    let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(1);
     let restricted = ["/proc/sys/kernel/unprivileged_userns_clone"]
         .iter()
         .any(|p| std::fs::read_to_string(p).is_ok_and(|v| v.trim() == "0"))
         || std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
             .is_ok_and(|v| v.trim() == "1");
-    if userns == 0 || restricted {
+    if !user_namespaces_allowed() || restricted {
         Err(Error::NoUserNamespaces)
     } else {
         Ok(())
@@ -167,7 +172,13 @@ impl Lockdown {
         mount_namespace_available()?;
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        let id_maps = (uid != 0).then(|| IdMaps {
+        // Root too gets a user namespace of the tree's own, its ids mapped
+        // to themselves: it keeps its rights over its own files, but not
+        // the capabilities that reach past the box (CAP_DAC_READ_SEARCH
+        // opens a masked file by its handle, CAP_NET_ADMIN moves an
+        // interface into the host's network), which hold only in the
+        // first namespace. (Other users' files then obey their mode bits.)
+        let id_maps = (uid != 0 || user_namespaces_allowed()).then(|| IdMaps {
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
         });
@@ -247,6 +258,27 @@ impl Lockdown {
             landlock,
             listen: listen.map(|ports| ports.iter().map(|p| loopback(*p)).collect()),
         })
+    }
+
+    /// In the first process of the tree's PID namespace: a `/proc` of its
+    /// own, which shows the tree's processes only (the host's environments,
+    /// memory maps and roots out of sight). A system that refuses the
+    /// mount (a container whose `/proc` is partly covered) keeps the
+    /// host's, where Landlock still keeps the tree from other processes.
+    ///
+    /// # Safety
+    /// Between fork and exec, before the seccomp filter (which refuses mounts).
+    pub unsafe fn mount_proc(&self) {
+        // SAFETY: a mount of a new procfs on /proc of the private namespace.
+        unsafe {
+            libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
+        }
     }
 
     /// How many listeners [`Lockdown::enter`] sends.
@@ -356,6 +388,10 @@ impl Lockdown {
             if self.listen.is_some() {
                 flags |= libc::CLONE_NEWNET;
             }
+            // The child's next child is the first of a PID namespace of the
+            // tree's own (`spawn`): when it ends, the kernel ends every
+            // process left in it, and the tree sees none of the host's.
+            flags |= libc::CLONE_NEWPID;
             if libc::unshare(flags) != 0 {
                 return Err(err());
             }

@@ -70,8 +70,19 @@ where
     // calls on memory prepared before the fork (no allocation, no locks).
     unsafe {
         cmd.pre_exec(move || {
+            // The processes that never exec hold a copy of `aileron
+            // launch`'s memory (its environment, the approver key): not
+            // dumpable, the tree cannot read their /proc/PID/mem or
+            // environ. The agent's exec makes it dumpable again.
+            if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if let Some(l) = &in_child {
                 l.enter(child_fd)?;
+                // This process stays outside the tree's PID namespace; its
+                // child is the namespace's first process and goes on.
+                fork_first()?;
+                l.mount_proc();
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -110,6 +121,32 @@ where
 pub fn keep_orphans(cmd: &mut Command) {
     // SAFETY: the closure makes only system calls (no allocation, no locks).
     unsafe { cmd.pre_exec(|| fork_keeper()) };
+}
+
+/// In the forked child, after it unshared a PID namespace: forks the
+/// namespace's first process, which returns; this process only waits for
+/// it and exits as it did. When the first process ends (its agent ended,
+/// or `aileron launch` died and it was killed), the kernel kills every
+/// process left in the namespace: nothing of the tree outlives the session.
+///
+/// # Safety
+/// Only between fork and exec.
+unsafe fn fork_first() -> std::io::Result<()> {
+    // SAFETY: plain system calls in a forked child.
+    unsafe {
+        match libc::fork() {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                // The parent is in another namespace: it reads as 0 here.
+                if libc::getppid() != 0 {
+                    libc::_exit(1);
+                }
+                Ok(())
+            }
+            first => wait_and_exit(first),
+        }
+    }
 }
 
 /// In the forked child: makes it the tree's child subreaper and forks the

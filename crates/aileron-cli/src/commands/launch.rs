@@ -341,6 +341,9 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 &environment,
                 base,
                 &cwd,
+                env.iter()
+                    .find(|(k, _)| k == "PATH")
+                    .map_or("", |(_, v)| v.as_str()),
                 &decider,
             );
         }
@@ -374,6 +377,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 writable,
                 hidden,
                 net,
+                project: base.to_path_buf(),
             },
         )
         .and_then(|mut child| {
@@ -729,6 +733,9 @@ struct BoxParts {
     /// A network of the box's own (`--enforce net`): each gateway's port
     /// and where to hand it the listener made there.
     net: Option<Vec<(u16, std::os::fd::OwnedFd)>>,
+    /// The project's directory, searched for other names of what is
+    /// masked or locked.
+    project: PathBuf,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -752,6 +759,7 @@ fn run_enforced(
         writable,
         hidden,
         net,
+        project,
     } = parts;
     let writable = writable.map(|mut w| {
         w.extend(agent.writable.iter().cloned());
@@ -775,6 +783,24 @@ fn run_enforced(
             protect.push(dir);
         }
         let _ = std::fs::create_dir_all(data_dir);
+        // A hard link in the project made before the session is another
+        // name of what the box masks or locks: masked and locked too.
+        let secret_aliases = launch_box::hard_link_aliases(&project, &secrets);
+        let locked_aliases = launch_box::hard_link_aliases(&project, &protect);
+        for (what, aliases) in [("masks", &secret_aliases), ("locks", &locked_aliases)] {
+            if !aliases.is_empty() {
+                decider.record_session_note(&format!(
+                    "the box also {what} these hard links to what it {what}: {}",
+                    aliases
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        secrets.extend(secret_aliases);
+        protect.extend(locked_aliases);
         decider.pin_policy(
             std::time::SystemTime::now(),
             protect
@@ -891,6 +917,7 @@ fn box_writable(
     environment: &aileron_engine::Environment,
     base: &Path,
     cwd: &Path,
+    path: &str,
     decider: &Decider,
 ) -> Option<Vec<PathBuf>> {
     if aileron_supervisor::files::landlock_abi() == 0 && extra.is_none() {
@@ -907,6 +934,7 @@ fn box_writable(
         cwd,
         tmpdir: tmpdir.as_deref(),
         extra: extra.unwrap_or_default(),
+        path,
     }))
 }
 

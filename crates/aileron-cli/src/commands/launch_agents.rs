@@ -160,6 +160,7 @@ fn claude_code_config_in_box(cx: &SetupContext, setup: &mut AgentSetup) -> Resul
         original,
         copy,
         at_start,
+        inert: Some(&aileron_cli::launch_box::CLAUDE_STATE),
     });
     Ok(())
 }
