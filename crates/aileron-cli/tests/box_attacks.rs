@@ -475,6 +475,17 @@ impl Drop for Running {
     }
 }
 
+/// Every process below `pid`, children first.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = children(pid);
+    let mut i = 0;
+    while i < out.len() {
+        out.extend(children(out[i]));
+        i += 1;
+    }
+    out
+}
+
 /// The pids whose parent is `pid`.
 fn children(pid: u32) -> Vec<u32> {
     let path = format!("/proc/{pid}/task/{pid}/children");
@@ -1876,35 +1887,34 @@ fn a_killed_session_takes_its_tree_with_it() {
             at(&["wait", "hold", &s(&b.proj.join("never"))]),
         ];
         let mut run = Running::start(b.launch(&[], form, &attempts));
-        let sleeper: u32 = run
-            .result("sleeper")
-            .strip_prefix("OK pid=")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("{:?}", run.seen));
         assert!(
-            cmdline(sleeper).iter().any(|a| a == "300"),
+            run.result("sleeper").starts_with("OK pid="),
             "{:?}",
-            cmdline(sleeper)
+            run.seen
         );
+        // The pid the probe says may be its namespace's: the host's is
+        // found among the launch's descendants.
         let launch = run.pid();
-        let agents: Vec<u32> = children(launch)
-            .into_iter()
-            .filter(|pid| proxy_of(launch) != Some(*pid))
-            .collect();
-        let proxy = proxy_of(launch);
+        let tree = descendants(launch);
+        let sleeper = tree
+            .iter()
+            .copied()
+            .find(|pid| cmdline(*pid) == ["sleep", "300"])
+            .unwrap_or_else(|| panic!("no sleep 300 under the launch: {tree:?}"));
         kill(launch);
         let _ = run.child.wait();
-        let mut tree = agents.clone();
-        tree.push(sleeper);
-        tree.extend(proxy);
         let left = wait_gone(&tree, TREE_ENDS);
+        let names: Vec<String> = left
+            .iter()
+            .map(|p| format!("{p} {:?}", cmdline(*p)))
+            .collect();
         for pid in &left {
             kill(*pid);
         }
         assert_eq!(
-            left,
-            Vec::<u32>::new(),
-            "left running after the session was killed ({form:?} agent; agent {agents:?}, sleep {sleeper}, proxy {proxy:?})"
+            names,
+            Vec::<String>::new(),
+            "left running after the session was killed ({form:?} agent; the sleep is {sleeper})"
         );
     }
 }
