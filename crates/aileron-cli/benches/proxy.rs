@@ -2,22 +2,28 @@
 //! (issue 18): the latency a request gains through the proxy, plain HTTP
 //! and inside inspected TLS once the host's certificate is minted (goal
 //! ≤ 1 ms at the median), the throughput of a large download (goal ≥ 50%
-//! of direct; plain HTTP and an HTTPS tunnel the proxy does not open), and
-//! the memory each idle client connection holds in the proxy (goal ≤ 64 KiB).
+//! of direct; plain HTTP and an HTTPS tunnel the proxy does not open, by
+//! HTTP's CONNECT and by its SOCKS5 front), and the memory each idle client
+//! connection holds in the proxy (goal ≤ 64 KiB).
 //!
 //! The proxy is the installed binary, run on its own with a policy that
 //! allows the bench's requests (each one is decided and written to the
 //! audit log, as in use). The upstream and the clients are plain threads
 //! with keep-alive connections, so what differs between the two columns is
 //! the proxy.
+//!
+//! Then the same 16 MiB download by curl from inside `aileron launch
+//! --enforce all`'s box, through the session's proxy listening in the
+//! box's network namespace (issue 30's goal: ≥ 50% of direct), beside curl
+//! outside the box, direct and through the proxy above.
 
 mod support;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -189,6 +195,19 @@ fn opaque_tunnel(proxy: SocketAddr, upstream: SocketAddr, upstream_ca: &str) -> 
     Client::new(tls_client_for("127.0.0.1", upstream_ca, r.into_inner()))
 }
 
+/// Through the proxy's SOCKS5 front into a tunnel (decided as the CONNECT
+/// above), then TLS end to end.
+fn socks_tunnel(proxy: SocketAddr, upstream: SocketAddr, upstream_ca: &str) -> Client {
+    let mut s = tcp(proxy);
+    let mut request = vec![5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1];
+    request.extend_from_slice(&upstream.port().to_be_bytes());
+    s.write_all(&request).unwrap();
+    let mut reply = [0u8; 12];
+    s.read_exact(&mut reply).unwrap();
+    assert_eq!(reply[..4], [5, 0, 5, 0], "SOCKS5 CONNECT");
+    Client::new(tls_client_for("127.0.0.1", upstream_ca, s))
+}
+
 /// A test CA and a certificate for localhost (and 127.0.0.1) it signed.
 fn upstream_tls() -> (String, Arc<rustls::ServerConfig>) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
@@ -248,6 +267,115 @@ fn start_proxy(aileron: &Path, dir: &Path, home: &Path, upstream_ca: &Path) -> P
     Proxy { child, addr }
 }
 
+/// A shell loop that downloads `$0` with curl each time it reads a line
+/// and answers the status, the size and curl's own time (connect to last
+/// byte): the launch and curl's start stay out of the figure.
+const DOWNLOADS: &str = r#"while read -r _; do curl -sS -o /dev/null -w '%{http_code} %{size_download} %{time_total}\n' "$0" || echo failed; done"#;
+
+/// The proxy variables: the clients outside the box get only those the
+/// bench gives them; `aileron launch` sets its own.
+const PROXY_VARS: &[&str] = &[
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+];
+
+/// A running [`DOWNLOADS`] loop.
+struct Downloader {
+    child: Child,
+    ask: Option<ChildStdin>,
+    answers: BufReader<ChildStdout>,
+    /// Where the loop's stderr (and `aileron launch`'s) goes.
+    errors: PathBuf,
+}
+
+impl Downloader {
+    /// Starts the loop as `cmd ... sh -c DOWNLOADS url`, its stderr to `errors`.
+    fn start(mut cmd: Command, url: &str, errors: PathBuf) -> Downloader {
+        for var in PROXY_VARS {
+            cmd.env_remove(var);
+        }
+        let mut child = cmd
+            .args(["sh", "-c", DOWNLOADS, url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&errors).unwrap())
+            .spawn()
+            .unwrap();
+        Downloader {
+            ask: child.stdin.take(),
+            answers: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            errors,
+        }
+    }
+
+    /// One download of [`BIG`] bytes; curl's time for it.
+    fn get(&mut self) -> Duration {
+        let ask = self.ask.as_mut().unwrap();
+        ask.write_all(b"\n").unwrap();
+        ask.flush().unwrap();
+        let mut line = String::new();
+        self.answers.read_line(&mut line).unwrap();
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let big = BIG.to_string();
+        assert!(
+            fields.len() == 3 && fields[0] == "200" && fields[1] == big,
+            "the download answered {line:?}: {}",
+            std::fs::read_to_string(&self.errors).unwrap_or_default()
+        );
+        Duration::from_secs_f64(fields[2].parse().unwrap())
+    }
+}
+
+impl Drop for Downloader {
+    /// The loop ends at the end of its input, and the launched tree with it.
+    fn drop(&mut self) {
+        drop(self.ask.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// The 16 MiB download by curl inside `aileron launch --enforce all`'s box
+/// (through the session's proxy in the box's namespace, by the variables
+/// the session sets) beside curl outside it, direct and through `proxy`.
+fn boxed_download(aileron: &Path, tmp: &Path, proxy: SocketAddr, upstream: SocketAddr) {
+    let (dir, home) = (tmp.join("boxed"), tmp.join("boxed-home"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(dir.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
+    let url = format!("http://{upstream}/big");
+    // `env` starts the loop's `sh` outside, as `aileron launch --` inside.
+    let sh = || support::isolated("/usr/bin/env", &dir, &home);
+    let direct = Downloader::start(sh(), &url, tmp.join("direct.err"));
+    let mut via = sh();
+    via.env("http_proxy", format!("http://{proxy}"));
+    let via = Downloader::start(via, &url, tmp.join("via.err"));
+    let mut launch = support::isolated(aileron, &dir, &home);
+    launch.args(["launch", "--enforce", "all", "--"]);
+    let boxed = Downloader::start(launch, &url, tmp.join("boxed.err"));
+    let mut downloaders = [direct, via, boxed];
+    let medians = support::interleaved_timed(
+        "16 MiB download by curl (its own time)",
+        40,
+        &[
+            "direct, outside the box",
+            "through the proxy, outside the box",
+            "in the box (--enforce all), through the session's proxy",
+        ],
+        |i| downloaders[i].get(),
+    );
+    println!(
+        "in the box, through the proxy in its namespace: {:.0}% of direct's throughput (goal ≥ 50%)",
+        100.0 * medians[0].as_secs_f64() / medians[2].as_secs_f64()
+    );
+}
+
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
@@ -276,6 +404,7 @@ fn bench(c: &mut Criterion) {
     let support::Project { tmp, dir, home } = support::Project::go(POLICY);
     let aileron = support::installed_binary("aileron", tmp.path());
     support::installed_binary("aileron-server", tmp.path());
+    support::installed_binary("aileron-sh", tmp.path());
     let (upstream_ca, tls_cfg) = upstream_tls();
     let ca_file = tmp.path().join("upstream-ca.pem");
     std::fs::write(&ca_file, &upstream_ca).unwrap();
@@ -367,6 +496,7 @@ fn bench(c: &mut Criterion) {
     let direct_https = format!("127.0.0.1:{}", secure.port());
     let mut direct_tls_ip = Client::new(tls_client_for("127.0.0.1", &upstream_ca, tcp(secure)));
     let mut tunnelled = opaque_tunnel(proxy.addr, secure, &upstream_ca);
+    let mut socks = socks_tunnel(proxy.addr, secure, &upstream_ca);
     support::interleaved(
         "16 MiB download over HTTPS",
         60,
@@ -380,8 +510,12 @@ fn bench(c: &mut Criterion) {
                     tunnelled.get("/big", &direct_https);
                 },
             ),
+            ("through a SOCKS5 tunnel of the proxy", &mut || {
+                socks.get("/big", &direct_https);
+            }),
         ],
     );
+    boxed_download(&aileron, tmp.path(), proxy.addr, plain);
     let plain_idle = idle_memory(&proxy, 400, || {
         let mut c = Client::new(Box::new(tcp(proxy.addr)));
         c.get(&small, &host);

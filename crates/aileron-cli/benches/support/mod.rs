@@ -63,14 +63,34 @@ pub fn installed_binary(name: &str, into: &Path) -> PathBuf {
 }
 
 /// Runs each program `runs` times, in turn, and prints every median and
-/// its ratio to the first one's (the baseline, e.g. `bash -c true`).
-pub fn interleaved(title: &str, runs: usize, programs: &mut [(&str, &mut dyn FnMut())]) {
-    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); programs.len()];
+/// its ratio to the first one's (the baseline, e.g. `bash -c true`); the
+/// medians, in the programs' order, for the figures derived from them.
+pub fn interleaved(
+    title: &str,
+    runs: usize,
+    programs: &mut [(&str, &mut dyn FnMut())],
+) -> Vec<Duration> {
+    let names: Vec<&str> = programs.iter().map(|(name, _)| *name).collect();
+    interleaved_timed(title, runs, &names, |i| {
+        let start = Instant::now();
+        (programs[i].1)();
+        start.elapsed()
+    })
+}
+
+/// Runs `run(0)`, `run(1)`, ... (one for each of `names`) in turn, `runs`
+/// times, each returning its own time (a download's as its client reports
+/// it, without the client's start); prints and returns each one's median.
+pub fn interleaved_timed(
+    title: &str,
+    runs: usize,
+    names: &[&str],
+    mut run: impl FnMut(usize) -> Duration,
+) -> Vec<Duration> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); names.len()];
     for _ in 0..runs {
-        for (i, (_, run)) in programs.iter_mut().enumerate() {
-            let start = Instant::now();
-            run();
-            times[i].push(start.elapsed());
+        for (i, t) in times.iter_mut().enumerate() {
+            t.push(run(i));
         }
     }
     let medians: Vec<Duration> = times
@@ -81,11 +101,12 @@ pub fn interleaved(title: &str, runs: usize, programs: &mut [(&str, &mut dyn FnM
         })
         .collect();
     println!("{title}: medians of {runs} interleaved runs each");
-    for ((name, _), median) in programs.iter().zip(&medians) {
+    for (name, median) in names.iter().zip(&medians) {
         println!(
             "  {name:<60} {:>7.3} ms  {:.2}×",
             median.as_secs_f64() * 1e3,
             median.as_secs_f64() / medians[0].as_secs_f64()
         );
     }
+    medians
 }
