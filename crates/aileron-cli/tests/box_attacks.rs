@@ -903,11 +903,6 @@ const CODEX_SERVER: &str =
 /// Each agent's state, which the box lets it keep, gains no code that the
 /// agent starts at its next run outside the box (an MCP server, an
 /// extension), whether written in place or in the session's copy.
-// BYPASS: Claude Code's `~/.claude.json` gains the server both ways: the
-// file is writable in the box (launch_box::AGENT_STATE names it), and the
-// session's copy in `~/.claude` is put back whole at the end
-// (launch_agents' CopiedBack), `mcpServers` included. Gemini CLI's
-// `~/.gemini/extensions/` is writable with the rest of `~/.gemini`.
 #[test]
 fn the_agents_state_gains_no_code_run_outside_the_box() {
     for form in Form::all() {
@@ -1059,9 +1054,6 @@ fn credential_stores_and_denied_files_read_as_empty() {
 /// The masked stores opened by file handle (`open_by_handle_at`, an inode
 /// number read from the directory listing): no secret. Root has the
 /// capability it takes (`CAP_DAC_READ_SEARCH`); a user's attempt fails.
-// BYPASS (as root): each store reads in full. The tree of a root launch
-// has no user namespace of its own, so it keeps CAP_DAC_READ_SEARCH over
-// the host, and a handle names the inode under the box's mounts.
 #[test]
 fn file_handles_open_nothing_the_box_masks() {
     for form in Form::all() {
@@ -1087,9 +1079,6 @@ fn file_handles_open_nothing_the_box_masks() {
 /// name it has, harmless) nor make a device node of the disk in `/tmp`
 /// (through which it would read every file raw). A user's tree never had
 /// them.
-// BYPASS (as root): both succeed: the tree of a root launch has no user
-// namespace of its own, so it keeps CAP_SYS_ADMIN and CAP_MKNOD over the
-// host (and with them CAP_SYS_BOOT, CAP_SYS_MODULE, CAP_SYS_TIME: not tried).
 #[test]
 fn the_tree_keeps_no_capability_over_the_host() {
     use std::os::unix::fs::MetadataExt;
@@ -1247,10 +1236,11 @@ fn links_the_agent_makes_reach_no_secret_and_no_file_outside() {
 /// Links planted in the project before the launch (by whatever ran there
 /// before the session) to a secret or to a file outside: reading through
 /// them gives no secret, writing through them changes nothing outside.
-// BYPASS: a hard link planted in the project before the launch reads the
-// secret it names (`~/.git-credentials`: the box masks the store's path,
-// not its inode) and writes the file outside it names (`open(O_APPEND)`
-// and `O_TRUNC` succeed: Landlock sees a path in the project).
+// BYPASS: a hard link planted before the launch to a plain file outside
+// the places the box lets the tree write (the user's notes, no store and
+// no locked file) is written through (`open(O_APPEND)` and `O_TRUNC`
+// succeed): Landlock sees a path in the project, and the box masks or
+// locks only the links to what it masks or locks (ff7e1df).
 #[test]
 fn links_planted_before_the_launch_reach_no_secret_and_no_file_outside() {
     for form in Form::all() {
@@ -1430,10 +1420,6 @@ fn processes_outside_the_box_cannot_be_signalled() {
 
 /// What `/proc` shows of a process of the user's outside the box (its
 /// environment, its memory map and memory) cannot be read from the box.
-// BYPASS: `/proc/PID/environ` and `/proc/PID/maps` of a process of the
-// same user outside the box read in full (`HOST_TOKEN=host-env-secret`);
-// `/proc/PID/mem`, `root` and `cwd` are refused (EACCES). The tree shares
-// the host's PID namespace and its /proc.
 #[test]
 fn processes_outside_the_box_cannot_be_read() {
     for form in Form::all() {
@@ -1636,10 +1622,6 @@ fn leaving_the_network_namespace_gains_no_route() {
 /// A veth pair made in the box with its far end in the host's network
 /// namespace (pid 1's) would be a way out of the box's network: the far
 /// end does not appear on the host while the session runs.
-// BYPASS (as root): `ip link add N type veth peer name F netns 1` puts F
-// on the host (it lives as long as the box's namespace): the tree of a
-// root launch has no user namespace of its own and keeps CAP_NET_ADMIN
-// over the host's network namespace.
 #[test]
 fn no_interface_of_the_box_appears_on_the_host() {
     if !available(
@@ -1874,10 +1856,6 @@ const TREE_ENDS: Duration = Duration::from_secs(3);
 /// `aileron launch` killed (SIGKILL, no chance to clean up): the agent and
 /// what it started in a session of its own (a `sleep 300`) end within
 /// moments.
-// BYPASS: a process the agent started in a session of its own (`setsid`,
-// here `sleep 300`) outlives the killed launch, reparented to init: only
-// the agent itself has PR_SET_PDEATHSIG; the tree has no PID namespace
-// whose end would take it along.
 #[test]
 fn a_killed_session_takes_its_tree_with_it() {
     for form in Form::all() {
