@@ -1654,17 +1654,14 @@ fn no_interface_of_the_box_appears_on_the_host() {
 // ---------------------------------------------------------------------------
 // The terminal
 
-/// Runs the probe under `aileron launch OPTIONS` with a terminal of the
-/// test's as its controlling terminal, as a user runs an agent; what the
-/// probe printed, and what is left typed ahead on that terminal for the
-/// user's shell once the session has ended.
-fn typed_ahead(b: &Setup, options: &[&str], form: Form, attempts: &[String]) -> (Lines, String) {
+/// A new pseudo-terminal, close-on-exec from the start (other tests spawn
+/// meanwhile): its master, its slave and the slave's name.
+fn pseudo_terminal() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd, String) {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::process::CommandExt;
     let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
-    // SAFETY: a new pseudo-terminal, close-on-exec from the start (other
-    // tests spawn meanwhile), and its slave opened by the name it gives.
-    let (master, slave) = unsafe {
+    // SAFETY: posix_openpt, grantpt, unlockpt and ptsname_r on the new
+    // master; the slave opened by the NUL-ended name ptsname_r wrote.
+    unsafe {
         let master = libc::posix_openpt(flags);
         assert!(
             master >= 0,
@@ -1683,8 +1680,33 @@ fn typed_ahead(b: &Setup, options: &[&str], form: Form, attempts: &[String]) -> 
             "open the slave: {}",
             std::io::Error::last_os_error()
         );
-        (master, OwnedFd::from_raw_fd(slave))
-    };
+        let name = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        (master, OwnedFd::from_raw_fd(slave), name)
+    }
+}
+
+/// What a terminal's slave side gives its next reader now ("" if nothing).
+fn pending_input(slave: &std::os::fd::OwnedFd) -> String {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fcntl and read on a descriptor we own, into a local buffer.
+    unsafe {
+        libc::fcntl(slave.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK);
+        let mut buf = [0u8; 256];
+        let n = libc::read(slave.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len());
+        text(&buf[..n.max(0) as usize])
+    }
+}
+
+/// Runs the probe under `aileron launch OPTIONS` with a terminal of the
+/// test's as its controlling terminal, as a user runs an agent; what the
+/// probe printed, and what is left typed ahead on that terminal for the
+/// user's shell once the session has ended.
+fn typed_ahead(b: &Setup, options: &[&str], form: Form, attempts: &[String]) -> (Lines, String) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let (master, slave, _) = pseudo_terminal();
     let slave_fd = slave.as_raw_fd();
     let mut cmd = b.launch(options, form, attempts);
     // SAFETY: setsid and ioctl are async-signal-safe.
@@ -1698,13 +1720,7 @@ fn typed_ahead(b: &Setup, options: &[&str], form: Form, attempts: &[String]) -> 
     }
     let out = support::run(&mut cmd, b"");
     // What the terminal would give its next reader, the user's shell.
-    // SAFETY: fcntl and read on the slave we own, into a local buffer.
-    let pending = unsafe {
-        libc::fcntl(slave_fd, libc::F_SETFL, libc::O_NONBLOCK);
-        let mut buf = [0u8; 256];
-        let n = libc::read(slave_fd, buf.as_mut_ptr().cast(), buf.len());
-        text(&buf[..n.max(0) as usize])
-    };
+    let pending = pending_input(&slave);
     drop((master, slave));
     (Lines::of(form, out), pending)
 }
@@ -1734,6 +1750,29 @@ fn nothing_typed_on_the_terminal_reaches_the_users_shell() {
             "typed ahead for the user's shell: {}",
             got.show()
         );
+    }
+}
+
+/// What the user types in another terminal of theirs (a password at a
+/// `sudo` prompt) cannot be read from the box, nor taken from the shell
+/// it was typed for.
+// BYPASS: the agent opens the other terminal's `/dev/pts/N` and reads the
+// line typed there (`typed-secret`), which the terminal's own reader then
+// never gets: the tree sees the host's devpts.
+#[test]
+fn another_terminal_of_the_users_is_out_of_reach() {
+    use std::os::fd::AsRawFd;
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let (master, slave, name) = pseudo_terminal();
+        let typed = b"typed-secret\n";
+        // SAFETY: a write of a local buffer to the master we own.
+        let n = unsafe { libc::write(master.as_raw_fd(), typed.as_ptr().cast(), typed.len()) };
+        assert_eq!(n, typed.len() as isize, "type on the terminal");
+        let got = b.boxed(form, &[at(&["readtty", "tty", &name])]);
+        assert!(!got.stdout.contains("typed-secret"), "{}", got.show());
+        got.assert_failed("tty");
+        assert_eq!(pending_input(&slave), "typed-secret\n", "{}", got.show());
     }
 }
 
