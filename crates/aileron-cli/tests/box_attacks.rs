@@ -384,6 +384,33 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
+/// The home directory and the directory outside as they were before a
+/// launch.
+struct Before {
+    home: BTreeMap<PathBuf, String>,
+    outside: BTreeMap<PathBuf, String>,
+}
+
+impl Setup {
+    fn before(&self) -> Before {
+        Before {
+            home: snapshot(&self.home),
+            outside: snapshot(&self.outside),
+        }
+    }
+}
+
+/// Asserts that the probe read no secret, that each of `failed` failed,
+/// and that the home directory and the directory outside are as `before`.
+fn assert_held(b: &Setup, got: &Lines, failed: &[&str], before: &Before) {
+    got.assert_no_secret();
+    for label in failed {
+        got.assert_failed(label);
+    }
+    assert_unchanged(&b.home, &before.home, got);
+    assert_unchanged(&b.outside, &before.outside, got);
+}
+
 /// Asserts `dir` is as `before` (naming what changed).
 fn assert_unchanged(dir: &Path, before: &BTreeMap<PathBuf, String>, got: &Lines) {
     let after = snapshot(dir);
@@ -784,18 +811,15 @@ fn writes_outside_the_project_fail_and_change_nothing() {
         assert_works_without_the_box(&open, form, &attempts_in(&open, WRITES), &independent);
 
         let b = with_files_to_write();
-        let (home_before, outside_before) = (snapshot(&b.home), snapshot(&b.outside));
+        let before = b.before();
         let mut attempts = attempts_in(&b, WRITES_IN_PROJECT);
         attempts.extend(attempts_in(&b, WRITES));
         let got = b.boxed(form, &attempts);
-        for (_, label, _) in WRITES {
-            got.assert_failed(label);
-        }
+        let failed: Vec<&str> = WRITES.iter().map(|(_, label, _)| *label).collect();
+        assert_held(&b, &got, &failed, &before);
         for (_, label, _) in WRITES_IN_PROJECT {
             got.assert_ok(label);
         }
-        assert_unchanged(&b.home, &home_before, &got);
-        assert_unchanged(&b.outside, &outside_before, &got);
         assert!(!b.home.join(".ssh").exists(), "{}", got.show());
         assert_eq!(
             std::fs::read_to_string(b.proj.join("mine.txt")).unwrap(),
@@ -1180,7 +1204,7 @@ fn links_the_agent_makes_reach_no_secret_and_no_file_outside() {
         let (b, notes) = with_notes_outside();
         let (h, p) = (s(&b.home), s(&b.proj));
         let link = |name: &str| s(&b.proj.join(name));
-        let (home_before, outside_before) = (snapshot(&b.home), snapshot(&b.outside));
+        let before = b.before();
         let attempts = [
             at(&[
                 "symlink",
@@ -1217,19 +1241,15 @@ fn links_the_agent_makes_reach_no_secret_and_no_file_outside() {
             at(&["write", "write-rel-sym-outside", &format!("{p}/rel-out")]),
         ];
         let got = b.boxed(form, &attempts);
-        got.assert_no_secret();
-        for label in [
+        let failed = [
             "hard-secret",
             "hard-outside",
             "write-sym-outside",
             "trunc-sym-outside",
             "write-rel-sym-outside",
-        ] {
-            got.assert_failed(label);
-        }
+        ];
+        assert_held(&b, &got, &failed, &before);
         got.assert_ok("sym-outside");
-        assert_unchanged(&b.home, &home_before, &got);
-        assert_unchanged(&b.outside, &outside_before, &got);
     }
 }
 
@@ -1250,7 +1270,7 @@ fn links_planted_before_the_launch_reach_no_secret_and_no_file_outside() {
         std::fs::hard_link(b.home.join(".git-credentials"), link("hard-secret")).unwrap();
         std::os::unix::fs::symlink(&notes, link("sym-outside")).unwrap();
         std::fs::hard_link(&notes, link("hard-outside")).unwrap();
-        let (home_before, outside_before) = (snapshot(&b.home), snapshot(&b.outside));
+        let before = b.before();
         let attempts = [
             at(&["read", "read-sym-secret", &link("sym-secret")]),
             at(&["read", "read-hard-secret", &link("hard-secret")]),
@@ -1259,16 +1279,12 @@ fn links_planted_before_the_launch_reach_no_secret_and_no_file_outside() {
             at(&["trunc", "trunc-hard-outside", &link("hard-outside")]),
         ];
         let got = b.boxed(form, &attempts);
-        got.assert_no_secret();
-        for label in [
+        let failed = [
             "write-sym-outside",
             "write-hard-outside",
             "trunc-hard-outside",
-        ] {
-            got.assert_failed(label);
-        }
-        assert_unchanged(&b.home, &home_before, &got);
-        assert_unchanged(&b.outside, &outside_before, &got);
+        ];
+        assert_held(&b, &got, &failed, &before);
     }
 }
 
@@ -1331,7 +1347,7 @@ fn proc_aliases_lead_to_no_secret_and_no_file_outside() {
                 "/proc/@PPID/cwd/../outside/notes.txt",
             ]),
         ]);
-        let before = snapshot(&b.outside);
+        let before = b.before();
         let open = Setup::new(PERMISSIVE);
         open.plant_stores();
         let open_secret = s(&open.home.join(".ssh/id_ed25519"));
@@ -1342,14 +1358,12 @@ fn proc_aliases_lead_to_no_secret_and_no_file_outside() {
         ]);
         assert_works_without_the_box(&open, form, &[read_open], &["read-self-root"]);
         let got = b.boxed(form, &attempts);
-        got.assert_no_secret();
-        for a in &attempts {
-            let label = a.split('|').nth(1).unwrap();
-            if label.starts_with("write") || label.starts_with("create") {
-                got.assert_failed(label);
-            }
-        }
-        assert_unchanged(&b.outside, &before, &got);
+        let failed: Vec<&str> = attempts
+            .iter()
+            .filter_map(|a| a.split('|').nth(1))
+            .filter(|label| label.starts_with("write") || label.starts_with("create"))
+            .collect();
+        assert_held(&b, &got, &failed, &before);
         drop(host);
     }
 }
