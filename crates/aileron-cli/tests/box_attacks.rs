@@ -1182,6 +1182,112 @@ fn more_credential_stores_read_as_empty() {
     }
 }
 
+/// A credential store the user's tools write again while the session
+/// runs (`docker login`, `gh auth login`, git's credential store: a new
+/// file renamed over the old one) reads as empty in the box as before.
+// BYPASS: the new secrets read in full: the box masks each store file by
+// mounting /dev/null over its path, a mount the rename over it detaches.
+#[test]
+fn stores_written_again_during_the_session_stay_masked() {
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        b.plant_stores();
+        let stores = [".git-credentials", ".docker/config.json", ".netrc"];
+        let go = b.proj.join("logged-in");
+        let mut attempts: Vec<String> = stores
+            .iter()
+            .map(|rel| at(&["read", &format!("before:{rel}"), &s(&b.home.join(rel))]))
+            .collect();
+        attempts.push(at(&["wait", "go", &s(&go)]));
+        attempts.extend(
+            stores
+                .iter()
+                .map(|rel| at(&["read", &format!("after:{rel}"), &s(&b.home.join(rel))])),
+        );
+        let mut run = Running::start(b.launch(&[], form, &attempts));
+        for rel in stores {
+            let before = run.result(&format!("before:{rel}"));
+            assert!(
+                before.starts_with("FAIL") || before == "OK len=0 text=",
+                "{before}"
+            );
+        }
+        // The user logs in again in another terminal: each tool writes a
+        // new file and renames it over the old one.
+        for rel in stores {
+            let path = b.home.join(rel);
+            let new = path.with_extension("new");
+            std::fs::write(&new, "fresh-login-secret\n").expect("write the new file");
+            std::fs::rename(&new, &path).expect("rename it over the store");
+        }
+        std::fs::write(&go, "").expect("signal the probe");
+        for rel in stores {
+            let after = run.result(&format!("after:{rel}"));
+            assert!(
+                !after.contains("fresh-login-secret"),
+                "{rel}: {after}; {:?}",
+                run.seen
+            );
+        }
+    }
+}
+
+/// Files the box locks in the project, which the user changes during the
+/// session from outside the way their tools do (`git config`, which
+/// writes `.git/config.lock` and renames it over the file; an editor's
+/// safe save of `aileron.yaml`, a new file renamed over the old one), stay
+/// locked to the agent.
+// BYPASS: after the user's rename both are written from the box: the
+// read-only mount over each path is detached by the rename over it, and
+// the project is writable to Landlock.
+#[test]
+fn locked_files_the_user_saves_again_stay_locked() {
+    if !available("git", Command::new("git").arg("--version").output().is_ok()) {
+        return;
+    }
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let git = |args: &[&str]| {
+            let out = b.command("git").args(args).output().expect("git");
+            assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+        };
+        git(&["init", "-q"]);
+        let (config, policy) = (b.proj.join(".git/config"), b.proj.join("aileron.yaml"));
+        let go = b.proj.join("saved");
+        let attempts = [
+            at(&["write", "config-before", &s(&config)]),
+            at(&["write", "policy-before", &s(&policy)]),
+            at(&["wait", "go", &s(&go)]),
+            at(&["write", "config-after", &s(&config)]),
+            at(&["write", "policy-after", &s(&policy)]),
+        ];
+        let mut run = Running::start(b.launch(&[], form, &attempts));
+        for label in ["config-before", "policy-before"] {
+            assert!(
+                run.result(label).starts_with("FAIL"),
+                "{label}: {:?}",
+                run.seen
+            );
+        }
+        git(&["config", "user.name", "The User"]);
+        let saved = b.proj.join(".aileron.yaml.swp");
+        std::fs::write(&saved, PERMISSIVE).expect("the editor's new file");
+        std::fs::rename(&saved, &policy).expect("saved over the policy");
+        std::fs::write(&go, "").expect("signal the probe");
+        for label in ["config-after", "policy-after"] {
+            run.result(label);
+        }
+        let config_text = std::fs::read_to_string(&config).unwrap_or_default();
+        let policy_text = std::fs::read_to_string(&policy).unwrap_or_default();
+        assert!(
+            !config_text.contains("pwned"),
+            "{config_text}; {:?}",
+            run.seen
+        );
+        assert_eq!(policy_text, PERMISSIVE, "{:?}", run.seen);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Links
 
