@@ -34,6 +34,7 @@ pub fn policy_path(p: &str, home: &Path, base: &Path) -> PathBuf {
 /// The paths to mask, existing now; `readable` as the policy names them.
 pub fn masked(
     env: &Environment,
+    agent: Option<&str>,
     readable: &[String],
     base: &Path,
     ssh_auth_sock: Option<&Path>,
@@ -44,7 +45,7 @@ pub fn masked(
         .map(|r| policy_path(r, home, base).to_string_lossy().into_owned())
         .collect();
     let mut out = Vec::new();
-    for (path, store) in credential_stores(env) {
+    for (path, store) in credential_stores(env, agent) {
         let p = PathBuf::from(&path);
         match store {
             Store::Dir | Store::File => {
@@ -120,6 +121,42 @@ pub fn denied_reads(policy: &Policy, root: &Path) -> (Vec<PathBuf>, bool) {
     }
     found.sort();
     (found, false)
+}
+
+/// Of the masked `secrets`, those Landlock keeps unreadable too: files and
+/// directories outside the `writable` places and the devices. (Inside a
+/// writable place the tree makes files it must read back, which such a
+/// rule would refuse; there the mount alone masks.)
+pub fn kept_unreadable(secrets: &[PathBuf], writable: &[PathBuf]) -> Vec<PathBuf> {
+    secrets
+        .iter()
+        .filter(|p| !p.starts_with("/dev") && !p.starts_with("/proc"))
+        .filter(|p| !writable.iter().any(|w| p.starts_with(w)))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()))
+        .cloned()
+        .collect()
+}
+
+/// The terminals open on the host now (`/dev/pts/N`) but `own` (the
+/// session's): the box covers them, so that the tree cannot read what is
+/// typed in another terminal of the user's (a password) or type into it.
+/// A terminal opened after launch is not among them.
+pub fn other_terminals(pts: &Path, own: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(pts)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .map(|e| e.path())
+        .filter(|p| !own.contains(p))
+        .collect();
+    out.sort();
+    out
 }
 
 /// Other names, below `root`, of the files `targets` name (and of the files
@@ -566,7 +603,13 @@ mod tests {
             home: home.to_string_lossy().into_owned(),
             ..Environment::default()
         };
-        let got = masked(&env, &["~/.npmrc".to_owned()], Path::new("/proj"), None);
+        let got = masked(
+            &env,
+            None,
+            &["~/.npmrc".to_owned()],
+            Path::new("/proj"),
+            None,
+        );
         let want: Vec<PathBuf> = [
             ".aws",
             ".config/gcloud",
@@ -758,6 +801,19 @@ mod tests {
                 "projects./p.allowedTools",
                 "projects./q.hasTrustDialogAccepted"
             ]
+        );
+    }
+
+    #[test]
+    fn every_terminal_but_the_sessions_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pts = tmp.path();
+        for n in ["0", "3", "12", "ptmx"] {
+            std::fs::write(pts.join(n), "").unwrap();
+        }
+        assert_eq!(
+            other_terminals(pts, &[pts.join("3")]),
+            vec![pts.join("0"), pts.join("12")]
         );
     }
 }

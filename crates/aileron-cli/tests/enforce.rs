@@ -1049,7 +1049,9 @@ fn a_daemon_that_outlives_the_session_cannot_exec_anything() {
     let p = Project::new(POLICY);
     let w = work(&p);
     let py = script(&p, "daemon.py", DAEMON_PY);
-    let out = launch(&p, "all", &[python(), &py, &s(&w), "nowait"]);
+    // Without the box: in it, the daemon dies with the session's PID
+    // namespace (box_attacks.rs); here it lives on, and execs nothing.
+    let out = launch(&p, "exec", &[python(), &py, &s(&w), "nowait"]);
     assert_eq!(out.code(), Some(0), "{}", out.show());
     assert!(w.join("daemon-started").exists(), "{}", out.show());
     let result = w.join("daemon-result");
@@ -1556,7 +1558,8 @@ fn aileron_s_other_files_and_secrets_are_locked() {
         try proc_root 'echo via-proc >> /proc/$sup/root$PWD/aileron.yaml'
         try nsenter 'nsenter -t "$sup" -m sh -c "echo nsenter >> $PWD/aileron.yaml"'
         try nsenter_init 'nsenter -t 1 -m sh -c "echo nsenter >> $PWD/aileron.yaml"'
-        try kill_supervisor 'kill -KILL "$sup"'
+        # In the box's PID namespace the supervisor has no number (0).
+        try kill_supervisor '[ "$sup" -gt 0 ] && kill -KILL "$sup"'
         try control 'echo fine > notes.txt'
     "#;
     let mut cmd = p.aileron(&[
@@ -1899,8 +1902,9 @@ fn when_the_supervisor_dies_no_survivor_can_exec() {
         wait
         echo > "$W/agent-finished"
     "#;
-    // Left alone, the background child's ls runs.
-    let out = launch_bash(&p, "all", script_text);
+    // Without the box (in it, the survivors die with the session's PID
+    // namespace: box_attacks.rs). Left alone, the background child's ls runs.
+    let out = launch_bash(&p, "exec", script_text);
     assert_eq!(out.code(), Some(0), "{}", out.show());
     assert!(w.join("ran").exists(), "{}", out.show());
     for f in ["ran", "bg-done", "started", "bg-started", "agent-finished"] {
@@ -1910,7 +1914,7 @@ fn when_the_supervisor_dies_no_survivor_can_exec() {
     let mut cmd = p.aileron(&[
         "launch",
         "--enforce",
-        "all",
+        "exec",
         "--",
         "bash",
         "-c",

@@ -70,6 +70,45 @@ const STORES: &[(Base, &str, Store)] = &[
     (Base::Home, ".pki", Store::Dir),
     (Base::Config, "op", Store::Dir),
     (Base::Home, ".op", Store::Dir),
+    // Other services' tokens.
+    (Base::Config, "github-copilot", Store::Dir),
+    (Base::Home, ".cache/huggingface/token", Store::File),
+    (Base::Home, ".huggingface/token", Store::File),
+    (Base::Home, ".terraformrc", Store::File),
+    (Base::Config, "rclone/rclone.conf", Store::File),
+    (Base::Home, ".databrickscfg", Store::File),
+    // Browsers' profiles: cookies and saved passwords.
+    (Base::Home, ".mozilla/firefox", Store::Dir),
+    (Base::Config, "google-chrome", Store::Dir),
+    (Base::Config, "chromium", Store::Dir),
+    (Base::Config, "BraveSoftware", Store::Dir),
+    (Base::Config, "microsoft-edge", Store::Dir),
+];
+
+/// The agents' own logins: masked from any other agent, left to the one
+/// whose login it is (its program's name).
+const AGENT_LOGINS: &[(&str, Base, &str, Store)] = &[
+    (
+        "claude",
+        Base::Home,
+        ".claude/.credentials.json",
+        Store::File,
+    ),
+    ("codex", Base::Home, ".codex/auth.json", Store::File),
+    (
+        "gemini",
+        Base::Home,
+        ".gemini/oauth_creds.json",
+        Store::File,
+    ),
+    (
+        "gemini",
+        Base::Home,
+        ".gemini/google_accounts.json",
+        Store::File,
+    ),
+    ("opencode", Base::Data, "opencode/auth.json", Store::File),
+    ("qwen", Base::Home, ".qwen/oauth_creds.json", Store::File),
 ];
 
 /// Files of a key directory that hold no secret.
@@ -88,11 +127,16 @@ pub fn ssh_public(name: &str) -> bool {
     name.ends_with(".pub") || SSH_PUBLIC.contains(&name)
 }
 
-/// Every store for `env`, as absolute paths, whether or not it exists.
-pub fn credential_stores(env: &Environment) -> Vec<(String, Store)> {
+/// Every store for `env`, as absolute paths, whether or not it exists;
+/// the logins of every agent but `agent` (the one launched) among them.
+pub fn credential_stores(env: &Environment, agent: Option<&str>) -> Vec<(String, Store)> {
     let home = env.home.trim_end_matches('/');
+    let others = AGENT_LOGINS
+        .iter()
+        .filter(|(owner, ..)| Some(*owner) != agent)
+        .map(|(_, base, rel, store)| (base, rel, store));
     let mut out = Vec::new();
-    for (base, rel, store) in STORES {
+    for (base, rel, store) in STORES.iter().map(|(b, r, s)| (b, r, s)).chain(others) {
         match base {
             Base::Home => out.push((format!("{home}/{rel}"), *store)),
             Base::Data => out.push((format!("{home}/.local/share/{rel}"), *store)),
@@ -129,8 +173,12 @@ mod tests {
             config_home: "/xdg".into(),
             ..Environment::default()
         };
-        let stores = credential_stores(&env);
+        let stores = credential_stores(&env, Some("claude"));
         let has = |p: &str, s: Store| stores.contains(&(p.to_owned(), s));
+        // The launched agent keeps its login; the others' are masked.
+        assert!(!has("/home/u/.claude/.credentials.json", Store::File));
+        assert!(has("/home/u/.codex/auth.json", Store::File));
+        assert!(has("/home/u/.local/share/opencode/auth.json", Store::File));
         assert!(has("/home/u/.ssh", Store::Keys));
         assert!(has("/home/u/.aws", Store::Dir));
         assert!(has("/home/u/.config/gcloud", Store::Dir));

@@ -38,6 +38,8 @@ pub struct Lockdown {
     /// Directories covered by an empty read-only tmpfs.
     emptied: Vec<CString>,
     dev_null: CString,
+    /// `/dev/null`'s device number: what a hidden path shows while covered.
+    dev_null_rdev: libc::dev_t,
     root: CString,
     /// The working directory, entered again once the mounts are in place:
     /// until then it is the directory under the new mount of its own path.
@@ -57,6 +59,10 @@ pub struct Spec<'a> {
     pub secrets: &'a [PathBuf],
     /// The only places the tree may write (None: everywhere but `/proc`).
     pub writable: Option<&'a [PathBuf]>,
+    /// Of `secrets`, those Landlock keeps unreadable too (files and
+    /// directories outside the writable places): whatever the host puts in
+    /// their place during the session stays out of reach.
+    pub unreadable: &'a [PathBuf],
     /// A network namespace of the tree's own, listening on these ports of
     /// 127.0.0.1 (None: the host's network).
     pub listen: Option<&'a [u16]>,
@@ -80,6 +86,9 @@ const ACCESS_FS_WRITE: u64 = (1 << 1) // WRITE_FILE
     | (1 << 10) // MAKE_FIFO
     | (1 << 11) // MAKE_BLOCK
     | (1 << 12); // MAKE_SYM
+const ACCESS_FS_READ_FILE: u64 = 1 << 2;
+const ACCESS_FS_READ_DIR: u64 = 1 << 3;
+const ACCESS_FS_READ: u64 = ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR;
 const ACCESS_FS_REFER: u64 = 1 << 13; // ABI 2
 const ACCESS_FS_TRUNCATE: u64 = 1 << 14; // ABI 3
 const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0; // ABI 6
@@ -167,6 +176,7 @@ impl Lockdown {
             protect,
             secrets,
             writable,
+            unreadable,
             listen,
         } = *spec;
         mount_namespace_available()?;
@@ -246,13 +256,17 @@ impl Lockdown {
                 Err(_) => {}
             }
         }
-        let landlock = Self::ruleset(writable)?;
+        let landlock = Self::ruleset(writable, unreadable)?;
         Ok(Lockdown {
             id_maps,
             mounts,
             hidden,
             emptied,
             dev_null: CString::from(c"/dev/null"),
+            dev_null_rdev: {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata("/dev/null").map_or(0, |m| m.rdev())
+            },
             root: CString::from(c"/"),
             cwd: cstring(&std::env::current_dir().map_err(Error::WorkingDirectory)?)?,
             landlock,
@@ -281,14 +295,64 @@ impl Lockdown {
         }
     }
 
+    /// Outside the tree, in its mount namespace: covers again what a
+    /// process of the host uncovered by replacing it (an editor's save, a
+    /// `git config`, a `docker login`: a new file renamed over the path
+    /// detaches the mount that covered it), as [`Lockdown::enter`] did.
+    /// Called every few milliseconds while the tree lives.
+    ///
+    /// # Safety
+    /// Between fork and exec: plain system calls on prepared strings.
+    pub unsafe fn cover_again(&self) {
+        // SAFETY: stat and mount calls on NUL-ended paths prepared before the fork.
+        unsafe {
+            for (path, read_only) in &self.mounts {
+                let Some(keep) = read_only else { continue };
+                let mut st: libc::statvfs = std::mem::zeroed();
+                if libc::statvfs(path.as_ptr(), &mut st) == 0 && st.f_flag & libc::ST_RDONLY == 0 {
+                    let bound = libc::mount(
+                        path.as_ptr(),
+                        path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ) == 0;
+                    if bound {
+                        libc::mount(
+                            std::ptr::null(),
+                            path.as_ptr(),
+                            std::ptr::null(),
+                            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep,
+                            std::ptr::null(),
+                        );
+                    }
+                }
+            }
+            for path in &self.hidden {
+                let mut st: libc::stat = std::mem::zeroed();
+                let covered = st_is_dev_null(&mut st, path, self.dev_null_rdev);
+                if !covered && libc::lstat(path.as_ptr(), &mut st) == 0 {
+                    libc::mount(
+                        self.dev_null.as_ptr(),
+                        path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    );
+                }
+            }
+        }
+    }
+
     /// How many listeners [`Lockdown::enter`] sends.
     pub fn listeners(&self) -> usize {
         self.listen.as_ref().map_or(0, Vec::len)
     }
 
     /// The Landlock ruleset: signals confined to the tree (ABI 6), writes to
-    /// `writable` (when given). None when the kernel has nothing to add.
-    fn ruleset(writable: Option<&[PathBuf]>) -> Result<Option<i32>, Error> {
+    /// `writable` (when given), and, with `unreadable`, reads to everything
+    /// but those ([`read_rules`]). None when the kernel has nothing to add.
+    fn ruleset(writable: Option<&[PathBuf]>, unreadable: &[PathBuf]) -> Result<Option<i32>, Error> {
         let abi = landlock_abi();
         if writable.is_some() && abi == 0 {
             return Err(Error::NoLandlockForWritable);
@@ -303,13 +367,19 @@ impl Lockdown {
         if abi >= 3 {
             fs |= ACCESS_FS_TRUNCATE;
         }
+        let reads = read_rules(unreadable);
+        let handled = if reads.is_empty() {
+            fs
+        } else {
+            fs | ACCESS_FS_READ
+        };
         let scoped = if abi >= 6 {
             SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET
         } else {
             0
         };
         let attr = RulesetAttr {
-            handled_access_fs: fs,
+            handled_access_fs: handled,
             handled_access_net: 0,
             scoped,
         };
@@ -343,34 +413,56 @@ impl Lockdown {
                 .map(|e| e.path())
                 .collect(),
         };
-        const FILE_RIGHTS: u64 = (1 << 1) | ACCESS_FS_TRUNCATE;
-        for place in places {
-            let Ok(dir) = std::fs::File::open(&place) else {
+        const FILE_RIGHTS: u64 = (1 << 1) | ACCESS_FS_TRUNCATE | ACCESS_FS_READ_FILE;
+        // Where the tree writes, it reads too.
+        let write_rights = if reads.is_empty() {
+            fs
+        } else {
+            fs | ACCESS_FS_READ
+        };
+        let rules = places.into_iter().map(|p| (p, write_rights)).chain(reads);
+        for (place, access) in rules {
+            let Ok(target) = open_path(&place) else {
                 continue;
             };
-            let is_dir = dir.metadata().is_ok_and(|m| m.is_dir());
-            let rule = PathBeneath {
-                allowed_access: if is_dir { fs } else { fs & FILE_RIGHTS },
-                parent_fd: std::os::fd::AsRawFd::as_raw_fd(&dir),
-            };
-            // SAFETY: rule is a path-beneath attribute with an open descriptor.
-            let r = unsafe {
+            let is_dir = target.metadata().is_ok_and(|m| m.is_dir());
+            let access = if is_dir { access } else { access & FILE_RIGHTS };
+            if let Err(source) = add_rule(fd, &target, access) {
+                return Err(Error::LandlockRule {
+                    path: place,
+                    source,
+                });
+            }
+        }
+        Ok(Some(fd))
+    }
+
+    /// In the tree's first process, after its own `/proc` is mounted:
+    /// lets the tree read it (a new mount, which the rules made before
+    /// the fork do not name).
+    ///
+    /// # Safety
+    /// Between fork and exec, before [`Lockdown::restrict`].
+    pub unsafe fn read_new_proc(&self) {
+        let Some(fd) = self.landlock else { return };
+        // SAFETY: an O_PATH descriptor of /proc and a rule naming it.
+        unsafe {
+            let proc = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+            if proc >= 0 {
+                let rule = PathBeneath {
+                    allowed_access: ACCESS_FS_READ,
+                    parent_fd: proc,
+                };
                 libc::syscall(
                     libc::SYS_landlock_add_rule,
                     fd,
                     RULE_PATH_BENEATH,
                     &rule as *const PathBeneath,
                     0u32,
-                )
-            };
-            if r != 0 {
-                return Err(Error::LandlockRule {
-                    path: place,
-                    source: std::io::Error::last_os_error(),
-                });
+                );
+                libc::close(proc);
             }
         }
-        Ok(Some(fd))
     }
 
     /// In the child: enters the private mount namespace and mounts the
@@ -392,6 +484,9 @@ impl Lockdown {
             // tree's own (`spawn`): when it ends, the kernel ends every
             // process left in it, and the tree sees none of the host's.
             flags |= libc::CLONE_NEWPID;
+            // System V shared memory, semaphores and message queues of the
+            // host's (a segment of the user's other programs) out of reach.
+            flags |= libc::CLONE_NEWIPC;
             if libc::unshare(flags) != 0 {
                 return Err(err());
             }
@@ -494,6 +589,84 @@ impl Lockdown {
             }
         }
         Ok(())
+    }
+}
+
+/// `path` opened `O_PATH` (no read right needed, nothing of a device's run).
+fn open_path(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(path)
+}
+
+/// Adds a path-beneath rule for `target` to the ruleset `fd`.
+fn add_rule(fd: i32, target: &std::fs::File, access: u64) -> std::io::Result<()> {
+    let rule = PathBeneath {
+        allowed_access: access,
+        parent_fd: std::os::fd::AsRawFd::as_raw_fd(target),
+    };
+    // SAFETY: rule is a path-beneath attribute with an open descriptor.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            fd,
+            RULE_PATH_BENEATH,
+            &rule as *const PathBeneath,
+            0u32,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The read rules that leave `unreadable` out, whatever later takes its
+/// place: each directory above one of them may be listed, and each other
+/// entry of those directories read beneath. A file the host renames over
+/// a masked one (a new login's credentials) is then unreadable, where the
+/// mount that covered the old one is gone. A link to one of them (or to
+/// a directory above one) gets no rule.
+pub fn read_rules(unreadable: &[PathBuf]) -> Vec<(PathBuf, u64)> {
+    use std::collections::BTreeSet;
+    let hidden: BTreeSet<PathBuf> = unreadable
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let above: BTreeSet<PathBuf> = hidden
+        .iter()
+        .flat_map(|p| p.ancestors().skip(1))
+        .map(Path::to_path_buf)
+        .collect();
+    let mut rules = Vec::new();
+    for dir in &above {
+        rules.push((dir.clone(), ACCESS_FS_READ_DIR));
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            let leads_in = |p: &Path| hidden.contains(p) || above.contains(p);
+            if !leads_in(&path) && !leads_in(&real) && !hidden.iter().any(|h| h.starts_with(&real))
+            {
+                rules.push((path, ACCESS_FS_READ));
+            }
+        }
+    }
+    rules
+}
+
+/// Whether `path` is covered by `/dev/null` now (`st` is scratch space).
+///
+/// # Safety
+/// `path` is NUL-ended.
+unsafe fn st_is_dev_null(st: &mut libc::stat, path: &CString, rdev: libc::dev_t) -> bool {
+    // SAFETY: stat fills `st` for a NUL-ended path.
+    unsafe {
+        libc::stat(path.as_ptr(), st) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == rdev
     }
 }
 

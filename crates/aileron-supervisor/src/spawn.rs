@@ -81,8 +81,9 @@ where
                 l.enter(child_fd)?;
                 // This process stays outside the tree's PID namespace; its
                 // child is the namespace's first process and goes on.
-                fork_first()?;
+                fork_first(l)?;
                 l.mount_proc();
+                l.read_new_proc();
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -131,7 +132,7 @@ pub fn keep_orphans(cmd: &mut Command) {
 ///
 /// # Safety
 /// Only between fork and exec.
-unsafe fn fork_first() -> std::io::Result<()> {
+unsafe fn fork_first(lockdown: &Lockdown) -> std::io::Result<()> {
     // SAFETY: plain system calls in a forked child.
     unsafe {
         match libc::fork() {
@@ -144,7 +145,7 @@ unsafe fn fork_first() -> std::io::Result<()> {
                 }
                 Ok(())
             }
-            first => wait_and_exit(first),
+            first => wait_and_exit(first, Some(lockdown)),
         }
     }
 }
@@ -173,14 +174,21 @@ unsafe fn fork_keeper() -> std::io::Result<()> {
                 }
                 Ok(())
             }
-            agent => wait_and_exit(agent),
+            agent => wait_and_exit(agent, None),
         }
     }
 }
 
+/// How often the process outside the tree's PID namespace covers again
+/// what the host uncovered ([`Lockdown::cover_again`]).
+const COVER_EVERY: libc::timespec = libc::timespec {
+    tv_sec: 0,
+    tv_nsec: 20_000_000,
+};
+
 /// The middle process: reaps the tree's orphans until the agent ends, and
-/// exits as it did.
-unsafe fn wait_and_exit(agent: libc::pid_t) -> ! {
+/// exits as it did; with `guard`, it also keeps the box's mounts in place.
+unsafe fn wait_and_exit(agent: libc::pid_t, guard: Option<&Lockdown>) -> ! {
     // SAFETY: plain system calls in a forked child.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
@@ -193,7 +201,18 @@ unsafe fn wait_and_exit(agent: libc::pid_t) -> ! {
         loop {
             let mut status = 0;
             // Any child: the agent, or an orphan adopted (never left a zombie).
-            let r = libc::waitpid(-1, &mut status, libc::__WALL);
+            let r = match guard {
+                Some(l) => {
+                    let r = libc::waitpid(-1, &mut status, libc::__WALL | libc::WNOHANG);
+                    if r == 0 {
+                        l.cover_again();
+                        libc::nanosleep(&COVER_EVERY, std::ptr::null_mut());
+                        continue;
+                    }
+                    r
+                }
+                None => libc::waitpid(-1, &mut status, libc::__WALL),
+            };
             if r == agent {
                 if libc::WIFEXITED(status) {
                     libc::_exit(libc::WEXITSTATUS(status));

@@ -17,6 +17,7 @@ pub mod files {
         pub protect: &'a [PathBuf],
         pub secrets: &'a [PathBuf],
         pub writable: Option<&'a [PathBuf]>,
+        pub unreadable: &'a [PathBuf],
         pub listen: Option<&'a [u16]>,
     }
 

@@ -327,7 +327,13 @@ pub fn run(args: Args) -> Result<u8, Error> {
         let mut hidden = hidden;
         let mut writable = None;
         if enforce.files {
-            hidden.extend(box_masks(&loaded.policy, base, &environment, &decider));
+            hidden.extend(box_masks(
+                &loaded.policy,
+                agent.as_deref(),
+                base,
+                &environment,
+                &decider,
+            ));
             hidden.extend(closed_sockets(
                 settings.sockets.as_deref().unwrap_or_default(),
                 Path::new(&environment.home),
@@ -335,6 +341,11 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 &runtime,
                 &decider,
             ));
+            // The session's own terminal: what its standard streams are.
+            let own: Vec<PathBuf> = (0..3)
+                .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+                .collect();
+            hidden.extend(launch_box::other_terminals(Path::new("/dev/pts"), &own));
             writable = box_writable(
                 settings.writable.as_deref(),
                 agent.as_deref(),
@@ -801,6 +812,8 @@ fn run_enforced(
         }
         secrets.extend(secret_aliases);
         protect.extend(locked_aliases);
+        let unreadable =
+            launch_box::kept_unreadable(&secrets, writable.as_deref().unwrap_or_default());
         decider.pin_policy(
             std::time::SystemTime::now(),
             protect
@@ -814,6 +827,7 @@ fn run_enforced(
                 protect: &protect,
                 secrets: &secrets,
                 writable: writable.as_deref(),
+                unreadable: &unreadable,
                 listen: net.is_some().then_some(ports.as_slice()),
             })
             .map_err(Error::Lockdown)?,
@@ -865,6 +879,7 @@ fn run_enforced(
 /// `session.start` audit line.
 fn box_masks(
     policy: &aileron_engine::Policy,
+    agent: Option<&str>,
     base: &Path,
     environment: &aileron_engine::Environment,
     decider: &Decider,
@@ -879,6 +894,7 @@ fn box_masks(
     let sock = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from);
     let mut masked = launch_box::masked(
         environment,
+        agent,
         policy.settings.readable.as_deref().unwrap_or_default(),
         base,
         sock.as_deref(),
