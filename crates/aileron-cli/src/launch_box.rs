@@ -137,6 +137,76 @@ pub fn kept_unreadable(secrets: &[PathBuf], writable: &[PathBuf]) -> Vec<PathBuf
         .collect()
 }
 
+/// Directories a walk for nested repositories does not enter: dependencies
+/// and build output, whose repositories (if any) git never runs hooks of.
+const NOT_NESTED: &[&str] = &[".git", "node_modules", "target", ".venv", "vendor/bundle"];
+
+/// What makes git run a command later, beyond the top repository's
+/// `.git/config` and `.git/hooks` (which the built-in rules name): the
+/// directory `core.hooksPath` names (`.husky`), made empty when missing so
+/// that the tree cannot make it, and each nested repository's
+/// `.git/config` and `.git/hooks` below `root` (a `core.fsmonitor` there
+/// runs at the next `git status` in it).
+pub fn git_code(root: &Path, home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let configs = [
+        root.join(".git/config"),
+        home.join(".gitconfig"),
+        home.join(".config/git/config"),
+    ];
+    for hooks in configs.iter().filter_map(|c| hooks_path(c)) {
+        let dir = match hooks.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => root.join(&hooks),
+        };
+        let _ = std::fs::create_dir_all(&dir);
+        out.push(dir);
+    }
+    let (mut seen, mut dirs) = (0, vec![root.to_path_buf()]);
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                return out;
+            }
+            let path = e.path();
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            if !e.file_type().is_ok_and(|t| t.is_dir())
+                || NOT_NESTED.iter().any(|n| rel.ends_with(n))
+            {
+                if e.file_name() == ".git" && dir != root {
+                    let git = path;
+                    out.extend([git.join("config"), git.join("hooks")]);
+                }
+                continue;
+            }
+            dirs.push(path);
+        }
+    }
+    out
+}
+
+/// The value of `core.hooksPath` in the git configuration file `config`.
+fn hooks_path(config: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(config).ok()?;
+    let mut core = false;
+    let mut found = None;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            core = line
+                .trim_matches(['[', ']'])
+                .trim()
+                .eq_ignore_ascii_case("core");
+        } else if core
+            && let Some((k, v)) = line.split_once('=')
+            && k.trim().eq_ignore_ascii_case("hookspath")
+        {
+            found = Some(v.trim().trim_matches('"').to_owned());
+        }
+    }
+    found.filter(|v| !v.is_empty())
+}
+
 /// The terminals open on the host now (`/dev/pts/N`) but `own` (the
 /// session's): the box covers them, so that the tree cannot read what is
 /// typed in another terminal of the user's (a password) or type into it.
@@ -814,6 +884,36 @@ mod tests {
         assert_eq!(
             other_terminals(pts, &[pts.join("3")]),
             vec![pts.join("0"), pts.join("12")]
+        );
+    }
+
+    #[test]
+    fn a_hooks_path_and_nested_repositories_git_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let proj = root.join("proj");
+        for d in [
+            ".git/hooks",
+            "vendor/lib/.git/hooks",
+            "node_modules/x/.git",
+            "src",
+        ] {
+            std::fs::create_dir_all(proj.join(d)).unwrap();
+        }
+        std::fs::write(proj.join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
+        let got = git_code(&proj, &home);
+        assert_eq!(
+            got,
+            vec![
+                proj.join(".husky"),
+                proj.join("vendor/lib/.git/config"),
+                proj.join("vendor/lib/.git/hooks"),
+            ]
+        );
+        assert!(
+            proj.join(".husky").is_dir(),
+            "made, so that the box can lock it"
         );
     }
 }

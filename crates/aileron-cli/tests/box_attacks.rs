@@ -977,12 +977,10 @@ const GIT_FILES_THAT_RUN: &[(&str, &str)] = &[
 
 /// Each of [`GIT_FILES_THAT_RUN`] keeps its bytes (or stays absent) in the
 /// box.
-// BYPASS: only the top repository's `.git/hooks` and `.git/config` are
-// locked: `.husky/` (which `core.hooksPath` names) and the nested
-// repository's `.git/hooks` and `.git/config` (where a `core.fsmonitor`
-// runs at the next `git status` in it) are written and created.
+// Was a bypass: only the top repository's `.git/hooks` and `.git/config`
+// were locked; now `core.hooksPath`'s directory and nested repositories'
+// are too (`launch_box::git_code`).
 #[test]
-#[ignore = "BYPASS (open): a core.hooksPath directory and nested repositories' .git files are not locked"]
 fn git_files_that_run_commands_keep_their_bytes() {
     if !available("git", Command::new("git").arg("--version").output().is_ok()) {
         return;

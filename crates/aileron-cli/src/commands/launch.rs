@@ -794,6 +794,8 @@ fn run_enforced(
             protect.push(dir);
         }
         let _ = std::fs::create_dir_all(data_dir);
+        // What makes git run a command later, beyond the top repository's.
+        protect.extend(launch_box::git_code(&project, Path::new(&environment.home)));
         // A hard link in the project made before the session is another
         // name of what the box masks or locks: masked and locked too.
         let secret_aliases = launch_box::hard_link_aliases(&project, &secrets);
