@@ -200,14 +200,23 @@ fn status_shows_the_policy_hooks_server_and_data_directory() {
     assert_eq!(v["data_dir"], p.home.join(".aileron").to_str().unwrap());
     // What `aileron launch` has the kernel enforce without --enforce.
     let enforce = v["launch"]["enforce"].as_str().unwrap();
-    assert!(
-        ["exec and files", "exec", "files", "none"].contains(&enforce),
-        "{v}"
-    );
-    for part in ["exec", "files"] {
+    let on: Vec<&str> = ["exec", "files", "net"]
+        .into_iter()
+        .filter(|part| v["launch"][part]["available"] == true)
+        .collect();
+    let said = match on.as_slice() {
+        [] => "none".to_owned(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    assert_eq!(enforce, said, "{v}");
+    for part in ["exec", "files", "net"] {
         let available = v["launch"][part]["available"].as_bool().unwrap();
         assert_eq!(available, v["launch"][part]["why"].is_null(), "{v}");
     }
+    // Landlock's figures: writes are confined from ABI 1.
+    let abi = v["launch"]["landlock"]["abi"].as_u64().unwrap();
+    assert_eq!(v["launch"]["landlock"]["writes_confined"], abi >= 1, "{v}");
     if !cfg!(target_os = "linux") {
         assert_eq!(enforce, "none");
     }
