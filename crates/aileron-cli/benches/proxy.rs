@@ -267,10 +267,58 @@ fn start_proxy(aileron: &Path, dir: &Path, home: &Path, upstream_ca: &Path) -> P
     Proxy { child, addr }
 }
 
-/// A shell loop that downloads `$0` with curl each time it reads a line
-/// and answers the status, the size and curl's own time (connect to last
-/// byte): the launch and curl's start stay out of the figure.
-const DOWNLOADS: &str = r#"while read -r _; do curl -sS -o /dev/null -w '%{http_code} %{size_download} %{time_total}\n' "$0" || echo failed; done"#;
+/// The download clients the box's figure is taken with, each started as
+/// `PROGRAM... URL`: on every line it reads it downloads URL (through
+/// `http_proxy` when set) and answers the status, the size and its own
+/// time, so that the launch and the client's start stay out of the figure.
+const CLIENTS: &[(&str, &[&str])] = &[
+    // curl as a user runs it: a connection a download, its `time_total`.
+    (
+        "curl",
+        &[
+            "sh",
+            "-c",
+            r#"while read -r _; do curl -sS -o /dev/null -w '%{http_code} %{size_download} %{time_total}\n' "$0" || echo failed; done"#,
+        ],
+    ),
+    // One keep-alive connection read into a 1 MiB buffer: a client
+    // faster than curl, so that the proxy's part shows.
+    ("python3 (keep-alive)", &["python3", "download.py"]),
+];
+
+/// The keep-alive client of [`CLIENTS`], a file of the project (`python3
+/// -c` is asked by the built-in `inline-interpreter` rule).
+const DOWNLOAD_PY: &str = r#"
+import os, socket, sys, time
+from urllib.parse import urlsplit
+url, proxy = sys.argv[1], os.environ.get("http_proxy")
+origin = urlsplit(url)
+via = urlsplit(proxy) if proxy else origin
+target = url if proxy else origin.path
+request = f"GET {target} HTTP/1.1\r\nhost: {origin.netloc}\r\n\r\n".encode()
+conn = socket.create_connection((via.hostname, via.port))
+conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+buf = memoryview(bytearray(1 << 20))
+for _ in sys.stdin:
+    start = time.perf_counter()
+    conn.sendall(request)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = conn.recv(4096)
+        if not chunk:
+            sys.exit("the connection closed")
+        head += chunk
+    head, _, body = head.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    fields = dict(line.lower().split(":", 1) for line in lines[1:])
+    length, got = int(fields["content-length"]), len(body)
+    while got < length:
+        n = conn.recv_into(buf[: min(len(buf), length - got)])
+        if n == 0:
+            sys.exit("the connection closed")
+        got += n
+    print(lines[0].split()[1], got, time.perf_counter() - start, flush=True)
+"#;
 
 /// The proxy variables: the clients outside the box get only those the
 /// bench gives them; `aileron launch` sets its own.
@@ -285,7 +333,7 @@ const PROXY_VARS: &[&str] = &[
     "NO_PROXY",
 ];
 
-/// A running [`DOWNLOADS`] loop.
+/// A running client of [`CLIENTS`].
 struct Downloader {
     child: Child,
     ask: Option<ChildStdin>,
@@ -295,13 +343,14 @@ struct Downloader {
 }
 
 impl Downloader {
-    /// Starts the loop as `cmd ... sh -c DOWNLOADS url`, its stderr to `errors`.
-    fn start(mut cmd: Command, url: &str, errors: PathBuf) -> Downloader {
+    /// Starts `cmd ... CLIENT url`, its stderr to `errors`.
+    fn start(mut cmd: Command, client: &[&str], url: &str, errors: PathBuf) -> Downloader {
         for var in PROXY_VARS {
             cmd.env_remove(var);
         }
         let mut child = cmd
-            .args(["sh", "-c", DOWNLOADS, url])
+            .args(client)
+            .arg(url)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&errors).unwrap())
@@ -334,46 +383,50 @@ impl Downloader {
 }
 
 impl Drop for Downloader {
-    /// The loop ends at the end of its input, and the launched tree with it.
+    /// The client ends at the end of its input, and the launched tree with it.
     fn drop(&mut self) {
         drop(self.ask.take());
         let _ = self.child.wait();
     }
 }
 
-/// The 16 MiB download by curl inside `aileron launch --enforce all`'s box
-/// (through the session's proxy in the box's namespace, by the variables
-/// the session sets) beside curl outside it, direct and through `proxy`.
+/// The 16 MiB download by each client of [`CLIENTS`] inside `aileron
+/// launch --enforce all`'s box (through the session's proxy in the box's
+/// namespace, by the variables the session sets) beside the same client
+/// outside it, direct and through `proxy`.
 fn boxed_download(aileron: &Path, tmp: &Path, proxy: SocketAddr, upstream: SocketAddr) {
     let (dir, home) = (tmp.join("boxed"), tmp.join("boxed-home"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(dir.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
+    std::fs::write(dir.join("download.py"), DOWNLOAD_PY).unwrap();
     let url = format!("http://{upstream}/big");
-    // `env` starts the loop's `sh` outside, as `aileron launch --` inside.
-    let sh = || support::isolated("/usr/bin/env", &dir, &home);
-    let direct = Downloader::start(sh(), &url, tmp.join("direct.err"));
-    let mut via = sh();
-    via.env("http_proxy", format!("http://{proxy}"));
-    let via = Downloader::start(via, &url, tmp.join("via.err"));
-    let mut launch = support::isolated(aileron, &dir, &home);
-    launch.args(["launch", "--enforce", "all", "--"]);
-    let boxed = Downloader::start(launch, &url, tmp.join("boxed.err"));
-    let mut downloaders = [direct, via, boxed];
-    let medians = support::interleaved_timed(
-        "16 MiB download by curl (its own time)",
-        40,
-        &[
-            "direct, outside the box",
-            "through the proxy, outside the box",
-            "in the box (--enforce all), through the session's proxy",
-        ],
-        |i| downloaders[i].get(),
-    );
-    println!(
-        "in the box, through the proxy in its namespace: {:.0}% of direct's throughput (goal ≥ 50%)",
-        100.0 * medians[0].as_secs_f64() / medians[2].as_secs_f64()
-    );
+    for (name, client) in CLIENTS {
+        // `env` starts the client outside, as `aileron launch --` inside.
+        let outside = || support::isolated("/usr/bin/env", &dir, &home);
+        let direct = Downloader::start(outside(), client, &url, tmp.join("direct.err"));
+        let mut via = outside();
+        via.env("http_proxy", format!("http://{proxy}"));
+        let via = Downloader::start(via, client, &url, tmp.join("via.err"));
+        let mut launch = support::isolated(aileron, &dir, &home);
+        launch.args(["launch", "--enforce", "all", "--"]);
+        let boxed = Downloader::start(launch, client, &url, tmp.join("boxed.err"));
+        let mut downloaders = [direct, via, boxed];
+        let medians = support::interleaved_timed(
+            &format!("16 MiB download by {name} (its own time)"),
+            40,
+            &[
+                "direct, outside the box",
+                "through the proxy, outside the box",
+                "in the box (--enforce all), through the session's proxy",
+            ],
+            |i| downloaders[i].get(),
+        );
+        println!(
+            "{name} in the box, through the proxy in its namespace: {:.0}% of direct's throughput (goal ≥ 50%)",
+            100.0 * medians[0].as_secs_f64() / medians[2].as_secs_f64()
+        );
+    }
 }
 
 fn rss_kib(pid: u32) -> u64 {
