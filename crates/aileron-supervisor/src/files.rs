@@ -427,7 +427,7 @@ impl Lockdown {
             };
             let is_dir = target.metadata().is_ok_and(|m| m.is_dir());
             let access = if is_dir { access } else { access & FILE_RIGHTS };
-            if let Err(source) = add_rule(fd, &target, access) {
+            if let Err(source) = add_rule(fd, std::os::fd::AsRawFd::as_raw_fd(&target), access) {
                 return Err(Error::LandlockRule {
                     path: place,
                     source,
@@ -449,17 +449,7 @@ impl Lockdown {
         unsafe {
             let proc = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
             if proc >= 0 {
-                let rule = PathBeneath {
-                    allowed_access: ACCESS_FS_READ,
-                    parent_fd: proc,
-                };
-                libc::syscall(
-                    libc::SYS_landlock_add_rule,
-                    fd,
-                    RULE_PATH_BENEATH,
-                    &rule as *const PathBeneath,
-                    0u32,
-                );
+                let _ = add_rule(fd, proc, ACCESS_FS_READ);
                 libc::close(proc);
             }
         }
@@ -601,11 +591,12 @@ fn open_path(path: &Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
-/// Adds a path-beneath rule for `target` to the ruleset `fd`.
-fn add_rule(fd: i32, target: &std::fs::File, access: u64) -> std::io::Result<()> {
+/// Adds a path-beneath rule for the open `target` to the ruleset `fd`
+/// (no allocation: also between fork and exec).
+fn add_rule(fd: i32, target: i32, access: u64) -> std::io::Result<()> {
     let rule = PathBeneath {
         allowed_access: access,
-        parent_fd: std::os::fd::AsRawFd::as_raw_fd(target),
+        parent_fd: target,
     };
     // SAFETY: rule is a path-beneath attribute with an open descriptor.
     let r = unsafe {

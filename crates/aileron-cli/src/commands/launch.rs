@@ -804,11 +804,7 @@ fn run_enforced(
             if !aliases.is_empty() {
                 decider.record_session_note(&format!(
                     "the box also {what} these hard links to what it {what}: {}",
-                    aliases
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    path_list(aliases)
                 ));
             }
         }
@@ -876,6 +872,15 @@ fn run_enforced(
     Ok(child)
 }
 
+/// `a, b, c`: paths in an audit note.
+fn path_list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What the box masks (`aileron_cli::launch_box`): the credential stores
 /// and the project's files a rule denies reading, each kind named in a
 /// `session.start` audit line.
@@ -886,13 +891,6 @@ fn box_masks(
     environment: &aileron_engine::Environment,
     decider: &Decider,
 ) -> Vec<PathBuf> {
-    let names = |paths: &[PathBuf]| {
-        paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let sock = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from);
     let mut masked = launch_box::masked(
         environment,
@@ -904,14 +902,14 @@ fn box_masks(
     if !masked.is_empty() {
         decider.record_session_note(&format!(
             "the box masks these credential stores (settings.enforce.readable gives one back): {}",
-            names(&masked)
+            path_list(&masked)
         ));
     }
     let (reads, truncated) = launch_box::denied_reads(policy, base);
     if !reads.is_empty() || truncated {
         decider.record_session_note(&format!(
             "the box masks the project's files a rule denies reading: {}{}",
-            names(&reads),
+            path_list(&reads),
             if truncated {
                 format!(
                     " (only the first {} entries of the project were looked at)",
@@ -974,11 +972,7 @@ fn closed_sockets(
     if !closed.is_empty() {
         decider.record_session_note(&format!(
             "the box closes the host's Unix sockets (settings.enforce.sockets opens one): {}",
-            closed
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            path_list(&closed)
         ));
     }
     closed
