@@ -509,7 +509,15 @@ fn privileged_file(call: &ExecCall) -> Option<String> {
     }
 }
 
+/// Whether `path` carries a `security.capability` attribute (Linux's file
+/// capabilities; other systems have none, and no kernel enforcement).
+#[cfg(not(target_os = "linux"))]
+fn file_capabilities(_path: &str) -> std::io::Result<bool> {
+    Ok(false)
+}
+
 /// Whether `path` carries a `security.capability` attribute.
+#[cfg(target_os = "linux")]
 fn file_capabilities(path: &str) -> std::io::Result<bool> {
     let c_path = std::ffi::CString::new(path)
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;

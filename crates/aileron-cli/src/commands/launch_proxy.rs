@@ -39,8 +39,26 @@ impl ServerChild {
 
 /// Hands `listener` to the gateway behind `adopter`, which accepts on it as
 /// on its own listener.
+#[cfg(target_os = "linux")]
 pub fn adopt(adopter: &OwnedFd, listener: &OwnedFd) -> std::io::Result<()> {
     aileron_supervisor::fdpass::send_fd(adopter.as_raw_fd(), listener.as_raw_fd())
+}
+
+/// Elsewhere the box has no network of its own: nothing to hand over.
+#[cfg(not(target_os = "linux"))]
+pub fn adopt(_adopter: &OwnedFd, _listener: &OwnedFd) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+/// A socket pair whose one end a gateway inherits to take listeners.
+#[cfg(target_os = "linux")]
+fn adopt_channel() -> Result<(OwnedFd, OwnedFd), aileron_supervisor::Error> {
+    aileron_supervisor::fdpass::socket_pair()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn adopt_channel() -> Result<(OwnedFd, OwnedFd), aileron_supervisor::Error> {
+    Err(aileron_supervisor::Error::NeedsLinux)
 }
 
 impl ServerChild {}
@@ -101,11 +119,10 @@ pub fn start_listening(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     let channel = if adopt {
-        let (ours, theirs) =
-            aileron_supervisor::fdpass::socket_pair().map_err(|e| Error::GatewayDidNotStart {
-                what: what.to_owned(),
-                why: e.to_string(),
-            })?;
+        let (ours, theirs) = adopt_channel().map_err(|e| Error::GatewayDidNotStart {
+            what: what.to_owned(),
+            why: e.to_string(),
+        })?;
         // The gateway inherits it under the same number.
         let fd = theirs.as_raw_fd();
         cmd.args(["--adopt-listeners", &fd.to_string()]);
