@@ -88,27 +88,10 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Where the tests keep what outlives one test: under the build's scratch
-/// directory, which the box does not let the tree write.
+/// Where the tests keep what outlives one test: a directory the box does
+/// not let the tree write (`support::scratch`).
 fn scratch() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let dir = std::fs::canonicalize(&dir).expect("canonical scratch dir");
-    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
-    let writable = ["/tmp", "/var/tmp", "/dev/shm"]
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(tmpdir);
-    for w in writable {
-        assert!(
-            !dir.starts_with(&w),
-            "the build's scratch directory {} is below {}, which the box lets the tree write: \
-             set CARGO_TARGET_DIR elsewhere",
-            dir.display(),
-            w.display()
-        );
-    }
-    dir
+    support::scratch()
 }
 
 /// `probe.c` compiled once with `cc`: the program's bytes, which each

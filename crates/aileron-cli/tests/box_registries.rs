@@ -113,7 +113,7 @@ fn show(p: &Project, out: &Output) -> String {
 
 /// A directory of its own under the build's scratch directory.
 fn scratch_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir")
+    tempfile::tempdir_in(support::scratch()).expect("scratch dir")
 }
 
 // ---------------------------------------------------------------------------

@@ -81,7 +81,7 @@ impl Project {
         // lets the agent's tree write in /tmp, and a home there would hide
         // what it refuses in a real one. (The project stays in /tmp, out
         // of any git repository the build's directory is in.)
-        let home_tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("home dir");
+        let home_tmp = tempfile::tempdir_in(scratch()).expect("home dir");
         let home = std::fs::canonicalize(home_tmp.path()).expect("canonical home");
         for d in [&dir, &home, &run] {
             std::fs::create_dir_all(d).expect("create dir");
@@ -161,6 +161,37 @@ impl Project {
             .filter(|l| l["action"]["type"] != "session.start")
             .collect()
     }
+}
+
+/// Where the tests keep homes and places outside the project: a directory
+/// the box does not let the agent's tree write, so that a write the box
+/// should refuse cannot succeed there by accident. The build's scratch
+/// directory, unless it lies below a temporary directory (a checkout in
+/// /tmp): then `~/.cache/aileron-test-scratch` of the user running them.
+pub fn scratch() -> PathBuf {
+    let temporary = ["/tmp", "/var/tmp", "/dev/shm"]
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(std::env::var_os("TMPDIR").map(PathBuf::from))
+        .filter_map(|t| std::fs::canonicalize(t).ok())
+        .collect::<Vec<_>>();
+    let build = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&build).expect("the build's scratch directory");
+    let build = std::fs::canonicalize(build).expect("canonical scratch directory");
+    let dir = if temporary.iter().any(|t| build.starts_with(t)) {
+        let home = std::env::var_os("HOME").expect("HOME");
+        PathBuf::from(home).join(".cache/aileron-test-scratch")
+    } else {
+        build
+    };
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = std::fs::canonicalize(&dir).expect("canonical scratch dir");
+    assert!(
+        !temporary.iter().any(|t| dir.starts_with(t)),
+        "no scratch directory outside the temporary ones ({}): the box lets the tree write there",
+        dir.display()
+    );
+    dir
 }
 
 pub fn parse_audit(text: &str) -> Vec<Value> {
