@@ -12,7 +12,8 @@
 mod support;
 
 use serde_json::Value;
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use support::{Project, no_tty, text};
 
 /// Reads each path given (and lists the directories), plants a symlink
@@ -254,4 +255,81 @@ fn the_box_types_nothing_into_the_terminal_and_reads_no_keyring() {
     let open = run("none");
     assert!(open.contains("tiocsti 25\n"), "{open}");
     assert!(open.contains("keyctl 0\n"), "{open}");
+}
+
+/// Prints the user it runs as, its process number, what `~/.netrc` reads
+/// as and whether an address outside answers.
+const AS_A_USER: &str = r#"
+import os, socket
+print("uid", os.getuid(), "pid", os.getpid())
+try:
+    print("netrc", repr(open(os.path.expanduser("~/.netrc")).read()))
+except OSError as e:
+    print("netrc errno", e.errno)
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=2)
+    print("net open")
+except OSError as e:
+    print("net errno", e.errno)
+"#;
+
+/// The box starts for a user other than root (its id maps written before
+/// the processes that hold launch's memory stop being dumpable; the
+/// supervisor, without CAP_SYS_PTRACE, reads the agent's exec). Run as
+/// root, the test drops to `nobody` with `setpriv`, the binaries copied
+/// where that user can run them.
+#[test]
+fn the_box_starts_for_a_user_other_than_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    let (home, proj, bin) = (root.join("home"), root.join("proj"), root.join("bin"));
+    for d in [&home, &proj, &bin] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for (name, from) in [
+        ("aileron", support::AILERON),
+        ("aileron-sh", support::SHIM),
+        (
+            "aileron-server",
+            &Path::new(support::AILERON)
+                .with_file_name("aileron-server")
+                .to_string_lossy(),
+        ),
+    ] {
+        std::fs::copy(from, bin.join(name)).expect("copy the binaries");
+    }
+    std::fs::write(proj.join("aileron.yaml"), "version: 1\ndefault: allow\n").unwrap();
+    std::fs::write(home.join(".netrc"), "machine x password netrc-secret\n").unwrap();
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let mut cmd = if uid == 0 {
+        for p in [root, &home, &proj, &bin] {
+            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+        }
+        for f in [home.join(".netrc"), proj.join("aileron.yaml")] {
+            std::os::unix::fs::chown(f, Some(65534), Some(65534)).unwrap();
+        }
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+        c.arg(bin.join("aileron"));
+        c
+    } else {
+        Command::new(bin.join("aileron"))
+    };
+    cmd.args(["launch", "--", "/usr/bin/python3", "-c", AS_A_USER])
+        .current_dir(&proj)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null());
+    let out = no_tty(&mut cmd).output().expect("aileron launch runs");
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let user = if uid == 0 { 65534 } else { uid };
+    // Its own PID namespace: the agent is the second process in it.
+    assert!(stdout.contains(&format!("uid {user} pid 2\n")), "{stdout}");
+    assert!(!stdout.contains("netrc-secret"), "{stdout}");
+    assert!(stdout.contains("net errno"), "{stdout}");
 }

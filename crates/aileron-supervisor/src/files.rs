@@ -543,9 +543,11 @@ impl Lockdown {
                 ) != 0
                 {
                     // Gone since it was listed (a host socket whose
-                    // server ended): nothing left to hide.
+                    // server ended), or out of the box's reach anyway (in
+                    // another user's directory, which its user namespace
+                    // cannot enter): nothing left to hide.
                     let e = err();
-                    if e.raw_os_error() != Some(libc::ENOENT) {
+                    if !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EACCES)) {
                         return Err(e);
                     }
                 }
@@ -560,7 +562,7 @@ impl Lockdown {
                 ) != 0
                 {
                     let e = err();
-                    if e.raw_os_error() != Some(libc::ENOENT) {
+                    if !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EACCES)) {
                         return Err(e);
                     }
                 }

@@ -70,15 +70,11 @@ where
     // calls on memory prepared before the fork (no allocation, no locks).
     unsafe {
         cmd.pre_exec(move || {
-            // The processes that never exec hold a copy of `aileron
-            // launch`'s memory (its environment, the approver key): not
-            // dumpable, the tree cannot read their /proc/PID/mem or
-            // environ. The agent's exec makes it dumpable again.
-            if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
             if let Some(l) = &in_child {
+                // (Before it: a process that is not dumpable cannot write
+                // its own id maps.)
                 l.enter(child_fd)?;
+                not_dumpable()?;
                 // This process stays outside the tree's PID namespace; its
                 // child is the namespace's first process and goes on.
                 fork_first(l)?;
@@ -101,6 +97,7 @@ where
                 sent?;
             }
             libc::close(child_fd);
+            not_dumpable()?;
             fork_keeper()
         });
     }
@@ -115,6 +112,21 @@ where
         let _ = r.join();
     }
     child
+}
+
+/// The processes that never exec hold a copy of `aileron launch`'s memory
+/// (its environment, the approver key): not dumpable, the tree cannot read
+/// their /proc/PID/mem or environ. The agent is made dumpable again before
+/// its exec ([`fork_keeper`]), for the supervisor to read it.
+///
+/// # Safety
+/// Only between fork and exec.
+unsafe fn not_dumpable() -> std::io::Result<()> {
+    // SAFETY: a prctl on this process.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Starts `cmd` (without enforcement) with the same middle process as
@@ -172,6 +184,9 @@ unsafe fn fork_keeper() -> std::io::Result<()> {
                 if libc::getppid() != parent {
                     libc::_exit(1);
                 }
+                // The agent, about to exec: the supervisor (the same user,
+                // without CAP_SYS_PTRACE) reads its exec from its memory.
+                libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
                 Ok(())
             }
             agent => wait_and_exit(agent, None),
