@@ -963,7 +963,15 @@ fn closed_sockets(
     runtime: &Path,
     decider: &Decider,
 ) -> Vec<PathBuf> {
-    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    // Not listed: said on the terminal and in the audit log, never silent.
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_else(|e| {
+        let why = format!(
+            "the box cannot list the host's Unix sockets (/proc/net/unix: {e}): none is closed"
+        );
+        eprintln!("aileron: {why}");
+        decider.record_session_note(&why);
+        String::new()
+    });
     let open: Vec<PathBuf> = open
         .iter()
         .map(|p| launch_box::policy_path(p, home, base))
