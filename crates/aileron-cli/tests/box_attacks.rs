@@ -69,17 +69,9 @@ const STORES: &[(&str, &str)] = &[
 // ---------------------------------------------------------------------------
 // The agent: a compiled program or a Python script
 
-/// Whether the test may go on with `what`: when it is missing, the test is
-/// skipped with a message, except in CI (`CI` set), where it fails.
+/// Whether the test may go on with `what` (`support::available`).
 fn available(what: &str, ok: bool) -> bool {
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
-            "{what} is missing (the box's attack tests are never skipped in CI)"
-        );
-        eprintln!("SKIPPED: {what} is missing");
-    }
-    ok
+    support::available(what, ok)
 }
 
 fn fixture(name: &str) -> PathBuf {

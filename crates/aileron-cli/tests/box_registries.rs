@@ -35,17 +35,9 @@ const DENY_RULE: &str = "no-mirror";
 // ---------------------------------------------------------------------------
 // What a user's machine has
 
-/// Whether the test may go on with `what`: when it is missing, the test is
-/// skipped with a message, except in CI (`CI` set), where it fails.
+/// Whether the test may go on with `what` (`support::available`).
 fn available(what: &str, ok: bool) -> bool {
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
-            "{what} is missing (the box's registry tests are never skipped in CI)"
-        );
-        eprintln!("SKIPPED: {what} is missing");
-    }
-    ok
+    support::available(what, ok)
 }
 
 /// Whether `program --version` runs in the user's environment.

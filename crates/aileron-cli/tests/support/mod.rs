@@ -194,6 +194,19 @@ pub fn scratch() -> PathBuf {
     dir
 }
 
+/// Whether the test may go on with `what`: when it is missing, the test is
+/// skipped with a message, except in CI (`CI` set), where it fails.
+pub fn available(what: &str, ok: bool) -> bool {
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "{what} is missing (tests are never skipped in CI)"
+        );
+        eprintln!("SKIPPED: {what} is missing");
+    }
+    ok
+}
+
 pub fn parse_audit(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| {
