@@ -21,93 +21,212 @@ enum ConfigEffect {
     None,
     /// The value (from this byte offset of it) is a command line.
     Run(usize),
-    /// Runs something that cannot be seen (hooks from a directory, an
-    /// included file).
-    Opaque(&'static str),
+    /// Not known to be inert: it may make git run a program, write a file
+    /// or reach a transport (hooks, includes, `protocol.*.allow`, ...).
+    Opaque(String),
 }
 
-/// Does setting `key` (lower-case) to `value` make git run a program?
-fn config_effect(key: &str, value: &str) -> ConfigEffect {
-    let is_bool = matches!(
+/// Keys (lower-case) known to change only how git prints or records
+/// things: every other key set on the command line makes the command
+/// opaque. A trailing `.` takes the whole section.
+const INERT_KEYS: &[&str] = &[
+    "advice.",
+    "color.",
+    "column.",
+    "pretty.",
+    "user.name",
+    "user.email",
+    "author.name",
+    "author.email",
+    "committer.name",
+    "committer.email",
+    "init.defaultbranch",
+    "core.quotepath",
+    "core.autocrlf",
+    "core.safecrlf",
+    "core.eol",
+    "core.filemode",
+    "core.ignorecase",
+    "core.abbrev",
+    "core.whitespace",
+    "core.preloadindex",
+    "log.date",
+    "log.decorate",
+    "log.abbrevcommit",
+    "log.follow",
+    "log.showroot",
+    "format.pretty",
+    "diff.noprefix",
+    "diff.mnemonicprefix",
+    "diff.renames",
+    "diff.renamelimit",
+    "diff.algorithm",
+    "diff.indentheuristic",
+    "diff.colormoved",
+    "diff.context",
+    "diff.interhunkcontext",
+    "diff.statgraphwidth",
+    "merge.conflictstyle",
+    "merge.ff",
+    "merge.log",
+    "merge.renames",
+    "pull.rebase",
+    "pull.ff",
+    "push.default",
+    "push.autosetupremote",
+    "push.followtags",
+    "fetch.prune",
+    "fetch.prunetags",
+    "fetch.parallel",
+    "rebase.autosquash",
+    "rebase.autostash",
+    "rebase.updaterefs",
+    "rerere.enabled",
+    "rerere.autoupdate",
+    "status.short",
+    "status.branch",
+    "status.showuntrackedfiles",
+    "status.relativepaths",
+    "status.renames",
+    "branch.sort",
+    "tag.sort",
+    "versionsort.suffix",
+    "grep.linenumber",
+    "grep.patterntype",
+    "grep.extendedregexp",
+    "grep.fullname",
+    "grep.column",
+    "blame.date",
+    "blame.coloring",
+    "i18n.commitencoding",
+    "i18n.logoutputencoding",
+    "gc.auto",
+    "gc.autodetach",
+    "maintenance.auto",
+    "commit.verbose",
+    "commit.cleanup",
+    "commit.status",
+    "protocol.version",
+    "checkout.defaultremote",
+    "index.version",
+    "pack.threads",
+];
+
+/// Keys (lower-case, `*` for one subsection) whose value is a command
+/// line git runs.
+const RUN_KEYS: &[&str] = &[
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.askpass",
+    "core.gitproxy",
+    "core.alternaterefscommand",
+    "core.fsmonitor",
+    "sequence.editor",
+    "diff.external",
+    "gpg.program",
+    "gpg.*.program",
+    "uploadpack.packobjectshook",
+    "remote.*.receivepack",
+    "remote.*.uploadpack",
+    "sendemail.smtpserver",
+    "sendemail.tocmd",
+    "sendemail.cccmd",
+    "merge.*.driver",
+    "diff.*.command",
+    "diff.*.textconv",
+    "filter.*.clean",
+    "filter.*.smudge",
+    "filter.*.process",
+    "interactive.difffilter",
+    "difftool.*.cmd",
+    "mergetool.*.cmd",
+    "man.*.cmd",
+    "browser.*.cmd",
+];
+
+fn is_bool(value: &str) -> bool {
+    matches!(
         value.to_ascii_lowercase().as_str(),
         "" | "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0"
-    );
-    let parts: Vec<&str> = key.split('.').collect();
-    let (section, last) = match (parts.first(), parts.last()) {
-        (Some(s), Some(l)) if parts.len() >= 2 => (*s, *l),
-        _ => return ConfigEffect::None,
-    };
-    match (section, last) {
-        ("alias", _) => match value.strip_prefix('!') {
-            Some(_) => ConfigEffect::Run(1),
-            None => ConfigEffect::None,
-        },
-        ("credential", "helper") => {
-            if value.starts_with('!') {
-                ConfigEffect::Run(1)
-            } else if value.starts_with('/') || value.starts_with('.') || value.starts_with('~') {
-                ConfigEffect::Run(0)
-            } else {
-                ConfigEffect::None
-            }
-        }
-        ("pager", _) if parts.len() == 2 => {
-            if is_bool {
-                ConfigEffect::None
-            } else {
-                ConfigEffect::Run(0)
-            }
-        }
-        ("core", "fsmonitor") => {
-            if is_bool {
-                ConfigEffect::None
-            } else {
-                ConfigEffect::Run(0)
-            }
-        }
-        ("core", "hookspath") => {
-            ConfigEffect::Opaque("`core.hooksPath` runs hooks from another directory")
-        }
-        ("include", "path") | ("includeif", "path") => {
-            ConfigEffect::Opaque("an included configuration file can make git run programs")
-        }
-        (
-            "core",
-            "pager" | "editor" | "sshcommand" | "askpass" | "gitproxy" | "alternaterefscommand",
-        )
-        | ("sequence", "editor")
-        | ("diff", "external")
-        | ("gpg", "program")
-        | ("uploadpack", "packobjectshook")
-        | ("remote", "receivepack" | "uploadpack")
-        | ("sendemail", "smtpserver" | "tocmd" | "cccmd")
-        | ("merge", "driver")
-        | ("diff", "command" | "textconv")
-        | ("filter", "clean" | "smudge" | "process")
-        | ("interactive", "difffilter") => {
-            if value.is_empty() {
-                ConfigEffect::None
-            } else {
-                ConfigEffect::Run(0)
-            }
-        }
-        (_, "textconv") => {
-            if value.is_empty() {
-                ConfigEffect::None
-            } else {
-                ConfigEffect::Run(0)
-            }
-        }
-        ("difftool" | "mergetool", "cmd") => ConfigEffect::Run(0),
-        _ => ConfigEffect::None,
+    )
+}
+
+/// Does `key` match `pattern` (`*` stands for one subsection, which may
+/// hold dots)?
+fn key_matches(key: &str, pattern: &str) -> bool {
+    match pattern.split_once(".*.") {
+        None => key == pattern,
+        Some((section, last)) => key
+            .strip_prefix(section)
+            .and_then(|r| r.strip_prefix('.'))
+            .and_then(|r| r.strip_suffix(last))
+            .is_some_and(|mid| mid.len() > 1 && mid.ends_with('.')),
     }
+}
+
+fn is_inert_key(key: &str) -> bool {
+    INERT_KEYS.iter().any(|k| match k.strip_suffix('.') {
+        Some(section) => key.split('.').next() == Some(section),
+        None => key == *k,
+    })
+}
+
+/// What setting `key` (lower-case) to `value` does.
+fn config_effect(key: &str, value: &str) -> ConfigEffect {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
+        return ConfigEffect::Opaque(format!("`{key}` is not a configuration key git reads"));
+    }
+    let runs = RUN_KEYS.iter().any(|p| key_matches(key, p))
+        || (parts[0] == "pager" && parts.len() == 2)
+        || parts.last() == Some(&"textconv");
+    if runs {
+        let off_switch = if matches!(key, "core.fsmonitor") || parts[0] == "pager" {
+            is_bool(value)
+        } else {
+            value.is_empty()
+        };
+        return if off_switch {
+            ConfigEffect::None
+        } else {
+            ConfigEffect::Run(0)
+        };
+    }
+    if parts[0] == "alias" && value.starts_with('!') {
+        return ConfigEffect::Run(1);
+    }
+    if key == "credential.helper" {
+        return if let Some(cmd) = value.strip_prefix('!') {
+            let _ = cmd;
+            ConfigEffect::Run(1)
+        } else if value.starts_with('/') || value.starts_with('.') || value.starts_with('~') {
+            ConfigEffect::Run(0)
+        } else {
+            ConfigEffect::None
+        };
+    }
+    if is_inert_key(key) {
+        return ConfigEffect::None;
+    }
+    ConfigEffect::Opaque(format!(
+        "`{key}` is not a configuration key the analysis knows to be inert (it may run a program, write a file or allow a transport)"
+    ))
 }
 
 /// Handles `-c key=value` where the pair is `args[idx].text[off..]`.
 fn config_arg(f: &mut Facts, args: &[Word], idx: usize, off: usize) {
-    let Some(kv) = args.get(idx).and_then(|w| w.text.get(off..)) else {
+    let Some(w) = args.get(idx) else {
+        f.opaque("`git -c` without a key");
         return;
     };
+    let kv = w.text.get(off..).unwrap_or("");
+    if w.dynamic {
+        f.opaque(format!(
+            "the git configuration `{kv}` is not known before it runs"
+        ));
+        return;
+    }
     let (key, value, value_off) = match kv.find('=') {
         Some(eq) => (&kv[..eq], &kv[eq + 1..], off + eq + 1),
         None => (kv, "", off + kv.len()),
@@ -123,11 +242,74 @@ fn config_arg(f: &mut Facts, args: &[Word], idx: usize, off: usize) {
                 format!("command set by `git -c {key}`"),
             );
         }
-        ConfigEffect::Opaque(why) => {
-            f.tag(tags::OPAQUE, why);
-        }
+        ConfigEffect::Opaque(why) => f.opaque(why),
     }
 }
+
+/// git's options before the subcommand, as the positive list of what the
+/// analysis models: anything else makes the command opaque.
+#[derive(Clone, Copy)]
+enum Global {
+    /// Takes no value and changes nothing the analysis reports.
+    Inert,
+    /// Takes the next argument (or `=VALUE`) and changes nothing reported.
+    InertValue,
+    /// Prints something and exits.
+    Prints,
+    /// Points git at configuration, hooks or files elsewhere.
+    Elsewhere(&'static str),
+}
+
+const GLOBALS: &[(&str, Global)] = &[
+    ("--no-pager", Global::Inert),
+    ("-P", Global::Inert),
+    ("-p", Global::Inert),
+    ("--paginate", Global::Inert),
+    ("--no-replace-objects", Global::Inert),
+    ("--no-lazy-fetch", Global::Inert),
+    ("--no-optional-locks", Global::Inert),
+    ("--no-advice", Global::Inert),
+    ("--literal-pathspecs", Global::Inert),
+    ("--glob-pathspecs", Global::Inert),
+    ("--noglob-pathspecs", Global::Inert),
+    ("--icase-pathspecs", Global::Inert),
+    ("--namespace", Global::InertValue),
+    ("--version", Global::Prints),
+    ("-v", Global::Prints),
+    ("--help", Global::Prints),
+    ("-h", Global::Prints),
+    ("--html-path", Global::Prints),
+    ("--man-path", Global::Prints),
+    ("--info-path", Global::Prints),
+    ("--exec-path", Global::Prints),
+    ("--list-cmds", Global::Prints),
+    (
+        "--git-dir",
+        Global::Elsewhere(
+            "`git --git-dir` reads the configuration and hooks of another repository",
+        ),
+    ),
+    (
+        "--work-tree",
+        Global::Elsewhere("`git --work-tree` reads and writes files of another tree"),
+    ),
+    (
+        "--bare",
+        Global::Elsewhere(
+            "`git --bare` takes the working directory for a repository, with its configuration",
+        ),
+    ),
+    (
+        "--attr-source",
+        Global::Elsewhere(
+            "`git --attr-source` reads attributes (diff and filter drivers) from another tree",
+        ),
+    ),
+    (
+        "--super-prefix",
+        Global::Elsewhere("`git --super-prefix` is internal to git"),
+    ),
+];
 
 fn git(args: &[Word]) -> Facts {
     let mut f = Facts::new(Mutate);
@@ -135,6 +317,10 @@ fn git(args: &[Word]) -> Facts {
     let mut i = 1;
     while i < n {
         let a = text(args, i);
+        let (opt, attached) = match a.split_once('=') {
+            Some((o, _)) if o.starts_with("--") => (o, true),
+            _ => (a, false),
+        };
         if a == "-c" {
             config_arg(&mut f, args, i + 1, 0);
             f.skip.push(i + 1);
@@ -147,53 +333,38 @@ fn git(args: &[Word]) -> Facts {
                 f.base = Some(PathRef::arg(i + 1));
             }
             i += 2;
-        } else if a == "--config-env" || a.starts_with("--config-env=") {
-            let (kv, next) = if a == "--config-env" {
-                (text(args, i + 1), i + 2)
-            } else {
+        } else if opt == "--config-env" {
+            let (kv, next) = if attached {
                 (&a["--config-env=".len()..], i + 1)
+            } else {
+                (text(args, i + 1), i + 2)
             };
             let key = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
-            if !matches!(config_effect(&key, "x"), ConfigEffect::None) {
-                f.tag(
-                    tags::OPAQUE,
-                    format!("`git --config-env` sets `{key}` from an environment variable"),
-                );
+            if !is_inert_key(&key) {
+                f.opaque(format!(
+                    "`git --config-env` sets `{key}` from an environment variable, not known before it runs"
+                ));
             }
             i = next;
-        } else if a == "--git-dir" || a.starts_with("--git-dir=") {
-            f.opaque("`git --git-dir` reads the configuration of another repository");
-            i += if a == "--git-dir" { 2 } else { 1 };
-        } else if matches!(
-            a,
-            "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--super-prefix"
-                | "--list-cmds"
-                | "--attr-source"
-        ) {
-            i += 2;
-        } else if matches!(
-            a,
-            "--version"
-                | "--help"
-                | "-v"
-                | "-h"
-                | "--exec-path"
-                | "--html-path"
-                | "--man-path"
-                | "--info-path"
-        ) {
-            f.sensitivity = Read;
-            return f;
-        } else if a.starts_with("--exec-path=") {
-            f.tag(
-                tags::OPAQUE,
-                "`git --exec-path=DIR` runs git's programs from DIR".to_owned(),
-            );
+        } else if opt == "--exec-path" && attached {
+            f.opaque("`git --exec-path=DIR` runs git's programs from DIR");
             i += 1;
+        } else if let Some(&(_, g)) = GLOBALS.iter().find(|(o, _)| *o == opt) {
+            match g {
+                Global::Inert => i += 1,
+                Global::InertValue => i += if attached { 1 } else { 2 },
+                Global::Prints => {
+                    f.sensitivity = Read;
+                    return f;
+                }
+                Global::Elsewhere(why) => {
+                    f.opaque(why);
+                    let takes = !matches!(opt, "--bare");
+                    i += if attached || !takes { 1 } else { 2 };
+                }
+            }
         } else if a.starts_with('-') {
+            f.opaque(format!("`git {a}` is not an option the analysis knows"));
             i += 1;
         } else {
             break;
@@ -206,7 +377,47 @@ fn git(args: &[Word]) -> Facts {
     let sub = text(args, i);
     let s = i + 1;
     subcommand(&mut f, args, sub, s);
+    if URL_TAKERS.contains(&sub) {
+        transports(&mut f, args, s);
+    }
     f
+}
+
+/// Subcommands that take a repository URL.
+const URL_TAKERS: &[&str] = &[
+    "ls-remote",
+    "fetch",
+    "pull",
+    "push",
+    "clone",
+    "archive",
+    "submodule",
+    "remote",
+    "bundle",
+];
+
+/// `TRANSPORT::ADDRESS` makes git run the remote helper
+/// `git-remote-TRANSPORT` (`ext::` runs a command line): no such URL is
+/// modelled.
+fn transports(f: &mut Facts, args: &[Word], s: usize) {
+    for w in args.iter().skip(s) {
+        let t = w.text.as_str();
+        let v = if t.starts_with('-') {
+            t.split_once('=').map_or("", |(_, v)| v)
+        } else {
+            t
+        };
+        if let Some((helper, _)) = v.split_once("::")
+            && !helper.is_empty()
+            && helper
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+        {
+            f.opaque(format!(
+                "the URL `{v}` makes git run the remote helper `git-remote-{helper}`"
+            ));
+        }
+    }
 }
 
 /// Options of the subcommand `args[s..]`, permuted, with `short_val`
@@ -281,6 +492,7 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
     ];
     let n = args.len();
     match sub {
+        "help" => help(f, args, s),
         _ if READ.contains(&sub) => {
             f.sensitivity = Read;
             if sub == "ls-remote" {
@@ -777,8 +989,6 @@ fn config_cmd(f: &mut Facts, args: &[Word], s: usize) {
         "unset-all",
         "remove-section",
         "rename-section",
-        "add",
-        "replace-all",
         "edit",
     ];
     let mut ops = p.operands.clone();
@@ -799,6 +1009,7 @@ fn config_cmd(f: &mut Facts, args: &[Word], s: usize) {
         .any(|o| matches!(o.name, opts::Name::Long(l) if writing.contains(&l)) || o.is('e', "edit"))
     {
         f.sensitivity = Write;
+        config_file(f, &p);
         return;
     }
     if p.opts
@@ -815,7 +1026,10 @@ fn config_cmd(f: &mut Facts, args: &[Word], s: usize) {
         match config_effect(&key, text(args, v)) {
             ConfigEffect::None => {}
             ConfigEffect::Run(skip) => {
-                f.sensitivity = Mutate;
+                f.opaque(format!(
+                    "`git config {}` sets a program later git commands run",
+                    text(args, k)
+                ));
                 f.run_line_arg(
                     args,
                     v,
@@ -826,11 +1040,39 @@ fn config_cmd(f: &mut Facts, args: &[Word], s: usize) {
                     ),
                 );
             }
-            ConfigEffect::Opaque(why) => {
-                f.sensitivity = Mutate;
-                f.notes.push(why.to_owned());
-            }
+            ConfigEffect::Opaque(why) => f.opaque(why),
         }
+    }
+    config_file(f, &p);
+}
+
+/// Where `git config` writes: `--file FILE`, `--global`, `--system`.
+fn config_file(f: &mut Facts, p: &opts::Parsed) {
+    if f.sensitivity == Read {
+        return;
+    }
+    if let Some((i, off)) = p.get('f', "file").and_then(|o| o.value) {
+        f.write_at(i, off);
+    } else if p.has_long("global") {
+        f.writes.push(PathRef::Lit("~/.gitconfig".to_owned()));
+    } else if p.has_long("system") {
+        f.opaque("`git config --system` writes the configuration of every user");
+    }
+}
+
+/// `git help`: the lists it prints are read; a topic is shown by the
+/// viewer its configuration names (`help.format`, `man.<tool>.cmd`,
+/// `browser.<tool>.cmd`), a program the analysis cannot see.
+fn help(f: &mut Facts, args: &[Word], s: usize) {
+    let p = sub_opts(args, s, "", &[]);
+    let lists = p.has('a', "all")
+        || p.has('g', "guides")
+        || p.has('c', "config")
+        || p.has_long("user-interfaces")
+        || p.has_long("developer-interfaces");
+    f.sensitivity = Read;
+    if !lists && !p.operands.is_empty() {
+        f.opaque("`git help TOPIC` runs the viewer its configuration names (`man.<tool>.cmd`, `help.browser`)");
     }
 }
 
@@ -850,7 +1092,7 @@ mod tests {
         ));
         assert!(matches!(
             config_effect("alias.st", "status"),
-            ConfigEffect::None
+            ConfigEffect::Opaque(_)
         ));
         assert!(matches!(
             config_effect("pager.log", "true"),

@@ -1,0 +1,199 @@
+//! Issue 31, per-program knowledge: a program, option, variable or
+//! configuration key the analysis does not know makes the command opaque.
+//! Each family is a regression case in spellings of its own, and every
+//! registry entry touched has a case showing that something unknown to it
+//! is opaque.
+
+use aileron_shell::{Analysis, Context, Limits, Sensitivity, analyse, tags};
+
+const CWD: &str = "/work/p";
+const HOME: &str = "/home/u";
+const POLICY: &str = "/work/p/aileron.yaml";
+
+fn run(line: &str) -> Analysis {
+    analyse(
+        line,
+        &Context {
+            cwd: CWD,
+            home: HOME,
+            limits: Limits::default(),
+        },
+    )
+}
+
+/// Tags that make the built-in rules ask.
+const ASKING: &[&str] = &[
+    tags::OPAQUE,
+    tags::PIPE_TO_SHELL,
+    tags::EVAL,
+    tags::BASE64_EXEC,
+    tags::REMOTE_SUBSTITUTION,
+    tags::INLINE_INTERPRETER,
+    tags::ENV_EXEC,
+];
+
+/// Something in the line makes the engine ask whatever the policy says.
+fn asks(a: &Analysis) -> bool {
+    a.opaque.is_some()
+        || a.commands
+            .iter()
+            .any(|c| c.tags.iter().any(|t| ASKING.contains(t)))
+}
+
+/// A read-only profile could allow the line.
+fn vouched(a: &Analysis) -> bool {
+    !asks(a)
+        && a.commands
+            .iter()
+            .all(|c| c.sensitivity == Sensitivity::Read)
+}
+
+fn writes(a: &Analysis, path: &str) -> bool {
+    a.commands
+        .iter()
+        .any(|c| c.writes.iter().any(|w| w == path))
+}
+
+/// Lines that must ask (opaque or a tag that asks) whatever the policy.
+fn assert_all_ask(lines: &[&str]) {
+    let wrong: Vec<String> = lines
+        .iter()
+        .map(|l| (l, run(l)))
+        .filter(|(_, a)| !asks(a))
+        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
+        .collect();
+    assert!(wrong.is_empty(), "did not ask:\n{}", wrong.join("\n\n"));
+}
+
+/// Lines that must either ask or report `path` written (then the built-in
+/// rules deny it).
+fn assert_all_caught(lines: &[&str], path: &str) {
+    let wrong: Vec<String> = lines
+        .iter()
+        .map(|l| (l, run(l)))
+        .filter(|(_, a)| !asks(a) && !writes(a, path))
+        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "neither asked nor wrote {path}:\n{}",
+        wrong.join("\n\n")
+    );
+}
+
+/// Lines a read-only profile must not allow.
+fn assert_none_vouched(lines: &[&str]) {
+    let wrong: Vec<String> = lines
+        .iter()
+        .map(|l| (l, run(l)))
+        .filter(|(_, a)| vouched(a))
+        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
+        .collect();
+    assert!(wrong.is_empty(), "vouched for:\n{}", wrong.join("\n\n"));
+}
+
+fn assert_all_vouched(lines: &[&str]) {
+    let wrong: Vec<String> = lines
+        .iter()
+        .map(|l| (l, run(l)))
+        .filter(|(_, a)| !vouched(a))
+        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
+        .collect();
+    assert!(wrong.is_empty(), "not vouched for:\n{}", wrong.join("\n\n"));
+}
+
+// ---------------------------------------------------------------- 1. git
+
+#[test]
+fn git_transports_and_helpers_ask() {
+    assert_all_ask(&[
+        "git ls-remote 'ext::sh -c touch% /tmp/pwned'",
+        "git fetch ext::'sh -c id' main",
+        "git clone 'ext::bash -c id>&2' out",
+        "git archive --remote='ext::sh -c id' HEAD",
+        "git archive --remote 'ext::sh -c id' HEAD",
+        "git pull fd::7 main",
+        "git submodule add 'ext::sh -c id' vendor/x",
+        "git remote add up 'ext::sh -c id'",
+        "git -c protocol.ext.allow=always ls-remote x",
+        "git -c protocol.allow=always fetch origin",
+        "git -c Protocol.Ext.Allow=always status",
+        "git -c remote.origin.url='ext::sh -c id' fetch origin",
+        "git clone -c protocol.ext.allow=always ext::x y",
+        "git clone --config=core.hooksPath=/tmp/h https://example.com/r.git",
+    ]);
+}
+
+#[test]
+fn git_help_viewers_ask() {
+    assert_all_ask(&[
+        "git -c man.viewer=v -c man.v.cmd='touch /tmp/x;:' help -m log",
+        "git -c help.format=web -c help.browser=b -c browser.b.cmd=id help status",
+        "git help log",
+        "git help --web commit",
+    ]);
+    assert_all_vouched(&["git help -a", "git help --guides", "git help"]);
+}
+
+#[test]
+fn git_elsewhere_asks() {
+    assert_all_ask(&[
+        "git init --bare /tmp/b && git --git-dir=/tmp/b --work-tree=. diff",
+        "git --work-tree=/tmp/t status",
+        "git --work-tree /tmp/t log -p",
+        "git --bare log",
+        "git --attr-source=HEAD~3 diff",
+        "git -c diff.x.textconv=cat --git-dir /tmp/b log -p",
+        "git --config-env=core.fsmonitor=EVIL status",
+        "git --config-env core.sshCommand=E fetch",
+        "git --unknown-global status",
+    ]);
+    assert_none_vouched(&[
+        "git -c core.fsmonitor=/tmp/fsm status",
+        "git -c diff.external=./d diff",
+        "git -c pager.log='sh -c id' log",
+    ]);
+}
+
+#[test]
+fn git_config_keys_are_an_allow_list() {
+    // Keys not on the list, however they are spelled.
+    assert_all_ask(&[
+        "git -c core.hooksPath=.h commit -m x",
+        "git -c include.path=/tmp/c status",
+        "git -c includeIf.gitdir:/.path=/tmp/c log",
+        "git -c uploadpack.allowAnySHA1InWant=true status",
+        "git -c safe.directory='*' status",
+        "git -c alias.st=status st",
+        "git -c core.worktree=/tmp/w status",
+        "git -c log.showSignature=true -c gpg.program=./g log",
+        "git -cfoo.bar=1 status",
+        "git -c nokey status",
+        "git config core.fsmonitor ./watch",
+        "git config set sendemail.smtpServer ./s",
+        "git config --add core.sshCommand x",
+    ]);
+    // Inert keys keep everyday lines quiet.
+    assert_all_vouched(&[
+        "git -c color.ui=never log --oneline -5",
+        "git -c core.quotepath=off status",
+        "git -c advice.detachedHead=false log -1",
+        "git -c diff.noprefix=true diff",
+        "git -c core.pager=cat log -3",
+        "git --no-pager log --oneline -10",
+        "git -P diff --stat",
+        "git -C sub status",
+        "git config --get user.email",
+        "git config user.name",
+    ]);
+}
+
+#[test]
+fn git_config_files_are_written() {
+    let a = run("git config --file aileron.yaml core.x y");
+    assert!(writes(&a, POLICY), "{a:#?}");
+    let a = run("git config -f aileron.yaml user.name x");
+    assert!(writes(&a, POLICY), "{a:#?}");
+    let a = run("git config --global user.name x");
+    assert!(writes(&a, "/home/u/.gitconfig"), "{a:#?}");
+}
