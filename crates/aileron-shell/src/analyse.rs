@@ -9,6 +9,7 @@ use crate::classify::{self, Cd, Facts, Inner, PathRef, wrappers};
 use crate::paths;
 use crate::prescan;
 use crate::tags;
+use crate::vars;
 use crate::words::{self, Word};
 use crate::{Analysis, Context, Sensitivity, SimpleCommand};
 
@@ -139,6 +140,10 @@ pub fn analyse(line: &str, ctx: &Context) -> Analysis {
             line.len(),
             limits.max_len
         ));
+    }
+    if line.contains('\0') {
+        // bash reads a command line as a C string: it would stop there.
+        return opaque("the command line holds a NUL byte, where bash stops reading it".to_owned());
     }
     let scan = prescan::scan(line);
     if scan.depth > limits.max_depth {
@@ -425,6 +430,9 @@ struct Walker<'c> {
     /// Variables with the integer attribute: assignments to them are
     /// arithmetic.
     integers: Vec<String>,
+    /// Variables assigned by words decoded since the last command was
+    /// reported (`${NAME:=v}`).
+    expanded: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'c> Walker<'c> {
@@ -445,6 +453,7 @@ impl<'c> Walker<'c> {
             cmd_fds: Vec::new(),
             outer_fds: Vec::new(),
             integers: Vec::new(),
+            expanded: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -573,7 +582,39 @@ impl<'c> Walker<'c> {
     }
 
     fn word(&self, raw: &str, subs: &mut Vec<String>) -> Word {
-        words::decode(raw, subs, self.ctx.limits.max_depth)
+        let w = words::decode(raw, subs, self.ctx.limits.max_depth);
+        self.expanded.borrow_mut().extend(w.assigns.iter().cloned());
+        w
+    }
+
+    /// Why the variables `names`, assigned to values not known here, make
+    /// the line opaque: bash's own state, or a variable with the integer
+    /// attribute (its value is evaluated as arithmetic).
+    fn assign_risks(&mut self, names: &[String]) -> Vec<String> {
+        let mut risks = Vec::new();
+        for n in names {
+            self.set_var(n, false);
+            risks.extend(vars::shell_risk(n));
+            if let Some(why) = self.integer_risk(n, None) {
+                risks.push(why);
+            }
+        }
+        risks
+    }
+
+    /// Why giving the integer variable `name` the value `value` (`None`:
+    /// not known here) could run a command, if `name` is one.
+    fn integer_risk(&self, name: &str, value: Option<&Word>) -> Option<String> {
+        let base = name.split('[').next().unwrap_or(name);
+        if !self.integers.iter().any(|n| n == base) {
+            return None;
+        }
+        match value {
+            Some(v) if !v.glob && !v.split => self.arith_risk(&v.text),
+            _ => Some(format!(
+                "`{base}` has the integer attribute: a value not known here is evaluated as arithmetic"
+            )),
+        }
     }
 
     /// Tags an already reported command opaque.
@@ -712,6 +753,10 @@ impl<'c> Walker<'c> {
         for a in &red.arith {
             self.check_arith(a, env.parent);
         }
+        let assigned = self.expanded.take();
+        for why in self.assign_risks(&assigned) {
+            self.opaque_construct(&red.texts.join(" "), env.parent, why);
+        }
         let saved_fds = std::mem::replace(&mut self.cmd_fds, red.fds.clone());
         self.outer_fds.extend(red.fds.iter().cloned());
         for w in &red.writes {
@@ -828,9 +873,18 @@ impl<'c> Walker<'c> {
             }
             ast::CompoundCommand::ForClause(f) => {
                 let mut clean = true;
+                let mut risks: Vec<String> =
+                    vars::shell_risk(&f.variable_name).into_iter().collect();
                 for w in f.values.iter().flatten() {
                     let d = self.word_subs(&w.value, e);
                     clean &= value_is_clean(&d);
+                    risks.extend(self.integer_risk(&f.variable_name, Some(&d)));
+                }
+                if f.values.is_none() {
+                    risks.extend(self.integer_risk(&f.variable_name, None));
+                }
+                for why in risks {
+                    self.opaque_construct(&format!("for {}", f.variable_name), e.parent, why);
                 }
                 // `for x;` walks the positional parameters.
                 self.set_var(&f.variable_name, clean && f.values.is_some());
@@ -949,6 +1003,10 @@ impl<'c> Walker<'c> {
     fn word_subs(&mut self, raw: &str, env: Env) -> Word {
         let mut subs = Vec::new();
         let w = self.word(raw, &mut subs);
+        let assigned = self.expanded.take();
+        for why in self.assign_risks(&assigned) {
+            self.opaque_construct(raw, env.parent, why);
+        }
         if w.broken
             && let Some(p) = env.parent
         {
@@ -1162,7 +1220,10 @@ impl<'c> Walker<'c> {
                     r.texts
                         .push(format!("{fd_s}<<{dash}{}", doc.here_end.value));
                     let body = if doc.requires_expansion {
-                        words::decode_heredoc(&doc.doc.value, subs, self.ctx.limits.max_depth)
+                        let b =
+                            words::decode_heredoc(&doc.doc.value, subs, self.ctx.limits.max_depth);
+                        self.expanded.borrow_mut().extend(b.assigns.iter().cloned());
+                        b
                     } else {
                         Word::literal(doc.doc.value.clone())
                     };
@@ -1613,6 +1674,7 @@ impl<'c> Walker<'c> {
         if let Some(n) = &p.note {
             sc.notes.push(n.clone());
         }
+        let expanded_assigns = self.expanded.take();
 
         // command, binary, argv
         let mut command = String::new();
@@ -1780,6 +1842,8 @@ impl<'c> Walker<'c> {
                 ));
             }
         }
+        risks.extend(self.assign_risks(&expanded_assigns));
+        risks.extend(Self::builtin_risk(words));
         for why in risks {
             add_tag(&mut sc.tags, tags::OPAQUE);
             sc.notes.push(why);
@@ -1811,10 +1875,19 @@ impl<'c> Walker<'c> {
             });
             self.set_var(n, clean);
         }
+        self.integers.extend(facts.int_vars.iter().cloned());
         for &i in &facts.env_assigns {
             let Some(w) = words.get(i) else { continue };
             if let Some(eq) = w.text.find('=') {
                 let name = w.text[..eq].trim_end_matches('+');
+                let value = Word {
+                    text: w.text[eq + 1..].to_owned(),
+                    ..w.clone()
+                };
+                if let Some(why) = self.integer_risk(name, Some(&value)) {
+                    add_tag(&mut sc.tags, tags::OPAQUE);
+                    sc.notes.push(why);
+                }
                 let value = Word {
                     text: w.text[eq + 1..].to_owned(),
                     dynamic: w.dynamic,
@@ -1824,7 +1897,6 @@ impl<'c> Walker<'c> {
                 Self::locale_change(&mut sc, name, &value);
             }
         }
-        self.integers.extend(facts.int_vars.iter().cloned());
         // Set by a builtin to a value not known here (`read PAGER`,
         // `printf -v PATH`).
         for n in &facts.env_changes {
@@ -1834,6 +1906,12 @@ impl<'c> Walker<'c> {
                     .and_then(|w| wrappers::assignment_name(&w.text))
                     == Some(n.as_str())
             }) {
+                if !facts.int_vars.contains(n)
+                    && let Some(why) = self.integer_risk(n, None)
+                {
+                    add_tag(&mut sc.tags, tags::OPAQUE);
+                    sc.notes.push(why);
+                }
                 let unknown = Word {
                     text: format!("${n}"),
                     dynamic: true,
@@ -1867,6 +1945,12 @@ impl<'c> Walker<'c> {
         }
         dedup(&mut sc.env_changes);
         self.cdpath |= sc.env_changes.iter().any(|n| n == "CDPATH");
+        for n in &sc.env_changes {
+            if let Some(why) = vars::shell_risk(n) {
+                add_tag(&mut sc.tags, tags::OPAQUE);
+                sc.notes.push(why);
+            }
+        }
 
         // writes
         let base_text = facts.base.as_ref().and_then(|b| Self::path_text(b, words));
@@ -1947,7 +2031,15 @@ impl<'c> Walker<'c> {
 
         // reads
         for w in &p.redir_reads {
-            if !w.dynamic {
+            if w.dynamic {
+                // `< "$f"`, `exec 3<$F`, `$(< $X)`: a file not known, which
+                // a read rule could not decide.
+                add_tag(&mut sc.tags, tags::OPAQUE);
+                sc.notes.push(format!(
+                    "the file `{}` it reads is not known before it runs",
+                    w.text
+                ));
+            } else {
                 self.add_read(&mut sc, &w.text, None);
             }
         }
@@ -1991,8 +2083,7 @@ impl<'c> Walker<'c> {
                 None => {}
             }
         }
-        for (i, w) in p
-            .words
+        for (i, w) in words
             .iter()
             .enumerate()
             .take(facts.skip_from.min(words.len()))
@@ -2188,6 +2279,32 @@ impl<'c> Walker<'c> {
             q.parent = Some(idx);
         }
         Some((idx, facts.decoder, inners))
+    }
+
+    /// Why a builtin changes how bash reads the rest of the line: `set`
+    /// options not modelled, name references (`declare -n`: assignments
+    /// through them reach a variable not named).
+    fn builtin_risk(words: &[Word]) -> Option<String> {
+        let (first, args) = words.split_first()?;
+        if first.dynamic {
+            return None;
+        }
+        match first.text.as_str() {
+            "set" => {
+                let args: Vec<(&str, bool)> =
+                    args.iter().map(|w| (w.text.as_str(), w.dynamic)).collect();
+                vars::set_risk(&args)
+            }
+            "declare" | "typeset" | "local" => args
+                .iter()
+                .take_while(|w| w.text != "--")
+                .any(|w| {
+                    (w.dynamic && w.literal_len() == 0)
+                        || (w.text.starts_with('-') && w.text.contains('n'))
+                })
+                .then(|| format!("`{}` may make a name reference, whose assignments reach a variable not named", first.text)),
+            _ => None,
+        }
     }
 
     fn apply_cd(&mut self, cd: Option<&Cd>, words: &[Word]) {

@@ -27,6 +27,7 @@ pub mod leaves;
 pub mod locale;
 mod paths;
 mod prescan;
+mod vars;
 mod words;
 
 pub use analyse::analyse;

@@ -41,6 +41,9 @@ pub(crate) struct Word {
     pub split: bool,
     /// Has an unquoted `*`, `?` or `[`: bash may make several words of it.
     pub glob: bool,
+    /// Variables the word assigns when it is expanded (`${NAME:=v}`,
+    /// `${NAME=v}`), subscript and all.
+    pub assigns: Vec<String>,
 }
 
 impl Word {
@@ -117,9 +120,10 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 split: false,
                 glob: false,
                 brace: false,
-                prompt: false,
+                opaque: false,
                 subs,
                 budget,
+                assigns: Vec::new(),
             };
             d.pieces(&pieces, false);
             let brace = d.brace && has_brace_expression(&d.out);
@@ -128,11 +132,12 @@ pub(crate) fn decode(raw: &str, subs: &mut Vec<String>, budget: usize) -> Word {
                 text: d.out,
                 dynamic: d.dynamic,
                 procsub: false,
-                broken: d.prompt,
+                broken: d.opaque,
                 brace,
                 arith: d.arith,
                 split: d.split,
                 glob: d.glob,
+                assigns: d.assigns,
             }
         }
         _ => broken(raw),
@@ -158,17 +163,19 @@ pub(crate) fn decode_heredoc(body: &str, subs: &mut Vec<String>, budget: usize) 
                 split: false,
                 glob: false,
                 brace: false,
-                prompt: false,
+                opaque: false,
                 subs,
                 budget,
+                assigns: Vec::new(),
             };
             d.pieces(&pieces, true);
             Word {
                 lit: d.lit.unwrap_or(d.out.len()),
                 text: d.out,
                 dynamic: d.dynamic,
-                broken: d.prompt,
+                broken: d.opaque,
                 arith: d.arith,
+                assigns: d.assigns,
                 ..Word::default()
             }
         }
@@ -330,10 +337,12 @@ struct Decoding<'r, 's> {
     glob: bool,
     /// An unquoted part of the word has a `{`.
     brace: bool,
-    /// Has a `${x@P}` expansion.
-    prompt: bool,
+    /// Has a part the analysis does not model: a `${x@P}` expansion, a
+    /// `$'...'` byte that is not text.
+    opaque: bool,
     subs: &'s mut Vec<String>,
     budget: usize,
+    assigns: Vec<String>,
 }
 
 impl Decoding<'_, '_> {
@@ -356,7 +365,11 @@ impl Decoding<'_, '_> {
                     self.out.push_str(s);
                 }
                 WordPiece::SingleQuotedText(s) => self.out.push_str(s),
-                WordPiece::AnsiCQuotedText(s) => ansi_c(s, &mut self.out),
+                WordPiece::AnsiCQuotedText(s) => {
+                    if !ansi_c(s, &mut self.out) {
+                        self.opaque = true;
+                    }
+                }
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
                 WordPiece::TildeExpansion(_) => {
@@ -429,10 +442,22 @@ impl Decoding<'_, '_> {
             }
             ParameterExpr::UseDefaultValues {
                 default_value: v, ..
-            }
-            | ParameterExpr::AssignDefaultValues {
-                default_value: v, ..
             } => {
+                strings[0] = v.as_deref();
+            }
+            ParameterExpr::AssignDefaultValues {
+                parameter,
+                indirect,
+                default_value: v,
+                ..
+            } => {
+                self.assigns.push(match parameter {
+                    _ if *indirect => "${!...}".to_owned(),
+                    bw::Parameter::Named(n) => n.clone(),
+                    bw::Parameter::NamedWithIndex { name, index } => format!("{name}[{index}]"),
+                    bw::Parameter::NamedWithAllIndices { name, .. } => name.clone(),
+                    _ => "$N".to_owned(),
+                });
                 strings[0] = v.as_deref();
             }
             ParameterExpr::IndicateErrorIfNullOrUnset {
@@ -470,7 +495,7 @@ impl Decoding<'_, '_> {
                 // `${x@P}` expands the value like a prompt, running any
                 // command substitution in it.
                 if matches!(op, bw::ParameterTransformOp::PromptExpand) {
-                    self.prompt = true;
+                    self.opaque = true;
                 }
             }
             ParameterExpr::VariableNames { .. } | ParameterExpr::MemberKeys { .. } => {}
@@ -490,13 +515,17 @@ impl Decoding<'_, '_> {
             self.subs.push(s.to_owned());
             return;
         }
-        let _ = decode(s, self.subs, self.budget - 1);
+        let w = decode(s, self.subs, self.budget - 1);
+        self.assigns.extend(w.assigns);
+        self.arith.extend(w.arith);
+        self.opaque |= w.broken;
     }
 }
 
-/// Does `s` contain a brace expression bash would expand?
+/// Does `s` contain a brace expression bash would expand? Also one that
+/// makes a single word other than `s` (`{a..a}` is `a`).
 pub(crate) fn has_brace_expression(s: &str) -> bool {
-    s.contains('{') && brace_expand(s, 64).is_none_or(|v| v.len() > 1)
+    s.contains('{') && brace_expand(s, 64).is_none_or(|v| v.len() != 1 || v[0] != s)
 }
 
 /// Expands brace expressions (`a{b,c}d`, `{1..3}`, nested), as bash does
@@ -585,9 +614,25 @@ fn sequence(inner: &str, limit: usize) -> Option<Option<Vec<String>>> {
             return Some(None);
         }
         let dir = if y >= x { step } else { -step };
+        // `{01..03}`: a leading zero pads every number to the longest end.
+        let padded = |e: &str| {
+            e.trim_start_matches('-').len() > 1 && e.trim_start_matches('-').starts_with('0')
+        };
+        let width = if padded(a) || padded(z) {
+            a.len().max(z.len())
+        } else {
+            0
+        };
         return Some(Some(
             (0..count as i64)
-                .map(|k| (x + k * dir).to_string())
+                .map(|k| {
+                    let n = x + k * dir;
+                    if n < 0 {
+                        format!("-{:0w$}", -n, w = width.saturating_sub(1))
+                    } else {
+                        format!("{n:0width$}")
+                    }
+                })
                 .collect(),
         ));
     }
@@ -620,8 +665,15 @@ fn is_home(expr: &ParameterExpr) -> bool {
     )
 }
 
-/// Decodes the inside of `$'...'`.
-pub(crate) fn ansi_c(s: &str, out: &mut String) {
+/// Decodes the inside of `$'...'` as bash does. Returns false when the
+/// result is not text bash would pass on as it is: a byte over 0x7f from
+/// `\xHH` or `\NNN` (bash passes the raw byte, not a character).
+///
+/// bash builds the string in C: a NUL (`\0`, `\x00`, `\u0000`, `\c@`,
+/// ...) ends it, and the rest of the quoted text is dropped (the word goes
+/// on after the closing quote).
+pub(crate) fn ansi_c(s: &str, out: &mut String) -> bool {
+    let mut text = true;
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
@@ -632,28 +684,20 @@ pub(crate) fn ansi_c(s: &str, out: &mut String) {
             out.push('\\');
             break;
         };
-        match e {
-            'a' => out.push('\x07'),
-            'b' => out.push('\x08'),
-            'e' | 'E' => out.push('\x1b'),
-            'f' => out.push('\x0c'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'v' => out.push('\x0b'),
-            '\\' | '\'' | '"' | '?' => out.push(e),
+        let code = match e {
+            'a' => 0x07,
+            'b' => 0x08,
+            'e' | 'E' => 0x1b,
+            'f' => 0x0c,
+            'n' => 0x0a,
+            'r' => 0x0d,
+            't' => 0x09,
+            'v' => 0x0b,
+            '\\' | '\'' | '"' | '?' => e as u32,
             '0'..='7' => {
-                let mut v = e.to_digit(8).unwrap_or(0);
-                for _ in 0..2 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(d) => {
-                            v = v * 8 + d;
-                            chars.next();
-                        }
-                        None => break,
-                    }
-                }
-                push_code(out, v & 0xff);
+                let v = digits(&mut chars, 8, 2, e.to_digit(8).unwrap_or(0)) & 0xff;
+                text &= v < 0x80;
+                v
             }
             'x' | 'u' | 'U' => {
                 let max = match e {
@@ -661,39 +705,55 @@ pub(crate) fn ansi_c(s: &str, out: &mut String) {
                     'u' => 4,
                     _ => 8,
                 };
-                let mut v: u32 = 0;
-                let mut n = 0;
-                while n < max {
-                    match chars.peek().and_then(|c| c.to_digit(16)) {
-                        Some(d) => {
-                            v = v.saturating_mul(16).saturating_add(d);
-                            chars.next();
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
-                if n == 0 {
+                if !chars.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
                     out.push('\\');
                     out.push(e);
-                } else {
-                    push_code(out, v);
+                    continue;
                 }
+                let v = digits(&mut chars, 16, max, 0);
+                text &= (e != 'x' || v < 0x80) && char::from_u32(v).is_some();
+                v
             }
             'c' => match chars.next() {
-                Some(k) => push_code(out, (k as u32) & 0x1f),
-                None => out.push_str("\\c"),
+                // `\c\\` is control-backslash.
+                Some('\\') if chars.peek() == Some(&'\\') => {
+                    chars.next();
+                    0x1c
+                }
+                Some('?') => 0x7f,
+                Some(k) => (k.to_ascii_uppercase() as u32) & 0x1f,
+                None => {
+                    out.push_str("\\c");
+                    continue;
+                }
             },
             other => {
                 out.push('\\');
                 out.push(other);
+                continue;
             }
+        };
+        if code == 0 {
+            break;
         }
+        out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
     }
+    text
 }
 
-fn push_code(out: &mut String, v: u32) {
-    out.push(char::from_u32(v).unwrap_or(char::REPLACEMENT_CHARACTER));
+/// Reads up to `max` more digits of `radix` onto `v`.
+fn digits(chars: &mut std::iter::Peekable<std::str::Chars>, radix: u32, max: usize, v: u32) -> u32 {
+    let mut v = v;
+    for _ in 0..max {
+        match chars.peek().and_then(|c| c.to_digit(radix)) {
+            Some(d) => {
+                v = v.saturating_mul(radix).saturating_add(d);
+                chars.next();
+            }
+            None => break,
+        }
+    }
+    v
 }
 
 #[cfg(test)]
