@@ -2,6 +2,7 @@
 //! syntax tree and builds one [`SimpleCommand`] per command the line runs.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
 
 use brush_parser::ast;
 
@@ -433,6 +434,12 @@ struct Walker<'c> {
     /// Variables assigned by words decoded since the last command was
     /// reported (`${NAME:=v}`).
     expanded: std::cell::RefCell<Vec<String>>,
+    /// Functions defined anywhere in the line (or a payload of it), with
+    /// the text their body was parsed from: a command of that name may
+    /// call one, and its body is walked there, where it runs.
+    functions: Vec<(String, Rc<(ast::FunctionBody, String)>)>,
+    /// Functions whose body is being walked for a call.
+    calling: Vec<String>,
 }
 
 impl<'c> Walker<'c> {
@@ -454,6 +461,8 @@ impl<'c> Walker<'c> {
             outer_fds: Vec::new(),
             integers: Vec::new(),
             expanded: std::cell::RefCell::new(Vec::new()),
+            functions: Vec::new(),
+            calling: Vec::new(),
         }
     }
 
@@ -631,6 +640,18 @@ impl<'c> Walker<'c> {
     // ----- walking the tree -------------------------------------------------
 
     fn program(&mut self, program: &ast::Program, src: &str, env: Env) {
+        let mut defs = Vec::new();
+        for list in &program.complete_commands {
+            definitions(list, &mut defs);
+        }
+        if !defs.is_empty() {
+            let src = Rc::new(src.to_owned());
+            for def in defs {
+                let name = self.word(&def.fname.value, &mut Vec::new()).text;
+                self.functions
+                    .push((name, Rc::new((def.body.clone(), src.as_ref().clone()))));
+            }
+        }
         for list in &program.complete_commands {
             if self.stopped() {
                 return;
@@ -725,6 +746,47 @@ impl<'c> Walker<'c> {
                 false
             }
         }
+    }
+
+    /// A command named like a function of the line may call it (or the
+    /// program, where the function is not defined yet or any more): the
+    /// body is walked here, where it runs, its commands children of the
+    /// call.
+    fn call(&mut self, name: &str, idx: usize, env: Env) {
+        let bodies: Vec<_> = self
+            .functions
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, b)| Rc::clone(b))
+            .collect();
+        if bodies.is_empty() {
+            return;
+        }
+        if self.calling.iter().any(|n| n == name) {
+            self.mark_opaque(
+                idx,
+                format!("the function `{name}` calls itself, which the analysis does not follow"),
+            );
+            return;
+        }
+        if let Some(c) = self.out.get_mut(idx) {
+            c.notes.push(format!(
+                "may call the function `{name}` defined on this line"
+            ));
+        }
+        self.calling.push(name.to_owned());
+        let saved_func = self.func.replace(name.to_owned());
+        for body in bodies {
+            let before = self.out.len();
+            let e = Env {
+                parent: Some(idx),
+                ..env
+            };
+            self.compound(&body.0.0, body.0.1.as_ref(), &body.1, e);
+            self.note_children(before, Some(idx), &format!("body of the function `{name}`"));
+        }
+        self.func = saved_func;
+        self.calling.pop();
     }
 
     fn function(&mut self, def: &ast::FunctionDefinition, src: &str, env: Env) {
@@ -855,41 +917,41 @@ impl<'c> Walker<'c> {
                     self.cwd = saved;
                 }
             }
-            ast::CompoundCommand::ArithmeticForClause(f) => {
+            ast::CompoundCommand::ArithmeticForClause(f) => self.looped(&|w| {
                 for x in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
                     .flatten()
                 {
-                    self.check_arith(&x.value, e.parent);
-                    self.text_subs(&x.value, e);
+                    w.check_arith(&x.value, e.parent);
+                    w.text_subs(&x.value, e);
                 }
-                self.list(&f.body.list, src, e);
-            }
+                w.list(&f.body.list, src, e);
+            }),
             ast::CompoundCommand::BraceGroup(b) => self.list(&b.list, src, e),
             ast::CompoundCommand::Subshell(s) => {
                 let saved = self.cwd.clone();
                 self.list(&s.list, src, e);
                 self.cwd = saved;
             }
-            ast::CompoundCommand::ForClause(f) => {
+            ast::CompoundCommand::ForClause(f) => self.looped(&|w| {
                 let mut clean = true;
                 let mut risks: Vec<String> =
                     vars::shell_risk(&f.variable_name).into_iter().collect();
-                for w in f.values.iter().flatten() {
-                    let d = self.word_subs(&w.value, e);
+                for v in f.values.iter().flatten() {
+                    let d = w.word_subs(&v.value, e);
                     clean &= value_is_clean(&d);
-                    risks.extend(self.integer_risk(&f.variable_name, Some(&d)));
+                    risks.extend(w.integer_risk(&f.variable_name, Some(&d)));
                 }
                 if f.values.is_none() {
-                    risks.extend(self.integer_risk(&f.variable_name, None));
+                    risks.extend(w.integer_risk(&f.variable_name, None));
                 }
                 for why in risks {
-                    self.opaque_construct(&format!("for {}", f.variable_name), e.parent, why);
+                    w.opaque_construct(&format!("for {}", f.variable_name), e.parent, why);
                 }
                 // `for x;` walks the positional parameters.
-                self.set_var(&f.variable_name, clean && f.values.is_some());
-                self.list(&f.body.list, src, e);
-            }
+                w.set_var(&f.variable_name, clean && f.values.is_some());
+                w.list(&f.body.list, src, e);
+            }),
             ast::CompoundCommand::CaseClause(c) => {
                 self.word_subs(&c.value.value, e);
                 for item in &c.cases {
@@ -911,9 +973,11 @@ impl<'c> Walker<'c> {
                     self.list(&clause.body, src, e);
                 }
             }
-            ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
-                self.list(&w.0, src, e);
-                self.list(&w.1.list, src, e);
+            ast::CompoundCommand::WhileClause(c) | ast::CompoundCommand::UntilClause(c) => {
+                self.looped(&|w| {
+                    w.list(&c.0, src, e);
+                    w.list(&c.1.list, src, e);
+                });
             }
             ast::CompoundCommand::Coprocess(c) => {
                 self.command(
@@ -950,6 +1014,29 @@ impl<'c> Walker<'c> {
         self.inherited.truncate(mark);
         self.inherited_reads.truncate(read_mark);
         self.outer_fds.truncate(fd_mark);
+    }
+
+    /// Walks a loop. What one pass sets is there for the next: when a pass
+    /// taints a variable or gives one the integer attribute, the loop is
+    /// walked again and what only that pass finds opaque is kept. A `cd`
+    /// in a loop leaves the directory not known (it ran 0 or more times).
+    fn looped(&mut self, walk: &dyn Fn(&mut Walker<'c>)) {
+        let cwd = self.cwd.clone();
+        let state = (self.tainted.clone(), self.integers.len());
+        let first = self.out.len();
+        walk(self);
+        if self.tainted.iter().any(|t| !state.0.contains(t)) || self.integers.len() > state.1 {
+            let second = self.out.len();
+            walk(self);
+            let opaque = |c: &SimpleCommand| c.tags.contains(&tags::OPAQUE);
+            let found = self.out[second..].iter().any(opaque);
+            if !found || self.out[first..second].iter().any(opaque) {
+                self.out.truncate(second);
+            }
+        }
+        if self.cwd != cwd {
+            self.cwd = None;
+        }
     }
 
     fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, env: Env) {
@@ -2267,6 +2354,9 @@ impl<'c> Walker<'c> {
                 self.exec_fds.extend(p.fds.iter().cloned());
             }
         }
+        if p.from_ast && !p.words.is_empty() && !p.words[0].dynamic {
+            self.call(&p.words[0].text, idx, env);
+        }
         for (text, _dynamic, note) in lines {
             let stdin = if note.starts_with("payload") {
                 p.stdin
@@ -2402,4 +2492,67 @@ fn span_str<'s>(src: &'s str, span: &brush_parser::SourceSpan) -> Option<&'s str
         it.nth(end - start - 1)?
     };
     src.get(s..e)
+}
+
+/// The function definitions anywhere in `list`, nested ones too.
+fn definitions<'a>(list: &'a ast::CompoundList, out: &mut Vec<&'a ast::FunctionDefinition>) {
+    for item in &list.0 {
+        let and_or = &item.0;
+        let pipelines =
+            std::iter::once(&and_or.first).chain(and_or.additional.iter().map(|a| match a {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => p,
+            }));
+        for p in pipelines {
+            for cmd in &p.seq {
+                command_definitions(cmd, out);
+            }
+        }
+    }
+}
+
+fn command_definitions<'a>(cmd: &'a ast::Command, out: &mut Vec<&'a ast::FunctionDefinition>) {
+    match cmd {
+        ast::Command::Function(def) => {
+            out.push(def);
+            compound_definitions(&def.body.0, out);
+        }
+        ast::Command::Compound(cc, _) => compound_definitions(cc, out),
+        ast::Command::Simple(_) | ast::Command::ExtendedTest(..) => {}
+    }
+}
+
+fn compound_definitions<'a>(
+    cc: &'a ast::CompoundCommand,
+    out: &mut Vec<&'a ast::FunctionDefinition>,
+) {
+    use ast::CompoundCommand as C;
+    match cc {
+        C::BraceGroup(b) => definitions(&b.list, out),
+        C::Subshell(s) => definitions(&s.list, out),
+        C::ForClause(f) => definitions(&f.body.list, out),
+        C::ArithmeticForClause(f) => definitions(&f.body.list, out),
+        C::WhileClause(w) | C::UntilClause(w) => {
+            definitions(&w.0, out);
+            definitions(&w.1.list, out);
+        }
+        C::CaseClause(c) => {
+            for item in &c.cases {
+                if let Some(body) = &item.cmd {
+                    definitions(body, out);
+                }
+            }
+        }
+        C::IfClause(i) => {
+            definitions(&i.condition, out);
+            definitions(&i.then, out);
+            for e in i.elses.iter().flatten() {
+                if let Some(c) = &e.condition {
+                    definitions(c, out);
+                }
+                definitions(&e.body, out);
+            }
+        }
+        C::Coprocess(c) => command_definitions(&c.body, out),
+        C::Arithmetic(_) => {}
+    }
 }
