@@ -197,3 +197,100 @@ fn git_config_files_are_written() {
     let a = run("git config --global user.name x");
     assert!(writes(&a, "/home/u/.gitconfig"), "{a:#?}");
 }
+
+// ------------------------------------------- 3, 4, 6. writes, links, arity
+
+#[test]
+fn option_values_do_not_move_the_output_operand() {
+    for line in [
+        "uniq --skip-fields 2 notes.txt aileron.yaml",
+        "uniq --skip-chars=1 -w 3 notes.txt aileron.yaml",
+        "uniq -f 1 --check-chars 4 notes.txt aileron.yaml",
+        "uniq --all-repeated=separate notes.txt aileron.yaml",
+    ] {
+        let a = run(line);
+        assert!(writes(&a, POLICY), "{line}\n{a:#?}");
+    }
+    // A value the table says is mandatory is not an operand.
+    let a = run("diff -W 100 a.txt b.txt");
+    assert!(vouched(&a), "{a:#?}");
+}
+
+#[test]
+fn unknown_options_of_writers_are_opaque() {
+    assert_all_ask(&[
+        "uniq --frobnicate a b",
+        "cp --no-such-flag a b",
+        "mv --sideways a b",
+        "ln --weird a b",
+        "install --magic a b",
+        "touch --hyper x",
+        "mkdir --unknown d",
+        "rm --shred-it x",
+        "rmdir --gone d",
+        "tee --tee-off x",
+        "truncate --zap x",
+        "shred --deep x",
+        "split --strange x",
+        "tar --frobnicate -cf a.tar x",
+        "tar cqf a.tar x",
+    ]);
+}
+
+#[test]
+fn links_make_their_target_writable() {
+    for line in [
+        "cp -s aileron.yaml notes.txt && echo 'default: allow' > notes.txt",
+        "cp --symbolic-link aileron.yaml /tmp/n; printf x >> /tmp/n",
+        "cp -l aileron.yaml ../hard && sed -i 1d ../hard",
+        "cp --link aileron.yaml alias.yml",
+        "ln aileron.yaml other && truncate -s0 other",
+        "ln -sf /work/p/aileron.yaml n",
+    ] {
+        assert_all_caught(&[line], POLICY);
+    }
+}
+
+#[test]
+fn tar_writes_through_its_options() {
+    assert_all_caught(
+        &[
+            "tar -cvf out.tar src --index-file=aileron.yaml",
+            "tar --index-file aileron.yaml -tvf a.tar",
+            "tar -tf a.tar --index-fil=aileron.yaml",
+            "tar -g aileron.yaml -cf x.tar src",
+            "tar cgf aileron.yaml x.tar src",
+            "tar --volno-file=aileron.yaml -cf x.tar src",
+            "tar -xf a.tar --one-top-level=/work/p/aileron.yaml",
+            "tar -cf x.tar --remove-files aileron.yaml",
+        ],
+        POLICY,
+    );
+    assert_all_ask(&[
+        "tar -xPf evil.tar",
+        "tar --absolute-names -xf evil.tar",
+        "tar xPf evil.tar",
+        "tar -C /tmp -C .. -xf evil.tar",
+        "tar -x -f a.tar -C build -C /home/u",
+        "tar -xf a.tar -C out --one-top-level=x",
+        "tar -cf u@host:/x.tar src",
+    ]);
+    assert_all_vouched(&[
+        "tar -tzf release.tar.gz",
+        "tar tvf a.tar",
+        "tar -xOf a.tar README",
+    ]);
+}
+
+#[test]
+fn split_writes_its_prefix() {
+    let a = run("split -l 10 notes.txt aileron.yam");
+    assert!(
+        a.commands[0]
+            .writes
+            .iter()
+            .any(|w| w == "/work/p/aileron.yam*"),
+        "{a:#?}"
+    );
+    assert_none_vouched(&["split --filter='sh -c id' notes.txt"]);
+}

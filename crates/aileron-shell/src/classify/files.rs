@@ -257,55 +257,9 @@ fn pattern_first(name: &str) -> bool {
 pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
     let f = match name {
         "rm" => rm(args),
-        "rmdir" | "unlink" => all_operands(
-            args,
-            &Spec {
-                permute: true,
-                ..Spec::default()
-            },
-            Mutate,
-        ),
-        "shred" => all_operands(
-            args,
-            &Spec {
-                short_val: "ns",
-                long_val: &["iterations", "size", "random-source"],
-                permute: true,
-                ..Spec::default()
-            },
-            Mutate,
-        ),
-        "truncate" => all_operands(
-            args,
-            &Spec {
-                short_val: "sr",
-                long_val: &["size", "reference"],
-                permute: true,
-                ..Spec::default()
-            },
-            Write,
-        ),
-        "touch" => all_operands(
-            args,
-            &Spec {
-                short_val: "drt",
-                long_val: &["date", "reference"],
-                permute: true,
-                ..Spec::default()
-            },
-            Write,
-        ),
-        "mkdir" => all_operands(
-            args,
-            &Spec {
-                short_val: "m",
-                long_val: &["mode", "context"],
-                permute: true,
-                ..Spec::default()
-            },
-            Write,
-        ),
-        "mkfifo" | "mknod" | "fallocate" | "sponge" => all_operands(
+        "rmdir" | "unlink" | "shred" => all_operands(name, args, Mutate),
+        "truncate" | "touch" | "mkdir" => all_operands(name, args, Write),
+        "mkfifo" | "mknod" | "fallocate" | "sponge" => lenient_operands(
             args,
             &Spec {
                 short_val: "mlo",
@@ -315,14 +269,7 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             Write,
         ),
         "tee" => {
-            let mut f = all_operands(
-                args,
-                &Spec {
-                    permute: true,
-                    ..Spec::default()
-                },
-                Write,
-            );
+            let mut f = all_operands(name, args, Write);
             if f.writes.is_empty() {
                 f.sensitivity = Read;
             }
@@ -331,7 +278,7 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "cp" | "install" | "ln" | "mv" | "gcp" | "gmv" => copy(name, args),
         "chmod" | "chown" | "chgrp" | "lchown" => chmod(name, args),
         "chattr" => chattr(args),
-        "setfacl" => all_operands(
+        "setfacl" => lenient_operands(
             args,
             &Spec {
                 short_val: "mMxX",
@@ -357,21 +304,22 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
         "rsync" | "scp" => transfer(name, args),
         "sort" => sort(args),
         "uniq" | "xxd" => {
-            let spec = if name == "xxd" {
-                Spec {
-                    short_val: "cglsno",
-                    permute: true,
-                    ..Spec::default()
-                }
-            } else {
-                Spec {
-                    short_val: "fsw",
-                    permute: true,
-                    ..Spec::default()
-                }
-            };
-            let p = opts::parse(args, 1, &spec);
             let mut f = Facts::new(Read);
+            let p = if name == "xxd" {
+                opts::parse(
+                    args,
+                    1,
+                    &Spec {
+                        short_val: "cglsno",
+                        permute: true,
+                        ..Spec::default()
+                    },
+                )
+            } else {
+                // `uniq [INPUT [OUTPUT]]`: option values must not be taken
+                // for operands, or OUTPUT is missed.
+                by_table(&mut f, name, args)
+            };
             if p.operands.len() == 1 && args[p.operands[0]].glob {
                 f.opaque(format!(
                     "a pattern among `{name}`'s operands may name two files, and the second is written"
@@ -489,12 +437,14 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             );
             Facts::new(if p.has('u', "dry-run") { Read } else { Write })
         }
-        "split" | "csplit" => {
+        "split" => split(args),
+        "csplit" => {
             let p = opts::parse(
                 args,
                 1,
                 &Spec {
-                    short_val: "abClnt",
+                    short_val: "bfn",
+                    long_val: &["prefix", "suffix-format", "digits"],
                     permute: true,
                     ..Spec::default()
                 },
@@ -503,6 +453,9 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             if let Some(&i) = p.operands.first() {
                 f.read(i);
             }
+            let prefix = p.get('f', "prefix").and_then(|o| o.value_text(args));
+            f.writes
+                .push(PathRef::Lit(format!("{}*", prefix.unwrap_or("xx"))));
             f
         }
         "vim" | "vi" | "nvim" | "ex" | "nano" | "emacs" | "ed" | "code" | "subl" | "micro"
@@ -1023,10 +976,29 @@ fn read_operands(name: &str, args: &[Word], p: &Parsed, mut f: Facts) -> Facts {
     f
 }
 
-/// Every operand is written.
-fn all_operands(args: &[Word], spec: &Spec, s: Sensitivity) -> Facts {
-    let p = opts::parse(args, 1, spec);
+/// Parses `args` by `name`'s complete table: what the table does not
+/// know makes the command opaque.
+fn by_table<'a>(f: &mut Facts, name: &str, args: &'a [Word]) -> Parsed<'a> {
+    let table = tables::table(name).expect("a program classified by its table has one");
+    let p = opts::parse(args, 1, &Spec::of(table));
+    f.accept(name, &p, table);
+    p
+}
+
+/// Every operand is written; options by the program's complete table.
+fn all_operands(name: &str, args: &[Word], s: Sensitivity) -> Facts {
     let mut f = Facts::new(s);
+    let p = by_table(&mut f, name, args);
+    written_operands(args, &p, f)
+}
+
+/// Every operand is written; options parsed leniently (no table).
+fn lenient_operands(args: &[Word], spec: &Spec, s: Sensitivity) -> Facts {
+    let p = opts::parse(args, 1, spec);
+    written_operands(args, &p, Facts::new(s))
+}
+
+fn written_operands(args: &[Word], p: &Parsed, mut f: Facts) -> Facts {
     for &i in &p.operands {
         f.write(i);
     }
@@ -1046,16 +1018,31 @@ fn all_operands(args: &[Word], spec: &Spec, s: Sensitivity) -> Facts {
     f
 }
 
+/// `split [INPUT [PREFIX]]` writes PREFIX followed by suffixes (`xaa`, ...),
+/// or gives each piece to `--filter`'s command.
+fn split(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Write);
+    let p = by_table(&mut f, "split", args);
+    if let Some(&i) = p.operands.first() {
+        f.read(i);
+    }
+    if let Some((i, off)) = p.get(' ', "filter").and_then(|o| o.value) {
+        f.run_line_arg(args, i, off, "command run by `split --filter`".to_owned());
+        return f;
+    }
+    match p.operands.get(1) {
+        Some(&i) if args[i].dynamic => {
+            f.opaque("the prefix of `split`'s output files is not known before it runs")
+        }
+        Some(&i) => f.writes.push(PathRef::Lit(format!("{}*", args[i].text))),
+        None => f.writes.push(PathRef::Lit("x*".to_owned())),
+    }
+    f
+}
+
 fn rm(args: &[Word]) -> Facts {
-    let p = opts::parse(
-        args,
-        1,
-        &Spec {
-            permute: true,
-            ..Spec::default()
-        },
-    );
     let mut f = Facts::new(Mutate);
+    let p = by_table(&mut f, "rm", args);
     for &i in &p.operands {
         f.write(i);
     }
@@ -1067,28 +1054,8 @@ fn rm(args: &[Word]) -> Facts {
 }
 
 fn copy(name: &str, args: &[Word]) -> Facts {
-    let spec = match name {
-        "install" => Spec {
-            short_val: "tSmogZ",
-            long_val: &[
-                "target-directory",
-                "suffix",
-                "mode",
-                "owner",
-                "group",
-                "strip-program",
-            ],
-            permute: true,
-            ..Spec::default()
-        },
-        _ => Spec {
-            short_val: "tS",
-            long_val: &["target-directory", "suffix"],
-            permute: true,
-            ..Spec::default()
-        },
-    };
-    let p = opts::parse(args, 1, &spec);
+    let mut parse_facts = Facts::new(Write);
+    let p = by_table(&mut parse_facts, name, args);
     let has_target = p.get('t', "target-directory").is_some();
     if !has_target && p.operands.last().is_some_and(|&i| args[i].glob) {
         // `cp ?.txt` may be `cp a.txt b.txt`: which one is written is not known.
@@ -1104,6 +1071,12 @@ fn copy(name: &str, args: &[Word]) -> Facts {
         _ => (Write, false),
     };
     let mut f = Facts::new(s);
+    f.tags = parse_facts.tags;
+    f.notes = parse_facts.notes;
+    f.at_least(parse_facts.sensitivity);
+    // A link is another name for its target: what is later written through
+    // it writes the target.
+    let links = name == "ln" || p.has('s', "symbolic-link") || p.has('l', "link");
     if name == "install" && p.has('d', "directory") {
         for &i in &p.operands {
             f.write(i);
@@ -1144,7 +1117,7 @@ fn copy(name: &str, args: &[Word]) -> Facts {
         }
     }
     for &src in sources {
-        if moves || name == "ln" {
+        if moves || links {
             f.write(src);
         } else {
             f.read(src);
@@ -1531,108 +1504,139 @@ fn wget(args: &[Word]) -> Facts {
     f
 }
 
-fn tar(args: &[Word]) -> Facts {
-    const VAL: &str = "fCIbTXFgKLNVH";
-    let spec = Spec {
-        short_val: VAL,
-        long_val: &[
-            "file",
-            "directory",
-            "use-compress-program",
-            "to-command",
-            "checkpoint-action",
-            "files-from",
-            "exclude-from",
-            "info-script",
-            "new-volume-script",
-            "rsh-command",
-            "blocking-factor",
-            "listed-incremental",
-            "starting-file",
-            "tape-length",
-            "newer",
-            "label",
-            "format",
-            "owner",
-            "group",
-            "mode",
-            "mtime",
-            "transform",
-            "xform",
-            "exclude",
-            "suffix",
-            "strip-components",
-        ],
-        permute: true,
-        ..Spec::default()
-    };
-    let mut modes = String::new();
-    let mut values: Vec<(char, usize)> = Vec::new();
+/// What a value-taking option of `tar` does with its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TarValue {
+    /// A command line tar runs.
+    Runs,
+    /// A file it reads.
+    Reads,
+    /// A file it writes.
+    Writes,
+}
+
+/// tar's options whose value is a program or a file: (short, long,
+/// effect). Every other option of [`tables::TAR`] takes data or nothing.
+const TAR_VALUES: &[(char, &str, TarValue)] = &[
+    ('I', "use-compress-program", TarValue::Runs),
+    (' ', "to-command", TarValue::Runs),
+    ('F', "info-script", TarValue::Runs),
+    (' ', "new-volume-script", TarValue::Runs),
+    (' ', "rsh-command", TarValue::Runs),
+    (' ', "rmt-command", TarValue::Runs),
+    ('T', "files-from", TarValue::Reads),
+    ('X', "exclude-from", TarValue::Reads),
+    ('g', "listed-incremental", TarValue::Writes),
+    (' ', "index-file", TarValue::Writes),
+    (' ', "volno-file", TarValue::Writes),
+];
+
+/// An option of a `tar` command line, from the old-style first word
+/// (`tar xzf a.tgz`) or a parse by its table.
+struct TarOpt {
+    short: char,
+    long: &'static str,
+    value: Option<(usize, usize)>,
+}
+
+/// The options of `tar`'s command line, old style first.
+fn tar_opts(f: &mut Facts, args: &[Word]) -> (Vec<TarOpt>, Vec<usize>) {
+    let mut out = Vec::new();
     let mut start = 1;
-    // Old style: `tar xzf archive.tgz`.
     if let Some(first) = args.get(1)
         && !first.text.starts_with('-')
         && !first.text.is_empty()
     {
         let mut next = 2;
         for ch in first.text.chars() {
-            if VAL.contains(ch) {
-                values.push((ch, next));
-                next += 1;
-            } else {
-                modes.push(ch);
+            match tables::TAR.short_takes(ch) {
+                None => f.opaque(format!(
+                    "`tar {}`: `{ch}` is not an option it is known to take",
+                    first.text
+                )),
+                Some(opts::Takes::Nothing) => out.push(TarOpt {
+                    short: ch,
+                    long: "",
+                    value: None,
+                }),
+                Some(_) => {
+                    out.push(TarOpt {
+                        short: ch,
+                        long: "",
+                        value: (next < args.len()).then_some((next, 0)),
+                    });
+                    next += 1;
+                }
             }
         }
         start = next;
     }
-    let p: Parsed = opts::parse(args, start, &spec);
-    let mut f = Facts::new(Read);
-    let mut archive: Option<(usize, usize)> = values.iter().find(|v| v.0 == 'f').map(|v| (v.1, 0));
-    let mut dir: Option<(usize, usize)> = values.iter().find(|v| v.0 == 'C').map(|v| (v.1, 0));
-    let mut create = false;
-    let mut extract = false;
-    for ch in modes.chars() {
-        match ch {
-            'c' | 'r' | 'u' | 'A' => create = true,
-            'x' => extract = true,
-            _ => {}
-        }
-    }
-    for &(ch, i) in &values {
-        f.skip.push(i);
-        if ch == 'I' || ch == 'F' {
-            f.run_line_arg(args, i, 0, "program run by `tar`".to_owned());
-        }
-    }
+    let p = opts::parse(args, start.min(args.len()), &Spec::of(&tables::TAR));
+    f.accept("tar", &p, &tables::TAR);
     for o in &p.opts {
-        match o.name {
-            opts::Name::Short('c' | 'r' | 'u' | 'A') => create = true,
-            opts::Name::Short('x') => extract = true,
-            opts::Name::Long(
-                "create" | "append" | "update" | "catenate" | "concatenate" | "delete",
-            ) => create = true,
-            opts::Name::Long("extract" | "get") => extract = true,
-            _ => {}
-        }
-        if o.is('f', "file") {
-            archive = o.value;
-        }
-        if o.is('C', "directory") {
-            dir = o.value;
-        }
-        if let Some((i, off)) = o.value {
-            f.skip.push(i);
-            let program = o.is('I', "use-compress-program")
-                || o.is_long("to-command")
-                || o.is('F', "info-script")
-                || o.is_long("new-volume-script")
-                || o.is_long("rsh-command");
-            if program {
-                f.run_line_arg(args, i, off, "program run by `tar`".to_owned());
-            } else if o.is_long("checkpoint-action") {
+        let (short, long) = match o.name {
+            opts::Name::Short(c) => (c, ""),
+            opts::Name::Long(l) => (
+                ' ',
+                tables::TAR
+                    .long
+                    .iter()
+                    .map(|e| e.trim_end_matches("=?").trim_end_matches('='))
+                    .find(|n| *n == l)
+                    .unwrap_or(""),
+            ),
+        };
+        out.push(TarOpt {
+            short,
+            long,
+            value: o.value,
+        });
+    }
+    (out, p.operands)
+}
+
+impl TarOpt {
+    fn is(&self, short: char, long: &str) -> bool {
+        (short != ' ' && self.short == short) || (!long.is_empty() && self.long == long)
+    }
+}
+
+fn tar(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Read);
+    let (opts, operands) = tar_opts(&mut f, args);
+    let any = |s: char, l: &str| opts.iter().any(|o| o.is(s, l));
+    let create = any('c', "create")
+        || any('r', "append")
+        || any('u', "update")
+        || any('A', "catenate")
+        || any(' ', "concatenate")
+        || any(' ', "delete");
+    let extract = any('x', "extract") || any(' ', "get");
+    let to_stdout = any('O', "to-stdout") || any(' ', "to-command");
+    let archive = opts
+        .iter()
+        .rev()
+        .find(|o| o.is('f', "file"))
+        .and_then(|o| o.value);
+    let dirs: Vec<(usize, usize)> = opts
+        .iter()
+        .filter(|o| o.is('C', "directory"))
+        .filter_map(|o| o.value)
+        .collect();
+    for o in &opts {
+        let Some((i, off)) = o.value else { continue };
+        f.skip.push(i);
+        let effect = TAR_VALUES.iter().find(|(s, l, _)| o.is(*s, l)).map(|e| e.2);
+        match effect {
+            Some(TarValue::Runs) => f.run_line_arg(args, i, off, "program run by `tar`".to_owned()),
+            Some(TarValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
+            Some(TarValue::Writes) => {
+                f.write_at(i, off);
+                f.at_least(Write);
+            }
+            None if o.is(' ', "checkpoint-action") => {
                 let v = args[i].text.get(off..).unwrap_or("");
-                if let Some(cmd) = v.strip_prefix("exec=") {
-                    let _ = cmd;
+                if v.starts_with("exec=") {
                     f.run_line_arg(
                         args,
                         i,
@@ -1640,45 +1644,83 @@ fn tar(args: &[Word]) -> Facts {
                         "program run by `tar --checkpoint-action`".to_owned(),
                     );
                 }
-            } else if o.is('T', "files-from") || o.is('X', "exclude-from") {
-                f.reads.push(PathRef::Arg { idx: i, off });
-            } else if o.is('g', "listed-incremental") {
-                f.write_at(i, off);
             }
+            None => {}
         }
     }
-    let archive_is_stdio = archive.is_some_and(|(i, off)| args[i].text.get(off..) == Some("-"));
+    let text_at = |(i, off): (usize, usize)| args[i].text.get(off..).unwrap_or("");
+    if let Some(a) = archive
+        && text_at(a).contains(':')
+        && !any(' ', "force-local")
+    {
+        f.opaque(format!(
+            "`tar -f {}` names an archive on another host, reached by running a remote shell",
+            text_at(a)
+        ));
+    }
+    if dirs.len() > 1 {
+        f.opaque("`tar` changes directory more than once (`-C`): where each file goes depends on the order of its members");
+    }
+    let dir = dirs.first().copied();
+    let archive_is_stdio = archive.is_some_and(|a| text_at(a) == "-");
     if extract {
-        f.at_least(Write);
-        match dir {
-            Some((i, off)) => f.write_at(i, off),
-            None => f.writes.push(PathRef::Lit(".".to_owned())),
-        }
-        if let Some((i, off)) = archive
-            && !archive_is_stdio
-        {
+        extracted(&mut f, &opts, dir, to_stdout);
+        if let Some((i, off)) = archive.filter(|_| !archive_is_stdio) {
             f.reads.push(PathRef::Arg { idx: i, off });
         }
-        for &i in &p.operands {
-            f.skip.push(i);
-        }
+        f.skip.extend(&operands);
     } else if create {
         f.at_least(Write);
-        if let Some((i, off)) = archive
-            && !archive_is_stdio
-        {
+        if let Some((i, off)) = archive.filter(|_| !archive_is_stdio) {
             f.write_at(i, off);
         }
         if let Some((i, off)) = dir {
             f.base = Some(PathRef::Arg { idx: i, off });
         }
-        for &i in &p.operands {
-            f.read(i);
+        let removes = any(' ', "remove-files");
+        if removes {
+            f.at_least(Mutate);
+        }
+        for &i in &operands {
+            if removes {
+                f.write(i);
+            } else {
+                f.read(i);
+            }
         }
     } else if let Some((i, off)) = archive {
         f.reads.push(PathRef::Arg { idx: i, off });
     }
     f
+}
+
+/// What `tar -x` writes: the directory it extracts into (and the one
+/// `--one-top-level=DIR` names), unless members go to standard output
+/// or a command. With `-P` members keep `/` and `..`: they may land
+/// anywhere.
+fn extracted(f: &mut Facts, opts: &[TarOpt], dir: Option<(usize, usize)>, to_stdout: bool) {
+    if to_stdout {
+        return;
+    }
+    f.at_least(Write);
+    match dir {
+        Some((i, off)) => f.write_at(i, off),
+        None => f.writes.push(PathRef::Lit(".".to_owned())),
+    }
+    if opts.iter().any(|o| o.is('P', "absolute-names")) {
+        f.opaque("`tar -x -P` keeps `/` and `..` in member names: it may write anywhere");
+    }
+    if let Some((i, off)) = opts
+        .iter()
+        .find(|o| o.is(' ', "one-top-level"))
+        .and_then(|o| o.value)
+    {
+        if dir.is_some() {
+            f.opaque("`tar --one-top-level=DIR -C` writes DIR below the other directory");
+        } else {
+            f.write_at(i, off);
+        }
+    }
 }
 
 fn unzip(args: &[Word]) -> Facts {

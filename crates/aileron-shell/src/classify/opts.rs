@@ -50,7 +50,7 @@ impl<'a> Opt<'a> {
 
 /// What an option takes, read from a [`Table`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Takes {
+pub(crate) enum Takes {
     Nothing,
     /// A value, attached or in the next argument.
     Value,
@@ -91,7 +91,7 @@ pub(crate) enum Operands {
 }
 
 impl Table {
-    fn short_takes(&self, c: char) -> Option<Takes> {
+    pub(crate) fn short_takes(&self, c: char) -> Option<Takes> {
         for (i, ch) in self.short.char_indices() {
             if ch == ':' {
                 continue;
@@ -122,7 +122,7 @@ impl Table {
 
     /// The long option `name` stands for: an exact name, or the only one it
     /// is a prefix of.
-    fn long_takes(&self, name: &str) -> Result<(&'static str, Takes), String> {
+    pub(crate) fn long_takes(&self, name: &str) -> Result<(&'static str, Takes), String> {
         let mut found: Option<(&'static str, Takes)> = None;
         let mut ambiguous = false;
         for &e in self.long {
