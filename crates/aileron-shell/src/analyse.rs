@@ -7,6 +7,7 @@ use std::rc::Rc;
 use brush_parser::ast;
 
 use crate::classify::{self, Cd, Facts, Inner, PathRef, wrappers};
+use crate::loads;
 use crate::paths;
 use crate::prescan;
 use crate::tags;
@@ -440,6 +441,9 @@ struct Walker<'c> {
     functions: Vec<(String, Rc<(ast::FunctionBody, String)>)>,
     /// Functions whose body is being walked for a call.
     calling: Vec<String>,
+    /// Commands that load files as code or configuration (see
+    /// [`crate::loads`]): their index, the files, their directory.
+    runners: Vec<(usize, Vec<&'static str>, Option<String>)>,
 }
 
 impl<'c> Walker<'c> {
@@ -463,6 +467,7 @@ impl<'c> Walker<'c> {
             expanded: std::cell::RefCell::new(Vec::new()),
             functions: Vec::new(),
             calling: Vec::new(),
+            runners: Vec::new(),
         }
     }
 
@@ -553,7 +558,39 @@ impl<'c> Walker<'c> {
         }
     }
 
+    /// A runner is opaque when another command of the line (before it, or
+    /// after it in a loop) writes a file it loads as code or configuration.
+    fn written_then_run(&mut self) {
+        for (idx, files, cwd) in std::mem::take(&mut self.runners) {
+            let inside = |mut j: usize, out: &[SimpleCommand]| {
+                while let Some(p) = out.get(j).and_then(|c| c.parent) {
+                    if p == idx {
+                        return true;
+                    }
+                    j = p;
+                }
+                false
+            };
+            let written = self.out.iter().enumerate().find_map(|(j, c)| {
+                if j == idx || inside(j, &self.out) {
+                    return None;
+                }
+                c.writes
+                    .iter()
+                    .find(|w| loads::writes_loaded(w, &files, cwd.as_deref()))
+            });
+            if let Some(w) = written {
+                let note = format!(
+                    "`{}` loads `{w}` as code or configuration, which this line writes",
+                    self.out[idx].binary
+                );
+                self.mark_opaque(idx, note);
+            }
+        }
+    }
+
     fn finish(mut self) -> Analysis {
+        self.written_then_run();
         // A command is at least as sensitive as what it runs.
         for i in (0..self.out.len()).rev() {
             if let Some(p) = self.out[i].parent
@@ -2339,6 +2376,12 @@ impl<'c> Walker<'c> {
         dedup(&mut sc.notes);
 
         let idx = self.out.len();
+        if !words.is_empty() && !words[0].dynamic {
+            let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            if let Some(files) = loads::loaded_by(&texts) {
+                self.runners.push((idx, files, self.cwd.clone()));
+            }
+        }
         self.out.push(sc);
 
         if p.from_ast && p.parent == env.parent {

@@ -24,6 +24,7 @@ mod error;
 pub mod harness;
 pub mod invocation;
 pub mod leaves;
+mod loads;
 pub mod locale;
 mod paths;
 mod prescan;
