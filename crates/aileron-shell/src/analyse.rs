@@ -633,6 +633,20 @@ impl<'c> Walker<'c> {
         w
     }
 
+    /// The word of a file redirection: bash brace-expands it, and refuses
+    /// it ("ambiguous redirect") unless that makes one word.
+    fn redirect_word(&self, raw: &str, subs: &mut Vec<String>) -> Word {
+        let mut w = self.word(raw, subs);
+        if w.brace {
+            match words::brace_expand(&w.text, 2).as_deref() {
+                Some([one]) => w.text.clone_from(one),
+                _ => w.broken = true,
+            }
+            w.brace = false;
+        }
+        w
+    }
+
     /// Why the variables `names`, assigned to values not known here, make
     /// the line opaque: bash's own state, or a variable with the integer
     /// attribute (its value is evaluated as arithmetic).
@@ -1267,7 +1281,7 @@ impl<'c> Walker<'c> {
                     match target {
                         ast::IoFileRedirectTarget::Filename(w) => {
                             r.texts.push(format!("{fd_s}{op} {}", w.value));
-                            let d = self.word(&w.value, subs);
+                            let d = self.redirect_word(&w.value, subs);
                             r.arith.extend(d.arith.iter().cloned());
                             if d.broken {
                                 r.broken.push(w.value.clone());
@@ -1296,7 +1310,7 @@ impl<'c> Walker<'c> {
                         }
                         ast::IoFileRedirectTarget::Duplicate(w) => {
                             r.texts.push(format!("{fd_s}{op}{}", w.value));
-                            let d = self.word(&w.value, subs);
+                            let d = self.redirect_word(&w.value, subs);
                             r.arith.extend(d.arith.iter().cloned());
                             let digits = d.text.trim_end_matches('-');
                             let is_fd = !d.dynamic
@@ -1371,7 +1385,7 @@ impl<'c> Walker<'c> {
                 ast::IoRedirect::OutputAndError(w, append) => {
                     let op = if *append { "&>>" } else { "&>" };
                     r.texts.push(format!("{op} {}", w.value));
-                    let d = self.word(&w.value, subs);
+                    let d = self.redirect_word(&w.value, subs);
                     r.arith.extend(d.arith.iter().cloned());
                     if d.broken {
                         r.broken.push(w.value.clone());
@@ -1578,12 +1592,12 @@ impl<'c> Walker<'c> {
         let relative =
             !text.starts_with('/') && !text.starts_with('~') && paths::home_rest(text).is_none();
         let cwd = base.or(self.cwd.as_deref()).unwrap_or(self.ctx.cwd);
-        // `~-` is `$OLDPWD`, `~+N` / `~-N` / `~N` entries of the directory stack.
+        // `~-` is `$OLDPWD`, `~+N` / `~-N` / `~N` entries of the directory
+        // stack, `~user` a home the password database knows (`/home/user`
+        // is only a convention): only `~` and `~+` are known here.
         let dir_stack = text.strip_prefix('~').is_some_and(|r| {
             let head = r.split('/').next().unwrap_or("");
-            head.starts_with('-')
-                || (head.starts_with('+') && head.len() > 1)
-                || head.bytes().next().is_some_and(|b| b.is_ascii_digit())
+            !head.is_empty() && head != "+"
         });
         let unknown = dir_stack || (relative && base.is_none() && self.cwd.is_none());
         let abs = paths::resolve(text, cwd, &self.home);
@@ -1968,6 +1982,15 @@ impl<'c> Walker<'c> {
         }
         risks.extend(self.assign_risks(&expanded_assigns));
         risks.extend(Self::builtin_risk(words));
+        if !p.redir_texts.is_empty()
+            && let Some(w) = p.words.iter().find(|w| is_fd_variable(&w.text))
+        {
+            // `{fd}>file` opens a descriptor and sets the variable `fd`.
+            risks.push(format!(
+                "`{}` before a redirection names a descriptor variable the analysis does not follow",
+                w.text
+            ));
+        }
         for why in risks {
             add_tag(&mut sc.tags, tags::OPAQUE);
             sc.notes.push(why);
@@ -2467,6 +2490,18 @@ impl<'c> Walker<'c> {
 /// name or arithmetic later (no expansion, subscript or glob)?
 fn value_is_clean(w: &Word) -> bool {
     !w.dynamic && !w.broken && !w.text.contains(['[', '$', '`', '*', '?'])
+}
+
+/// `{NAME}`: before a redirection, a variable bash stores a new descriptor in.
+fn is_fd_variable(text: &str) -> bool {
+    text.strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .is_some_and(|n| {
+            n.bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
 }
 
 fn add_tag(tags: &mut Vec<&'static str>, tag: &'static str) {

@@ -25,6 +25,7 @@ const RUNS: &str = "changes which program a command name runs";
 const PATHS: &str = "changes what `~`, `cd` or a pattern stands for";
 const STARTUP: &str = "makes a shell run code from it";
 const OPTIONS: &str = "changes options of the shells started later";
+const GETTEXT: &str = "changes what `$\"...\"` strings are translated to";
 
 /// bash's variables. Sorted by name.
 const BASH_VARS: &[(&str, Effect)] = &[
@@ -118,6 +119,8 @@ const BASH_VARS: &[(&str, Effect)] = &[
     ("SHELLOPTS", Opaque(OPTIONS)),
     ("SHLVL", Inert),
     ("SRANDOM", Inert),
+    ("TEXTDOMAIN", Opaque(GETTEXT)),
+    ("TEXTDOMAINDIR", Opaque(GETTEXT)),
     ("TIMEFORMAT", Inert),
     ("TMOUT", Inert),
     ("TMPDIR", Inert),

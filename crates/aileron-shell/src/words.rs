@@ -370,8 +370,13 @@ impl Decoding<'_, '_> {
                         self.opaque = true;
                     }
                 }
-                WordPiece::DoubleQuotedSequence(inner)
-                | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
+                WordPiece::DoubleQuotedSequence(inner) => self.pieces(inner, true),
+                WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    // `$"..."` is looked up in message catalogs: in another
+                    // locale it can stand for any text.
+                    self.opaque = true;
+                    self.pieces(inner, true);
+                }
                 WordPiece::TildeExpansion(_) => {
                     let s = self.source(p).to_owned();
                     self.out.push_str(&s);
@@ -492,11 +497,23 @@ impl Decoding<'_, '_> {
                 strings[1] = replacement.as_deref();
             }
             ParameterExpr::Transform { op, .. } => {
-                // `${x@P}` expands the value like a prompt, running any
-                // command substitution in it.
-                if matches!(op, bw::ParameterTransformOp::PromptExpand) {
-                    self.opaque = true;
-                }
+                // Transformations of a value into another value are
+                // modelled (the value is not known either way); any other
+                // (`${x@P}` expands the value like a prompt, running the
+                // command substitutions in it) is not.
+                use bw::ParameterTransformOp as T;
+                let modelled = matches!(
+                    op,
+                    T::CapitalizeInitial
+                        | T::ExpandEscapeSequences
+                        | T::PossiblyQuoteWithArraysExpanded { .. }
+                        | T::Quoted
+                        | T::ToAssignmentLogic
+                        | T::ToAttributeFlags
+                        | T::ToLowerCase
+                        | T::ToUpperCase
+                );
+                self.opaque |= !modelled;
             }
             ParameterExpr::VariableNames { .. } | ParameterExpr::MemberKeys { .. } => {}
         }
