@@ -1666,12 +1666,11 @@ fn listen_unix(path: &Path, name: &'static str, heard: &Arc<Mutex<Vec<String>>>)
 /// its server makes again at the same path (a daemon restarted), and one a
 /// host program makes after the launch outside the places the box lets the
 /// tree write.
-// BYPASS: both are reached (`leak after-restart`, `leak late`): the box
-// closes the sockets listening at launch by mounting /dev/null over their
-// paths, a mount the server's unlink detaches; a socket made later is not
-// looked at (docs/enforcement.md says so for the second).
+// BYPASS (closed): both were reached (`leak after-restart`, `leak late`):
+// the box closed the sockets listening at launch by mounting /dev/null over
+// their paths, a mount the server's unlink detaches, and a socket made later
+// was not looked at. Now the supervisor makes every `connect` itself.
 #[test]
-#[ignore = "BYPASS (open): a host socket made (or made again) after launch is not covered; needs connect() decided or Landlock's Unix-socket right"]
 fn host_sockets_made_during_the_session_are_out_of_reach() {
     for form in Form::all() {
         let b = Setup::new(PERMISSIVE);

@@ -523,6 +523,20 @@ impl Decider {
         );
     }
 
+    /// Writes the audit line of a connection the box refused: a Unix
+    /// socket of the host, reached by path (`aileron_supervisor::sockets`).
+    pub fn record_refused_socket(&self, pid: u32, path: &Path, why: &str) {
+        let cwd =
+            crate::process::cwd(pid).map_or_else(|_| self.cfg.load.cwd.clone(), PathBuf::from);
+        self.record_event(
+            "net.socket",
+            &format!("a connection of process {pid} to {}", path.display()),
+            "deny",
+            why,
+            cwd,
+        );
+    }
+
     /// Writes an audit line about the session itself (`session.start`:
     /// what the kernel does not enforce).
     pub fn record_session_note(&self, why: &str) {

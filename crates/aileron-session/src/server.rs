@@ -21,6 +21,10 @@ use std::time::Duration;
 /// Accepts shims on `listener` until the process ends, each taken by a
 /// thread already waiting in `accept` ([`crate::pool`]).
 pub fn serve(listener: UnixListener, decider: Arc<Decider>) {
+    if let Err(e) = crate::process::pass_sender(&listener) {
+        // Then no request says who sent it: approvals and contexts refused.
+        eprintln!("aileron: the session cannot tell who sends each request: {e}");
+    }
     Pool::start(Shims { listener, decider }, "aileron-session", MAX_WAITING);
 }
 
@@ -55,8 +59,17 @@ impl Waiter for Shims {
 /// program's arguments (a quarter of the stack limit, 2 MiB by default).
 const MAX_SHIM_CALL: u64 = 16 << 20;
 
+/// The first read of a request: its sender is asked of this one.
+const FIRST_READ: usize = 64 << 10;
+
 fn handle(stream: UnixStream, decider: &Decider) {
-    let mut reader = BufReader::new(&stream);
+    let mut first = vec![0u8; FIRST_READ];
+    let Ok((n, sender)) = crate::process::read_with_sender(&stream, &mut first) else {
+        return;
+    };
+    first.truncate(n);
+    let peer = sender.as_ref().map(|s| s.pid);
+    let mut reader = BufReader::new(std::io::Cursor::new(first).chain(&stream));
     if reader
         .fill_buf()
         .is_ok_and(|b| b.first() == ShimCall::MAGIC.first())
@@ -66,7 +79,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
             Ok(_) if bytes.len() as u64 > MAX_SHIM_CALL => ShimReply::Refuse(
                 "aileron: denied: the command's arguments are too long to check".into(),
             ),
-            Ok(_) => answer_shim_call(&bytes, decider, crate::process::peer_pid(&stream)),
+            Ok(_) => answer_shim_call(&bytes, decider, peer),
             Err(_) => return,
         };
         let _ = (&stream).write_all(&reply.encode());
@@ -77,7 +90,9 @@ fn handle(stream: UnixStream, decider: &Decider) {
         return;
     }
     if let Ok(control) = serde_json::from_str::<Control>(&line) {
-        let ours = crate::process::peer_descends_from(&stream, std::process::id());
+        let ours = sender
+            .ok_or_else(|| "the system does not say which process sent it".to_owned())
+            .and_then(|s| crate::process::sender_descends_from(s, std::process::id()));
         let reply = answer_control(control, decider, ours);
         let mut out = serde_json::to_string(&reply).unwrap_or_default();
         out.push('\n');
@@ -86,7 +101,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
     }
     let response = match serde_json::from_str::<Request>(&line) {
         Ok(mut req) => {
-            req.peer = crate::process::peer_pid(&stream);
+            req.peer = peer;
             if req.actions.is_empty()
                 && let Invocation::Command(cmd) = invocation::parse(&req.argv)
             {
@@ -97,7 +112,7 @@ fn handle(stream: UnixStream, decider: &Decider) {
             let response = decider.decide(&req);
             if response.allow
                 && req.actions.is_empty()
-                && let Some(pid) = crate::process::peer_pid(&stream)
+                && let Some(pid) = peer
             {
                 decider.expect_hand_over(pid, None, req.line.clone(), &req.cwd);
             }

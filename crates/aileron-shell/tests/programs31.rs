@@ -294,25 +294,3 @@ fn split_writes_its_prefix() {
     );
     assert_none_vouched(&["split --filter='sh -c id' notes.txt"]);
 }
-
-#[test]
-fn find_actions_that_write_what_they_find_ask() {
-    assert_all_ask(&[
-        "find . -maxdepth 1 -name 'a*.yaml' -exec cp /tmp/evil {} \\;",
-        "find . -name aileron.yaml -exec tee {} \\; < /tmp/evil",
-        "find src -type d -exec touch {}/../../aileron.yaml \\;",
-        "find . -type f -execdir cp /tmp/x aileron.yaml \\;",
-        "find . -name '*.md' -execdir cat ../../secret \\;",
-        "find . -name x -exec {} \\;",
-        "find . -name '*.rs' -frobnicate",
-        "find . -files0-from list -print",
-        "find . -exec sed -i s/a/b/ {} +",
-    ]);
-    assert_all_vouched(&[
-        "find . -name '*.rs' -type f",
-        "find . -name '*.md' -exec grep -l TODO {} +",
-        "find src -type f -execdir wc -l {} \\;",
-        "find . -maxdepth 2 -not -path './target/*' -print0",
-        "find . -newermt 2024-01-01 -ls",
-    ]);
-}

@@ -349,6 +349,11 @@ impl Lockdown {
         self.listen.as_ref().map_or(0, Vec::len)
     }
 
+    /// Whether the tree gets a network namespace of its own.
+    pub fn own_network(&self) -> bool {
+        self.listen.is_some()
+    }
+
     /// The Landlock ruleset: signals confined to the tree (ABI 6), writes to
     /// `writable` (when given), and, with `unreadable`, reads to everything
     /// but those ([`read_rules`]). None when the kernel has nothing to add.

@@ -1,7 +1,9 @@
 //! The seccomp filter the agent's tree runs under. It is inherited across
 //! fork and exec and cannot be removed; a process may only add filters.
 //!
-//! - `execve` and `execveat` go to the supervisor (user notification).
+//! - `execve` and `execveat` go to the supervisor (user notification);
+//!   in a box with a network of its own, so do `connect` and a `sendto`
+//!   that names an address: the supervisor makes them (`sockets`).
 //! - Calls that would let a process change another's memory while the
 //!   supervisor reads an exec's arguments are refused: `ptrace`,
 //!   `process_vm_writev`, and `clone` sharing memory with a process other
@@ -24,6 +26,8 @@ const NR: u32 = 0;
 const ARCH: u32 = 4;
 const ARG0_LO: u32 = 16;
 const ARG1_LO: u32 = 24;
+const ARG4_LO: u32 = 48;
+const ARG4_HI: u32 = 52;
 
 const RET_ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 const RET_NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
@@ -95,8 +99,9 @@ const RET_K: u32 = libc::BPF_RET | libc::BPF_K;
 const TIOCLINUX: u32 = 0x541C;
 
 /// The filter program; without `notify`, execs pass (`--enforce files`
-/// alone still needs the rest: the mounts must stay).
-pub fn program(notify: bool) -> Vec<sock_filter> {
+/// alone still needs the rest: the mounts must stay); with `sockets` (and
+/// `notify`), connections go to the supervisor too.
+pub fn program(notify: bool, sockets: bool) -> Vec<sock_filter> {
     let mut p = vec![
         stmt(LD_W_ABS, ARCH),
         jump(JEQ_K, AUDIT_ARCH, 1, 0),
@@ -113,6 +118,20 @@ pub fn program(notify: bool) -> Vec<sock_filter> {
             p.push(jump(JEQ_K, nr as u32, 0, 1));
             p.push(stmt(RET_K, RET_NOTIFY));
         }
+    }
+    if notify && sockets {
+        p.extend([
+            jump(JEQ_K, libc::SYS_connect as u32, 0, 1),
+            stmt(RET_K, RET_NOTIFY),
+            // sendto(fd, buf, len, flags, addr, addrlen): with an address.
+            jump(JEQ_K, libc::SYS_sendto as u32, 0, 6),
+            stmt(LD_W_ABS, ARG4_LO),
+            jump(JEQ_K, 0, 0, 2),
+            stmt(LD_W_ABS, ARG4_HI),
+            jump(JEQ_K, 0, 1, 0),
+            stmt(RET_K, RET_NOTIFY),
+            stmt(RET_K, RET_ALLOW),
+        ]);
     }
     for (nr, errno) in refused() {
         p.push(jump(JEQ_K, nr as u32, 0, 1));
@@ -183,14 +202,19 @@ mod tests {
 
     #[test]
     fn every_jump_lands_inside_the_program() {
-        let p = program(true);
-        for (i, ins) in p.iter().enumerate() {
-            if u32::from(ins.code) & 0x07 == libc::BPF_JMP {
-                assert!(i + 1 + (ins.jt as usize) < p.len(), "jt of {i}");
-                assert!(i + 1 + (ins.jf as usize) < p.len(), "jf of {i}");
+        for p in [
+            program(true, true),
+            program(true, false),
+            program(false, false),
+        ] {
+            for (i, ins) in p.iter().enumerate() {
+                if u32::from(ins.code) & 0x07 == libc::BPF_JMP {
+                    assert!(i + 1 + (ins.jt as usize) < p.len(), "jt of {i}");
+                    assert!(i + 1 + (ins.jf as usize) < p.len(), "jf of {i}");
+                }
             }
+            let last = p.last().unwrap();
+            assert_eq!(u32::from(last.code), RET_K);
         }
-        let last = p.last().unwrap();
-        assert_eq!(u32::from(last.code), RET_K);
     }
 }

@@ -24,6 +24,8 @@ pub mod filter;
 #[cfg(target_os = "linux")]
 pub mod proc;
 #[cfg(target_os = "linux")]
+pub mod sockets;
+#[cfg(target_os = "linux")]
 pub mod spawn;
 #[cfg(target_os = "linux")]
 pub mod supervise;
@@ -51,6 +53,16 @@ pub fn files_support() -> Result<(), Error> {
 /// net`), or why not: the same user namespaces as `files`.
 pub fn net_support() -> Result<(), Error> {
     files::mount_namespace_available()
+}
+
+/// The host's Unix sockets the tree may still connect to in a box with a
+/// network of its own (every socket bound inside the box is its own).
+#[derive(Clone, Debug, Default)]
+pub struct Reach {
+    /// Directories whose sockets are the session's (its runtime directory).
+    pub session_dirs: Vec<std::path::PathBuf>,
+    /// Sockets the policy opens (`settings.enforce.sockets`).
+    pub opened: Vec<std::path::PathBuf>,
 }
 
 /// What `aileron launch` asks the kernel to enforce.

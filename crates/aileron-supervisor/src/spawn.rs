@@ -16,6 +16,7 @@
 
 use crate::fdpass::{receive_fd, send_fd, socket_pair};
 use crate::files::Lockdown;
+use crate::supervise::Listener;
 use crate::{Enforce, Error, filter};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -26,8 +27,9 @@ pub struct Received<B, L> {
     /// Gets the listeners the box made in its network namespace, in the
     /// order of [`crate::files::Spec::listen`].
     pub on_box_listeners: B,
-    /// With `exec`, gets the filter's listener before the agent's first
-    /// exec, which waits for it.
+    /// With `exec`, gets the filter's listener (and, in a box with a
+    /// network of its own, a window on its sockets) before the agent's
+    /// first exec, which waits for it.
     pub on_listener: L,
 }
 
@@ -41,12 +43,15 @@ pub fn spawn<B, L>(
 ) -> Result<Child, Error>
 where
     B: FnOnce(Vec<OwnedFd>) + Send + 'static,
-    L: FnOnce(OwnedFd) + Send + 'static,
+    L: FnOnce(Listener) + Send + 'static,
 {
     let (parent_sock, child_sock) = socket_pair()?;
-    let prog = filter::program(enforce.exec);
     let exec = enforce.exec;
     let listeners = lockdown.as_ref().map_or(0, Lockdown::listeners);
+    // The supervisor makes the tree's connections where it can tell the
+    // box's own sockets from the host's: in a network namespace of its own.
+    let sockets = exec && lockdown.as_ref().is_some_and(Lockdown::own_network);
+    let prog = filter::program(exec, sockets);
     let receiver = if exec || listeners > 0 {
         Some(std::thread::spawn(move || {
             let got: Vec<OwnedFd> = (0..listeners)
@@ -55,8 +60,19 @@ where
             if got.len() == listeners && listeners > 0 {
                 (received.on_box_listeners)(got);
             }
-            if exec && let Some(fd) = receive_fd(&parent_sock) {
-                (received.on_listener)(fd);
+            let box_network = if sockets {
+                match receive_fd(&parent_sock) {
+                    Some(fd) => Some(fd),
+                    None => return,
+                }
+            } else {
+                None
+            };
+            if exec && let Some(notify) = receive_fd(&parent_sock) {
+                (received.on_listener)(Listener {
+                    notify,
+                    box_network,
+                });
             }
         }))
     } else {
@@ -74,6 +90,12 @@ where
                 // (Before it: a process that is not dumpable cannot write
                 // its own id maps.)
                 l.enter(child_fd)?;
+                if sockets {
+                    let diag = crate::sockets::diag_socket()?;
+                    let sent = send_fd(child_fd, diag.as_raw_fd());
+                    drop(diag);
+                    sent?;
+                }
                 not_dumpable()?;
                 // This process stays outside the tree's PID namespace; its
                 // child is the namespace's first process and goes on.

@@ -11,8 +11,9 @@
 //! the kernel copied with what was decided. A difference kills the process
 //! before it runs. See `docs/enforcement.md` for what remains.
 
-use crate::Error;
 use crate::proc::{self, MAX_ARG_BYTES, ReadError};
+use crate::sockets::{Answer, Sockets};
+use crate::{Error, Reach};
 use aileron_session::pool::{Pool, Waited, Waiter};
 use aileron_session::{Decider, ExecCall, ExecRuling};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -52,9 +53,19 @@ fn code_entries(env: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// What the box's first process hands to the supervisor: the filter's
+/// listener and, in a box with a network of its own, a `sock_diag` socket
+/// made there ([`crate::sockets`]).
+pub struct Listener {
+    pub(crate) notify: OwnedFd,
+    pub(crate) box_network: Option<OwnedFd>,
+}
+
 /// The supervisor of one launch.
 pub struct Supervisor {
     listener: OwnedFd,
+    /// The tree's connections, where the filter stops them.
+    sockets: Option<Sockets>,
     decider: Arc<Decider>,
     /// The arguments `aileron launch` starts the agent with: its first exec.
     launch: Vec<String>,
@@ -74,18 +85,23 @@ const MAX_WAITING: usize = 4;
 
 impl Supervisor {
     pub fn new(
-        listener: OwnedFd,
+        listener: Listener,
         decider: Arc<Decider>,
         launch: Vec<String>,
         env: &[(String, String)],
+        reach: Reach,
     ) -> Arc<Supervisor> {
         let base_env = env
             .iter()
             .filter(|(k, _)| is_code_variable(k))
             .cloned()
             .collect();
+        let sockets = listener
+            .box_network
+            .map(|diag| Sockets::new(diag, reach.session_dirs, reach.opened));
         Arc::new(Supervisor {
-            listener,
+            listener: listener.notify,
+            sockets,
             decider,
             launch,
             launched: AtomicBool::new(false),
@@ -134,6 +150,47 @@ impl Supervisor {
         }
     }
 
+    /// Answers a call the supervisor made itself with its return value.
+    fn respond_value(&self, id: u64, val: i64) -> bool {
+        let mut resp = libc::seccomp_notif_resp {
+            id,
+            val,
+            error: 0,
+            flags: 0,
+        };
+        // SAFETY: resp is a seccomp_notif_resp, as the ioctl expects.
+        unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_SEND,
+                &mut resp as *mut libc::seccomp_notif_resp,
+            ) == 0
+        }
+    }
+
+    /// A `connect` or `sendto` the filter stopped: made here, on the
+    /// caller's socket ([`crate::sockets`]).
+    fn handle_socket(&self, n: &libc::seccomp_notif, sockets: &Sockets) {
+        let valid = || self.still_valid(n.id);
+        let answer = if n.data.nr as libc::c_long == libc::SYS_connect {
+            sockets.connect(n.pid, n.data.args, valid)
+        } else {
+            sockets.sendto(n.pid, n.data.args, valid)
+        };
+        match answer {
+            Answer::Value(v) => {
+                self.respond_value(n.id, v);
+            }
+            Answer::Errno(e) => {
+                self.respond(n.id, e, false);
+            }
+            Answer::Refused { path, why } => {
+                self.decider.record_refused_socket(n.pid, &path, &why);
+                self.respond(n.id, libc::EACCES, false);
+            }
+        }
+    }
+
     fn respond(&self, id: u64, error: i32, continue_call: bool) -> bool {
         let mut resp = libc::seccomp_notif_resp {
             id,
@@ -170,6 +227,17 @@ impl Supervisor {
     }
 
     fn handle(&self, n: &libc::seccomp_notif) {
+        let nr = n.data.nr as libc::c_long;
+        if nr == libc::SYS_connect || nr == libc::SYS_sendto {
+            match &self.sockets {
+                Some(sockets) => self.handle_socket(n, sockets),
+                // Never stopped without a box network: refused, not continued.
+                None => {
+                    self.respond(n.id, libc::EACCES, false);
+                }
+            }
+            return;
+        }
         let exec = match self.read_exec(n) {
             Ok(e) => e,
             Err(Refusal::Errno(errno)) => {

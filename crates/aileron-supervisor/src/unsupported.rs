@@ -85,6 +85,7 @@ pub mod supervise {
             _decider: Arc<Decider>,
             _launch: Vec<String>,
             _env: &[(String, String)],
+            _reach: crate::Reach,
         ) -> Arc<Supervisor> {
             match listener {}
         }

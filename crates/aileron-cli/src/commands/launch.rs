@@ -389,6 +389,12 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 hidden,
                 net,
                 project: base.to_path_buf(),
+                opened_sockets: settings
+                    .sockets
+                    .iter()
+                    .flatten()
+                    .map(|p| launch_box::policy_path(p, Path::new(&environment.home), base))
+                    .collect(),
             },
         )
         .and_then(|mut child| {
@@ -747,6 +753,8 @@ struct BoxParts {
     /// The project's directory, searched for other names of what is
     /// masked or locked.
     project: PathBuf,
+    /// The host's Unix sockets the policy opens (`settings.enforce.sockets`).
+    opened_sockets: Vec<PathBuf>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -771,6 +779,7 @@ fn run_enforced(
         hidden,
         net,
         project,
+        opened_sockets,
     } = parts;
     let writable = writable.map(|mut w| {
         w.extend(agent.writable.iter().cloned());
@@ -846,6 +855,7 @@ fn run_enforced(
         decider.trust_aileron(&me);
     }
     let for_supervisor = Arc::clone(decider);
+    let session_dir = runtime.to_path_buf();
     let env = env.to_vec();
     let started = Arc::new(std::sync::OnceLock::<Arc<Supervisor>>::new());
     let slot = Arc::clone(&started);
@@ -860,7 +870,11 @@ fn run_enforced(
             }
         },
         on_listener: move |fd| {
-            let supervisor = Supervisor::new(fd, for_supervisor, launch_argv, &env);
+            let reach = aileron_supervisor::Reach {
+                session_dirs: vec![session_dir],
+                opened: opened_sockets,
+            };
+            let supervisor = Supervisor::new(fd, for_supervisor, launch_argv, &env, reach);
             supervisor.start();
             let _ = slot.set(supervisor);
         },

@@ -51,6 +51,102 @@ pub(super) fn peer_pid(stream: &UnixStream) -> Option<u32> {
     (cred.pid > 0).then_some(cred.pid as u32)
 }
 
+/// `SO_PASSPIDFD`, `SCM_PIDFD` (asm-generic/socket.h, Linux 6.5).
+const SO_PASSPIDFD: libc::c_int = 76;
+const SCM_PIDFD: libc::c_int = 0x04;
+
+/// Asks the kernel to attach to each message on the sockets `listener`
+/// accepts the process that sent it (`SO_PASSCRED`, and `SO_PASSPIDFD`
+/// where the kernel has it).
+pub(super) fn pass_sender(listener: &std::os::unix::net::UnixListener) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    for (name, required) in [(libc::SO_PASSCRED, true), (SO_PASSPIDFD, false)] {
+        // SAFETY: on is an int, as the option expects.
+        let r = unsafe {
+            libc::setsockopt(
+                listener.as_raw_fd(),
+                libc::SOL_SOCKET,
+                name,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r != 0 && required {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Reads the first bytes on `stream` into `buf`, with the process that
+/// sent them (`SCM_CREDENTIALS`, `SCM_PIDFD`): the sender, not the process
+/// that connected, which in a box is the supervisor.
+pub(super) fn read_with_sender(
+    stream: &UnixStream,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, Option<super::Sender>)> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    #[repr(C, align(8))]
+    struct Control([u8; 128]);
+    let mut control = Control([0; 128]);
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid; the buffers are set below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = control.0.len() as _;
+    let n = loop {
+        // SAFETY: msg describes the buffers above.
+        let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    };
+    let (mut pid, mut pidfd) = (None, None);
+    // SAFETY: the kernel wrote msg_controllen bytes of cmsgs; each is read
+    // within its length.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            let data = libc::CMSG_DATA(c);
+            if (*c).cmsg_level == libc::SOL_SOCKET {
+                if (*c).cmsg_type == libc::SCM_CREDENTIALS {
+                    let cred: libc::ucred = std::ptr::read_unaligned(data.cast());
+                    pid = (cred.pid > 0).then_some(cred.pid as u32);
+                } else if (*c).cmsg_type == SCM_PIDFD {
+                    let fd: libc::c_int = std::ptr::read_unaligned(data.cast());
+                    if fd >= 0 {
+                        pidfd = Some(OwnedFd::from_raw_fd(fd));
+                    }
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n, pid.map(|pid| super::Sender { pid, pidfd })))
+}
+
+/// Whether `sender` is `root` or descends from it (see [`peer_descends_from`]).
+pub(super) fn sender_descends_from(sender: super::Sender, root: u32) -> Result<bool, String> {
+    let task = match sender.pidfd {
+        Some(fd) => Pinned {
+            pid: sender.pid,
+            fd: Some(fd),
+        },
+        None => Pinned::open(sender.pid)?,
+    };
+    descends_from(task, root)
+}
+
 /// `PR_SET_CHILD_SUBREAPER`: orphans of this process's tree are
 /// re-parented to it instead of to init.
 pub(super) fn keep_orphans() -> std::io::Result<()> {
@@ -70,7 +166,11 @@ pub(super) fn keep_orphans() -> std::io::Result<()> {
 /// parent that ended meanwhile would have had its children re-parented).
 pub(super) fn peer_descends_from(stream: &UnixStream, root: u32) -> Result<bool, String> {
     let pid = peer_pid(stream).ok_or("the system does not say which process connected")?;
-    let mut task = Pinned::peer(stream, pid)?;
+    descends_from(Pinned::peer(stream, pid)?, root)
+}
+
+/// Whether `task` is `root` or descends from it, each step held by a pidfd.
+fn descends_from(mut task: Pinned, root: u32) -> Result<bool, String> {
     // A parent that changes under the walk is read again, a few times.
     let mut retries = 8;
     for _ in 0..4096 {

@@ -74,6 +74,54 @@ pub fn peer_pid(stream: &UnixStream) -> Option<u32> {
     imp::peer_pid(stream)
 }
 
+/// The process that sent a message on a Unix socket, as the kernel
+/// attached it to the message (Linux), or as it connected (elsewhere).
+pub struct Sender {
+    pub pid: u32,
+    /// A pidfd of it, where the kernel attached one (`SCM_PIDFD`).
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+/// Makes each message on the sockets `listener` accepts carry the process
+/// that sent it: a connection the box's supervisor made for the tree
+/// (`aileron_supervisor::sockets`) has the supervisor as its peer, so the
+/// session's servers ask the sender. Nothing to do elsewhere.
+pub fn pass_sender(listener: &std::os::unix::net::UnixListener) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return linux::pass_sender(listener);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = listener;
+        Ok(())
+    }
+}
+
+/// Reads the first bytes on `stream` into `buf`, and the process that sent
+/// them; `None` where the system does not say (callers refuse).
+pub fn read_with_sender(
+    stream: &UnixStream,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, Option<Sender>)> {
+    #[cfg(target_os = "linux")]
+    return linux::read_with_sender(stream, buf);
+    #[cfg(not(target_os = "linux"))]
+    {
+        use std::io::Read;
+        let n = (&*stream).read(buf)?;
+        Ok((n, peer_pid(stream).map(|pid| Sender { pid })))
+    }
+}
+
+/// Whether `sender` is `root` or one of its descendants (see
+/// [`peer_descends_from`]).
+pub fn sender_descends_from(sender: Sender, root: u32) -> Result<bool, String> {
+    #[cfg(target_os = "linux")]
+    return linux::sender_descends_from(sender, root);
+    #[cfg(not(target_os = "linux"))]
+    parents_lead_to(sender.pid, root)
+}
+
 /// Makes this process the child subreaper of the tree it starts: an
 /// orphan of that tree is re-parented to it, not to init, so it stays a
 /// descendant. Linux only (`PR_SET_CHILD_SUBREAPER`); an error elsewhere.
