@@ -12,10 +12,13 @@
 //! - `socks` is the same listener's SOCKS5 front (RFC 1928): a CONNECT
 //!   there is decided and carried as HTTP's CONNECT is, for TCP that is
 //!   not HTTP (ssh, a database client).
+//! - [`dns`] answers the box's name lookups over UDP and TCP: each name
+//!   decided as a CONNECT to it is, and only an allowed one resolved.
 
 pub mod agents;
 pub mod ca;
 mod connect;
+pub mod dns;
 pub mod lower;
 mod meter;
 mod proxy;

@@ -446,9 +446,28 @@ impl Proxy {
     /// The rule that allowed the action, or the answer to send instead.
     async fn decide(
         &self,
-        mut action: aileron_engine::Action,
+        action: aileron_engine::Action,
         target: &Target,
     ) -> Result<Option<String>, Response<Body>> {
+        match self.verdict(action, target, |_| {}).await {
+            Some(r) if r.allow => Ok(r.rule),
+            Some(r) => Err(denied(&r)),
+            None => Err(plain(
+                StatusCode::FORBIDDEN,
+                "aileron: denied: the decision failed\n",
+            )),
+        }
+    }
+
+    /// The session's answer to `action`, a program's traffic to `target`
+    /// (tagged when that is the agent's model API), its request shaped by
+    /// `shape`; None when the decision failed.
+    pub(crate) async fn verdict(
+        &self,
+        mut action: aileron_engine::Action,
+        target: &Target,
+        shape: impl FnOnce(&mut aileron_session::Request),
+    ) -> Option<aileron_session::Response> {
         if self
             .agent_apis
             .iter()
@@ -461,16 +480,11 @@ impl Proxy {
         // A program's traffic: never a doom loop (`Request::traffic`).
         let mut req = self.origin.request(action, "proxy");
         req.traffic = true;
+        shape(&mut req);
         let decide = Arc::clone(&self.decide);
-        let answer = tokio::task::spawn_blocking(move || decide.decide(&req)).await;
-        match answer {
-            Ok(r) if r.allow => Ok(r.rule),
-            Ok(r) => Err(denied(&r)),
-            Err(_) => Err(plain(
-                StatusCode::FORBIDDEN,
-                "aileron: denied: the decision failed\n",
-            )),
-        }
+        tokio::task::spawn_blocking(move || decide.decide(&req))
+            .await
+            .ok()
     }
 }
 
