@@ -6,7 +6,6 @@
 //! turns them into the fields of a `SimpleCommand` (resolving paths, adding
 //! redirects, walking the inner commands).
 
-mod awk;
 mod files;
 mod git;
 pub(crate) mod interp;

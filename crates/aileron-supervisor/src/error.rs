@@ -27,6 +27,13 @@ pub enum Error {
     NoUserNamespaces,
     #[error("Landlock is not available, and settings.enforce.writable needs it")]
     NoLandlockForWritable,
+    /// The box's `resolv.conf` (its DNS, the proxy's) cannot be written.
+    #[error("cannot write the box's resolv.conf {}: {source}", path.display())]
+    ResolvConf {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// A path to lock cannot be passed to the kernel.
     #[error("{} holds a NUL", path.display())]
     PathHoldsNul { path: PathBuf },

@@ -52,9 +52,22 @@ fn message(iov: &mut libc::iovec, control: &mut Control) -> libc::msghdr {
     msg
 }
 
+/// What a descriptor handed to a gateway is for: the message's one byte.
+/// A listener the gateway serves as its own.
+pub const FOR_GATEWAY: u8 = 0;
+/// A socket of the box's DNS (UDP, or a TCP listener), which the proxy
+/// answers (`aileron_proxy::dns`).
+pub const FOR_DNS: u8 = 1;
+
 /// Sends descriptor `fd` over `sock`; no allocation (runs after fork).
 pub fn send_fd(sock: i32, fd: i32) -> std::io::Result<()> {
-    let mut byte = [0u8; 1];
+    send_fd_for(sock, fd, FOR_GATEWAY)
+}
+
+/// Sends descriptor `fd` over `sock`, the message's byte saying what it
+/// is `for` ([`FOR_GATEWAY`], [`FOR_DNS`]); no allocation.
+pub fn send_fd_for(sock: i32, fd: i32, what: u8) -> std::io::Result<()> {
+    let mut byte = [what];
     let mut iov = iovec(&mut byte);
     let mut buf = Control([0; CMSG_SPACE]);
     let msg = message(&mut iov, &mut buf);
@@ -75,6 +88,12 @@ pub fn send_fd(sock: i32, fd: i32) -> std::io::Result<()> {
 /// The next descriptor sent over `sock`; None when the other end closed
 /// or the message held none.
 pub fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
+    receive_fd_for(sock).map(|(fd, _)| fd)
+}
+
+/// The next descriptor sent over `sock` and what it is for (the byte of
+/// [`send_fd_for`]); None when the other end closed or the message held none.
+pub fn receive_fd_for(sock: &OwnedFd) -> Option<(OwnedFd, u8)> {
     let mut byte = [0u8; 1];
     let mut iov = iovec(&mut byte);
     let mut buf = Control([0; CMSG_SPACE]);
@@ -92,6 +111,6 @@ pub fn receive_fd(sock: &OwnedFd) -> Option<OwnedFd> {
             return None;
         }
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<i32>());
-        Some(OwnedFd::from_raw_fd(fd))
+        Some((OwnedFd::from_raw_fd(fd), byte[0]))
     }
 }

@@ -19,7 +19,10 @@
 //! agent runs, on the ports of the session's gateways (the egress proxy,
 //! the database gateways) and hands each listener to `aileron launch`,
 //! which passes it on to the gateway outside: the tree reaches the world
-//! only through what those decide.
+//! only through what those decide. With [`Spec::dns`] it also listens on
+//! `127.0.0.1:53` (UDP and TCP) for the proxy's DNS responder, and the
+//! file `/etc/resolv.conf` resolves to reads `nameserver 127.0.0.1` in
+//! the tree's mount namespace: the C library asks the proxy.
 
 use crate::Error;
 use std::ffi::CString;
@@ -48,7 +51,23 @@ pub struct Lockdown {
     /// Loopback listeners made in the tree's own network namespace (None:
     /// the host's network).
     listen: Option<Vec<libc::sockaddr_in>>,
+    /// The box's DNS at `127.0.0.1:53`, handed over after the listeners.
+    resolver: Option<Resolver>,
 }
+
+/// The box's DNS: its sockets at `127.0.0.1:53`, and the file (saying
+/// so) bind-mounted over the one `/etc/resolv.conf` resolves to (None:
+/// there is none, and the C library asks `127.0.0.1` anyway).
+struct Resolver {
+    conf: CString,
+    over: Option<CString>,
+}
+
+/// What the box's `resolv.conf` says: the box's own loopback, where the
+/// proxy answers.
+const RESOLV_CONF: &str = "# aileron launch: names are answered by the session's proxy, by policy\nnameserver 127.0.0.1\n";
+/// The port the C library asks.
+const DNS_PORT: u16 = 53;
 
 /// What the box holds the tree to.
 #[derive(Clone, Copy, Debug, Default)]
@@ -66,6 +85,10 @@ pub struct Spec<'a> {
     /// A network namespace of the tree's own, listening on these ports of
     /// 127.0.0.1 (None: the host's network).
     pub listen: Option<&'a [u16]>,
+    /// With `listen`: the box's DNS, answered by the proxy on
+    /// `127.0.0.1:53`; the session's own directory (the tree cannot write
+    /// it) where its `resolv.conf` is written.
+    pub dns: Option<&'a Path>,
 }
 
 struct IdMaps {
@@ -178,6 +201,7 @@ impl Lockdown {
             writable,
             unreadable,
             listen,
+            dns,
         } = *spec;
         mount_namespace_available()?;
         // SAFETY: getuid/getgid have no preconditions.
@@ -271,6 +295,10 @@ impl Lockdown {
             cwd: cstring(&std::env::current_dir().map_err(Error::WorkingDirectory)?)?,
             landlock,
             listen: listen.map(|ports| ports.iter().map(|p| loopback(*p)).collect()),
+            resolver: match dns.filter(|_| listen.is_some()) {
+                Some(dir) => Some(Resolver::prepare(dir)?),
+                None => None,
+            },
         })
     }
 
@@ -344,9 +372,16 @@ impl Lockdown {
         }
     }
 
-    /// How many listeners [`Lockdown::enter`] sends.
+    /// How many listeners [`Lockdown::enter`] sends: the gateways' (in
+    /// the order of [`Spec::listen`]), then the DNS's UDP socket and TCP
+    /// listener ([`Lockdown::dns_sockets`]).
     pub fn listeners(&self) -> usize {
-        self.listen.as_ref().map_or(0, Vec::len)
+        self.listen.as_ref().map_or(0, Vec::len) + self.dns_sockets()
+    }
+
+    /// How many of the listeners sent are the box's DNS (last).
+    pub fn dns_sockets(&self) -> usize {
+        if self.resolver.is_some() { 2 } else { 0 }
     }
 
     /// Whether the tree gets a network namespace of its own.
@@ -499,6 +534,13 @@ impl Lockdown {
                     sent?;
                 }
             }
+            if self.resolver.is_some() {
+                for fd in dns_sockets()? {
+                    let sent = crate::fdpass::send_fd(sock, fd);
+                    libc::close(fd);
+                    sent?;
+                }
+            }
             // Nothing done here reaches the rest of the system.
             if libc::mount(
                 std::ptr::null(),
@@ -509,6 +551,10 @@ impl Lockdown {
             ) != 0
             {
                 return Err(err());
+            }
+            // Before the masks: they may cover the session's directory.
+            if let Some(r) = &self.resolver {
+                r.mount()?;
             }
             for (path, read_only) in &self.mounts {
                 if libc::mount(
@@ -665,6 +711,87 @@ unsafe fn st_is_dev_null(st: &mut libc::stat, path: &CString, rdev: libc::dev_t)
         libc::stat(path.as_ptr(), st) == 0
             && st.st_mode & libc::S_IFMT == libc::S_IFCHR
             && st.st_rdev == rdev
+    }
+}
+
+impl Resolver {
+    /// Writes the box's `resolv.conf` in `dir`, and finds the file it
+    /// covers (`/etc/resolv.conf` is often a link into `/run`).
+    fn prepare(dir: &Path) -> Result<Resolver, Error> {
+        let conf = dir.join("resolv.conf");
+        std::fs::write(&conf, RESOLV_CONF).map_err(|source| Error::ResolvConf {
+            path: conf.clone(),
+            source,
+        })?;
+        let over = match std::fs::canonicalize("/etc/resolv.conf") {
+            Ok(real) => Some(cstring(&real)?),
+            Err(_) => None,
+        };
+        Ok(Resolver {
+            conf: cstring(&conf)?,
+            over,
+        })
+    }
+
+    /// Mounts the box's `resolv.conf` over the host's, read-only.
+    ///
+    /// # Safety
+    /// Between fork and exec, in the tree's private mount namespace.
+    unsafe fn mount(&self) -> std::io::Result<()> {
+        let Some(over) = &self.over else {
+            return Ok(());
+        };
+        // SAFETY: mount calls on NUL-ended paths prepared before the fork.
+        unsafe {
+            let bind = libc::MS_BIND;
+            if libc::mount(
+                self.conf.as_ptr(),
+                over.as_ptr(),
+                std::ptr::null(),
+                bind,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            let read_only = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+            libc::mount(
+                std::ptr::null(),
+                over.as_ptr(),
+                std::ptr::null(),
+                read_only,
+                std::ptr::null(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The box's DNS sockets on `127.0.0.1:53`: UDP, then a TCP listener.
+///
+/// # Safety
+/// Plain system calls; may run between fork and exec.
+unsafe fn dns_sockets() -> std::io::Result<[i32; 2]> {
+    let addr = loopback(DNS_PORT);
+    // SAFETY: plain socket calls on a complete address.
+    unsafe {
+        let udp = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if udp < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::bind(udp, (&addr as *const libc::sockaddr_in).cast(), len) != 0 {
+            let e = std::io::Error::last_os_error();
+            libc::close(udp);
+            return Err(e);
+        }
+        match listen_on(&addr) {
+            Ok(tcp) => Ok([udp, tcp]),
+            Err(e) => {
+                libc::close(udp);
+                Err(e)
+            }
+        }
     }
 }
 

@@ -358,6 +358,11 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 &decider,
             );
         }
+        // The proxy answers the box's DNS, when there is one.
+        let dns = match enforce.net {
+            true => proxy.as_ref().and_then(|p| p.child.adopter()),
+            false => None,
+        };
         // The gateways' listeners in the box's network: the proxy's first.
         let net = enforce.net.then(|| {
             proxy
@@ -388,6 +393,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 writable,
                 hidden,
                 net,
+                dns,
                 project: base.to_path_buf(),
                 opened_sockets: settings
                     .sockets
@@ -750,6 +756,9 @@ struct BoxParts {
     /// A network of the box's own (`--enforce net`): each gateway's port
     /// and where to hand it the listener made there.
     net: Option<Vec<(u16, std::os::fd::OwnedFd)>>,
+    /// With `net` and a proxy: where to hand the proxy the box's DNS
+    /// sockets (`127.0.0.1:53`), whose names it answers by policy.
+    dns: Option<std::os::fd::OwnedFd>,
     /// The project's directory, searched for other names of what is
     /// masked or locked.
     project: PathBuf,
@@ -778,6 +787,7 @@ fn run_enforced(
         writable,
         hidden,
         net,
+        dns,
         project,
         opened_sockets,
     } = parts;
@@ -836,6 +846,7 @@ fn run_enforced(
                 writable: writable.as_deref(),
                 unreadable: &unreadable,
                 listen: net.is_some().then_some(ports.as_slice()),
+                dns: dns.as_ref().map(|_| runtime),
             })
             .map_err(Error::Lockdown)?,
         )
@@ -843,6 +854,7 @@ fn run_enforced(
         Some(
             Lockdown::prepare(&Spec {
                 listen: Some(&ports),
+                dns: dns.as_ref().map(|_| runtime),
                 ..Spec::default()
             })
             .map_err(Error::Lockdown)?,
@@ -863,9 +875,16 @@ fn run_enforced(
         // Each gateway accepts on its listener; the session keeps no copy,
         // so that a gateway that dies leaves the tree with no way out.
         on_box_listeners: move |listeners: Vec<std::os::fd::OwnedFd>| {
-            for (listener, adopter) in listeners.iter().zip(&adopters) {
+            let (gateways, resolver) = listeners.split_at(adopters.len().min(listeners.len()));
+            for (listener, adopter) in gateways.iter().zip(&adopters) {
                 if let Err(e) = launch_proxy::adopt(adopter, listener) {
                     eprintln!("aileron: a gateway could not take its listener in the box: {e}");
+                }
+            }
+            // The box's DNS sockets (after the gateways'): the proxy answers them.
+            for (socket, proxy) in resolver.iter().zip(std::iter::repeat(&dns).flatten()) {
+                if let Err(e) = launch_proxy::adopt_dns(proxy, socket) {
+                    eprintln!("aileron: the proxy could not take the box's DNS socket: {e}");
                 }
             }
         },

@@ -50,6 +50,19 @@ pub fn adopt(_adopter: &OwnedFd, _listener: &OwnedFd) -> std::io::Result<()> {
     Err(std::io::ErrorKind::Unsupported.into())
 }
 
+/// Hands one of the box's DNS sockets to the proxy behind `adopter`,
+/// which answers the names asked there (`aileron_proxy::dns`).
+#[cfg(target_os = "linux")]
+pub fn adopt_dns(adopter: &OwnedFd, socket: &OwnedFd) -> std::io::Result<()> {
+    use aileron_supervisor::fdpass::{FOR_DNS, send_fd_for};
+    send_fd_for(adopter.as_raw_fd(), socket.as_raw_fd(), FOR_DNS)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn adopt_dns(_adopter: &OwnedFd, _socket: &OwnedFd) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
 /// A socket pair whose one end a gateway inherits to take listeners.
 #[cfg(target_os = "linux")]
 fn adopt_channel() -> Result<(OwnedFd, OwnedFd), aileron_supervisor::Error> {

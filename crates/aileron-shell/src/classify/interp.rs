@@ -615,9 +615,6 @@ fn awk(name: &str, args: &[Word]) -> Facts {
                 "the `{name}` program reads or writes a file it names at run time"
             ));
         }
-        if let Some(why) = scan.unknown {
-            f.opaque(format!("the `{name}` program {why}"));
-        }
         f.writes.extend(scan.writes.into_iter().map(PathRef::Lit));
         f.reads.extend(scan.reads.into_iter().map(PathRef::Lit));
     }
@@ -641,8 +638,6 @@ pub(crate) struct AwkScan {
     pub reads: Vec<String>,
     /// Writes or reads a file whose name is computed (`print > $2`).
     pub unknown_file: bool,
-    /// A construct the analysis does not model, for people.
-    pub unknown: Option<String>,
 }
 
 /// Looks through an awk program for ways to run commands (`system(`,
@@ -654,23 +649,6 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
     let mut out = awk_scan_as(prog, true);
     // gawk's `@load` loads a shared library, `@include` a program file.
     out.exec |= prog.contains("@load") || prog.contains("@include");
-    // The exact reading, by awk's own lexical rules (`\`-newline, strings,
-    // regexes where an operand is expected): what it does not model makes
-    // the program opaque; what it finds adds to the scans by guess below.
-    let exact = super::awk::scan(prog);
-    out.unknown = exact.unknown;
-    out.exec |= exact.exec;
-    out.unknown_file |= exact.unknown_file;
-    for w in exact.writes {
-        if !out.writes.contains(&w) {
-            out.writes.push(w);
-        }
-    }
-    for r in exact.reads {
-        if !out.reads.contains(&r) {
-            out.reads.push(r);
-        }
-    }
     let other = awk_scan_as(prog, false);
     out.exec |= other.exec;
     out.unknown_file |= other.unknown_file;

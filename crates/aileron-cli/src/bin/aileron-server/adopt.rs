@@ -7,12 +7,33 @@
 //! listening. Each is served by the gateway's own accept loop, beside its
 //! `--listen` socket; anything else is refused with one line on stderr and
 //! closed. The end of the channel only stops the reading.
+//!
+//! A message whose byte is `fdpass::FOR_DNS` carries instead one of the
+//! box's DNS sockets (UDP, or a listening TCP socket), answered by the
+//! proxy's DNS responder; a gateway without one refuses it.
 
 use aileron_cli::Error;
 use std::future::Future;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
+
+/// One of the box's DNS sockets, handed over to be answered.
+pub enum DnsSocket {
+    Udp(tokio::net::UdpSocket),
+    Tcp(tokio::net::TcpListener),
+}
+
+/// What answers the box's DNS sockets (the proxy's responder).
+pub type ServeDns =
+    Arc<dyn Fn(DnsSocket) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// What a gateway serves the descriptors it adopts with.
+pub struct Servers<F> {
+    pub gateway: Arc<F>,
+    pub dns: Option<ServeDns>,
+}
 
 /// The channel listeners arrive on.
 pub struct Channel(OwnedFd);
@@ -49,7 +70,7 @@ impl Channel {
         self,
         name: String,
         runtime: tokio::runtime::Handle,
-        serve: Arc<F>,
+        serve: Servers<F>,
     ) -> Result<(), Error>
     where
         F: Fn(tokio::net::TcpListener) -> Fut + Send + Sync + 'static,
@@ -66,12 +87,22 @@ impl Channel {
             })
     }
 
-    fn receive<F, Fut>(self, name: &str, runtime: &tokio::runtime::Handle, serve: &Arc<F>)
+    fn receive<F, Fut>(self, name: &str, runtime: &tokio::runtime::Handle, serve: &Servers<F>)
     where
         F: Fn(tokio::net::TcpListener) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        while let Some(fd) = sys::receive(&self.0) {
+        while let Some((fd, what)) = sys::receive(&self.0) {
+            if what == sys::FOR_DNS {
+                match (&serve.dns, sys::dns_socket(fd)) {
+                    (Some(dns), Ok(socket)) => serve_dns(runtime, dns, socket),
+                    (None, _) => eprintln!(
+                        "{name}: refused an adopted descriptor: this gateway answers no DNS"
+                    ),
+                    (_, Err(why)) => eprintln!("{name}: refused an adopted DNS socket: {why}"),
+                }
+                continue;
+            }
             let listener = match sys::listening_tcp(fd) {
                 Ok(l) => l,
                 Err(why) => {
@@ -79,7 +110,7 @@ impl Channel {
                     continue;
                 }
             };
-            let serve = Arc::clone(serve);
+            let serve = Arc::clone(&serve.gateway);
             let name = name.to_owned();
             runtime.spawn(async move {
                 match tokio::net::TcpListener::from_std(listener) {
@@ -91,9 +122,33 @@ impl Channel {
     }
 }
 
+/// Answers `socket` with `dns` on `runtime` (the tokio socket is made
+/// there: it needs the runtime's reactor).
+fn serve_dns(runtime: &tokio::runtime::Handle, dns: &ServeDns, socket: sys::Dns) {
+    let dns = Arc::clone(dns);
+    runtime.spawn(async move {
+        let socket = match socket {
+            sys::Dns::Udp(s) => tokio::net::UdpSocket::from_std(s).map(DnsSocket::Udp),
+            sys::Dns::Tcp(l) => tokio::net::TcpListener::from_std(l).map(DnsSocket::Tcp),
+        };
+        match socket {
+            Ok(s) => dns(s).await,
+            Err(e) => eprintln!("aileron proxy: cannot answer on an adopted DNS socket: {e}"),
+        }
+    });
+}
+
 #[cfg(target_os = "linux")]
 mod sys {
     use std::os::fd::{AsRawFd, OwnedFd};
+
+    pub use aileron_supervisor::fdpass::FOR_DNS;
+
+    /// A DNS socket handed over: UDP, or a listening TCP socket.
+    pub enum Dns {
+        Udp(std::net::UdpSocket),
+        Tcp(std::net::TcpListener),
+    }
 
     /// Whether `fd` is a Unix `SOCK_SEQPACKET` socket.
     pub fn check_channel(fd: &OwnedFd) -> Result<(), String> {
@@ -105,9 +160,29 @@ mod sys {
         }
     }
 
-    /// The next descriptor sent; None at the channel's end.
-    pub fn receive(channel: &OwnedFd) -> Option<OwnedFd> {
-        aileron_supervisor::fdpass::receive_fd(channel)
+    /// The next descriptor sent and what it is for; None at the channel's end.
+    pub fn receive(channel: &OwnedFd) -> Option<(OwnedFd, u8)> {
+        aileron_supervisor::fdpass::receive_fd_for(channel)
+    }
+
+    /// `fd` as a DNS socket: a bound IPv4 or IPv6 UDP socket, or a
+    /// listening TCP one; otherwise why not (`fd` is closed).
+    pub fn dns_socket(fd: OwnedFd) -> Result<Dns, String> {
+        let family = sockopt(&fd, libc::SO_DOMAIN).map_err(|e| format!("not a socket ({e})"))?;
+        if family != libc::AF_INET && family != libc::AF_INET6 {
+            return Err(format!("not an IP socket (address family {family})"));
+        }
+        let kind = (sockopt(&fd, libc::SO_TYPE), sockopt(&fd, libc::SO_PROTOCOL));
+        if !matches!(kind, (Ok(libc::SOCK_DGRAM), Ok(libc::IPPROTO_UDP))) {
+            return listening_tcp(fd).map(Dns::Tcp);
+        }
+        let udp = std::net::UdpSocket::from(fd);
+        if udp.local_addr().map_or(true, |a| a.port() == 0) {
+            return Err("a UDP socket that is not bound".into());
+        }
+        udp.set_nonblocking(true)
+            .map_err(|e| format!("cannot make it non-blocking ({e})"))?;
+        Ok(Dns::Udp(udp))
     }
 
     /// `fd` as a listener, if it is a listening TCP socket (IPv4 or
@@ -159,11 +234,23 @@ mod sys {
 
     const LINUX_ONLY: &str = "listeners are adopted on Linux only";
 
+    pub const FOR_DNS: u8 = 1;
+
+    /// Never made: nothing is adopted elsewhere.
+    pub enum Dns {
+        Udp(std::net::UdpSocket),
+        Tcp(std::net::TcpListener),
+    }
+
+    pub fn dns_socket(_: OwnedFd) -> Result<Dns, String> {
+        Err(LINUX_ONLY.into())
+    }
+
     pub fn check_channel(_: &OwnedFd) -> Result<(), String> {
         Err(LINUX_ONLY.into())
     }
 
-    pub fn receive(_: &OwnedFd) -> Option<OwnedFd> {
+    pub fn receive(_: &OwnedFd) -> Option<(OwnedFd, u8)> {
         None
     }
 

@@ -55,6 +55,8 @@ pub struct Listening {
     runtime: tokio::runtime::Runtime,
     listener: tokio::net::TcpListener,
     adopt: Option<Adopt>,
+    /// What answers the box's DNS sockets, when this gateway does.
+    dns: Option<crate::adopt::ServeDns>,
 }
 
 /// The `--adopt-listeners` channel, and what begins its lines on stderr.
@@ -64,6 +66,12 @@ struct Adopt {
 }
 
 impl Listening {
+    /// Answers the box's DNS sockets, when `aileron launch` hands any
+    /// over, with `dns` (the proxy's responder).
+    pub fn answer_dns(&mut self, dns: crate::adopt::ServeDns) {
+        self.dns = Some(dns);
+    }
+
     /// Serves the gateway's listener with `serve` until the process ends,
     /// and each adopted listener with the same function as it arrives.
     pub fn serve<F, Fut>(self, serve: F) -> Result<(), Error>
@@ -74,7 +82,11 @@ impl Listening {
         let serve = Arc::new(serve);
         if let Some(a) = self.adopt {
             let handle = self.runtime.handle().clone();
-            a.channel.serve_each(a.name, handle, Arc::clone(&serve))?;
+            let servers = crate::adopt::Servers {
+                gateway: Arc::clone(&serve),
+                dns: self.dns,
+            };
+            a.channel.serve_each(a.name, handle, servers)?;
         }
         self.runtime.block_on(serve(self.listener));
         Ok(())
@@ -162,6 +174,7 @@ pub fn start(
             runtime,
             listener,
             adopt,
+            dns: None,
         },
         bound,
     }))

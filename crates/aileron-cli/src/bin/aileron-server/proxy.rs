@@ -1,5 +1,6 @@
 //! `aileron proxy`: the egress gateway, on its own or for a launch session.
 
+use crate::adopt::DnsSocket;
 use crate::gateway;
 use aileron_cli::Error;
 use aileron_proxy::{Config, Inspect, Origin, Proxy, ca::Authority};
@@ -86,9 +87,18 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     let _ = out.flush();
     drop(out);
-    started
-        .listening
-        .serve(move |listener| Arc::clone(&proxy).serve(listener))?;
+    let mut listening = started.listening;
+    let answering = Arc::clone(&proxy);
+    listening.answer_dns(Arc::new(move |socket| {
+        let proxy = Arc::clone(&answering);
+        Box::pin(async move {
+            match socket {
+                DnsSocket::Udp(s) => proxy.serve_dns_udp(s).await,
+                DnsSocket::Tcp(l) => proxy.serve_dns_tcp(l).await,
+            }
+        })
+    }));
+    listening.serve(move |listener| Arc::clone(&proxy).serve(listener))?;
     Ok(ExitCode::SUCCESS)
 }
 
