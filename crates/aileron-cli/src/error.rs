@@ -118,6 +118,8 @@ pub enum Error {
     // An agent's settings, edited for a launch session.
     #[error("cannot add Aileron's hook to {}: {source}", path.display())]
     AddGeminiHook { path: PathBuf, source: Box<Error> },
+    #[error("cannot turn the agent's self-updater off in {}: {source}", path.display())]
+    UpdaterOff { path: PathBuf, source: Box<Error> },
     #[error("cannot add the gate plugin to OPENCODE_CONFIG_CONTENT: {0}")]
     AddGatePlugin(#[source] Box<Error>),
     #[error(transparent)]

@@ -2,8 +2,10 @@
 //! files` (`aileron_supervisor::files`).
 //!
 //! - Where it writes ([`writable_places`]): the project, the temporary
-//!   directories, the launched agent's own state ([`AGENT_STATE`]), the
-//!   package caches ([`CACHES`]) and what `settings.enforce.writable` adds.
+//!   directories, the devices of [`DEVICES`], the launched agent's own
+//!   state ([`AGENT_STATE`]), the package caches ([`CACHES`]) and what
+//!   `settings.enforce.writable` adds; not the project's files that are
+//!   hard links to a file outside those ([`HardLinks`]).
 //! - What it cannot read ([`masked`], [`denied_reads`]): the credential
 //!   stores of [`aileron_engine::credentials`] that exist here, the ssh
 //!   agent's socket, and the project's files whose reading a rule of the
@@ -207,6 +209,14 @@ fn hooks_path(config: &Path) -> Option<String> {
     found.filter(|v| !v.is_empty())
 }
 
+/// What the session's standard streams are open to (`/dev/pts/3`, a
+/// pipe): its own terminal, which the box leaves to the tree.
+pub fn own_streams() -> Vec<PathBuf> {
+    (0..3)
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .collect()
+}
+
 /// The terminals open on the host now (`/dev/pts/N`) but `own` (the
 /// session's): the box covers them, so that the tree cannot read what is
 /// typed in another terminal of the user's (a password) or type into it.
@@ -229,58 +239,200 @@ pub fn other_terminals(pts: &Path, own: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// Other names, below `root`, of the files `targets` name (and of the files
-/// in the directories they name): hard links made before the session,
-/// through which a masked secret would be read or a locked file written.
-/// The project is walked only when some target has more than one link, so
-/// a launch pays one `stat` per target in the common case.
-pub fn hard_link_aliases(root: &Path, targets: &[PathBuf]) -> Vec<PathBuf> {
+/// A file with more than one name, as [`HardLinks`] found it.
+struct Linked {
+    /// How many names it has (`st_nlink`).
+    nlink: u64,
+    /// Its names below the walked roots.
+    names: Vec<PathBuf>,
+    /// How many of its names the other writable places hold.
+    elsewhere: u64,
+}
+
+impl Linked {
+    /// Whether some name of it lies outside the places walked.
+    fn leads_out(&self) -> bool {
+        (self.names.len() as u64) + self.elsewhere < self.nlink
+    }
+}
+
+/// The files below the project that have more than one name, by (device,
+/// inode). A hard link made before the session is another name of what
+/// it names, and Landlock judges a write by the name used: through a link
+/// in the project, a file outside the writable places would be written.
+/// So the box locks (or masks) each file one of whose names lies outside
+/// the places it lets the tree write; a file whose names all lie inside
+/// (cargo's `target/` links its outputs) stays writable.
+pub struct HardLinks {
+    files: std::collections::HashMap<(u64, u64), Linked>,
+    /// Whether the walk of the roots stopped at [`WALK_LIMIT`] entries:
+    /// links beyond were not looked for.
+    pub cut_short: bool,
+}
+
+/// Visits the regular files with more than one link below `dirs`, but in
+/// `skip`, each directory once, until `visit` says stop or [`WALK_LIMIT`]
+/// entries were looked at; false when the limit stopped it.
+fn each_linked_file(
+    dirs: &[PathBuf],
+    skip: &[PathBuf],
+    mut visit: impl FnMut(&Path, &std::fs::Metadata) -> bool,
+) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let mut linked = std::collections::HashSet::new();
-    let mut todo: Vec<PathBuf> = targets.to_vec();
-    let mut looked = 0;
-    while let Some(p) = todo.pop() {
-        looked += 1;
-        let Ok(m) = std::fs::symlink_metadata(&p) else {
+    let (mut seen, mut done) = (0, std::collections::HashSet::new());
+    let mut todo: Vec<PathBuf> = dirs.to_vec();
+    while let Some(dir) = todo.pop() {
+        // A directory mounted at two places is looked at once.
+        let Ok(m) = std::fs::metadata(&dir) else {
             continue;
         };
-        if m.is_dir() && looked < WALK_LIMIT {
-            todo.extend(
-                std::fs::read_dir(&p)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.path()),
-            );
-        } else if m.is_file() && m.nlink() > 1 {
-            linked.insert((m.dev(), m.ino()));
+        if !done.insert((m.dev(), m.ino())) {
+            continue;
         }
-    }
-    if linked.is_empty() {
-        return Vec::new();
-    }
-    let (mut found, mut seen, mut dirs) = (Vec::new(), 0, vec![root.to_path_buf()]);
-    while let Some(dir) = dirs.pop() {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             seen += 1;
             if seen > WALK_LIMIT {
-                return found;
+                return false;
             }
             let Ok(kind) = e.file_type() else { continue };
             if kind.is_dir() {
-                dirs.push(e.path());
+                let path = e.path();
+                if !skip.contains(&path) {
+                    todo.push(path);
+                }
             } else if kind.is_file()
                 && let Ok(m) = e.metadata()
                 && m.nlink() > 1
-                && linked.contains(&(m.dev(), m.ino()))
-                && !targets.contains(&e.path())
+                && !visit(&e.path(), &m)
             {
-                found.push(e.path());
+                return true;
             }
         }
     }
-    found.sort();
-    found
+    true
+}
+
+/// Of `places`, those not below another one.
+fn outermost(places: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = places
+        .iter()
+        .filter(|p| !places.iter().any(|q| q != *p && p.starts_with(q)))
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl HardLinks {
+    /// Walks `roots` (the project, the working directory), at most
+    /// [`WALK_LIMIT`] entries.
+    pub fn walk(roots: &[PathBuf]) -> HardLinks {
+        use std::os::unix::fs::MetadataExt;
+        let mut files = std::collections::HashMap::new();
+        let complete = each_linked_file(&outermost(roots), &[], |path, m| {
+            files
+                .entry((m.dev(), m.ino()))
+                .or_insert_with(|| Linked {
+                    nlink: m.nlink(),
+                    names: Vec::new(),
+                    elsewhere: 0,
+                })
+                .names
+                .push(path.to_path_buf());
+            true
+        });
+        HardLinks {
+            files,
+            cut_short: !complete,
+        }
+    }
+
+    /// Counts the names that `places` (the other writable places) hold of
+    /// the files some of whose names the walk did not find: such a name
+    /// leads to nothing the tree could not write anyway (pnpm links its
+    /// store into `node_modules`). Walks only while some are left, and only
+    /// the places on their devices, `roots` not again. A place cut short
+    /// leaves the rest out: locked.
+    pub fn find_elsewhere(&mut self, places: &[PathBuf], roots: &[PathBuf]) {
+        use std::os::unix::fs::MetadataExt;
+        let mut left = self.files.values().filter(|f| f.leads_out()).count();
+        let devices: std::collections::HashSet<u64> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.leads_out())
+            .map(|((dev, _), _)| *dev)
+            .collect();
+        let places: Vec<PathBuf> = outermost(places)
+            .into_iter()
+            .filter(|p| !roots.iter().any(|r| p.starts_with(r)))
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| devices.contains(&m.dev())))
+            .collect();
+        if left == 0 || places.is_empty() {
+            return;
+        }
+        each_linked_file(&places, roots, |_, m| {
+            if let Some(f) = self.files.get_mut(&(m.dev(), m.ino()))
+                && f.leads_out()
+            {
+                f.elsewhere += 1;
+                if !f.leads_out() {
+                    left -= 1;
+                }
+            }
+            left > 0
+        });
+    }
+
+    /// The names, below the roots, of the files one of whose names lies
+    /// outside the places walked: written through, each would change a
+    /// file the box does not let the tree write.
+    pub fn leading_out(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .files
+            .values()
+            .filter(|f| f.leads_out())
+            .flat_map(|f| f.names.iter().cloned())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The other names, below the roots, of the files `targets` name (and
+    /// of the files in the directories they name): through them a masked
+    /// secret would be read or a locked file written.
+    pub fn aliases(&self, targets: &[PathBuf]) -> Vec<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let mut linked = std::collections::HashSet::new();
+        let mut todo: Vec<PathBuf> = targets.to_vec();
+        let mut looked = 0;
+        while let Some(p) = todo.pop() {
+            looked += 1;
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if m.is_dir() && looked < WALK_LIMIT {
+                todo.extend(
+                    std::fs::read_dir(&p)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| e.path()),
+                );
+            } else if m.is_file() && m.nlink() > 1 {
+                linked.insert((m.dev(), m.ino()));
+            }
+        }
+        let mut found: Vec<PathBuf> = linked
+            .iter()
+            .filter_map(|key| self.files.get(key))
+            .flat_map(|f| f.names.iter())
+            .filter(|p| !targets.contains(p))
+            .cloned()
+            .collect();
+        found.sort();
+        found
+    }
 }
 
 /// Each agent's own state, writable in the box when it is the agent
@@ -359,6 +511,39 @@ pub struct Writable<'a> {
     pub extra: &'a [String],
     /// The agent's `PATH`: a cache whose program is there is made.
     pub path: &'a str,
+    /// The session's own terminal devices (its standard streams'), which
+    /// [`DEVICES`] may not name (`/dev/ttyS0`, a console).
+    pub terminals: &'a [PathBuf],
+}
+
+/// The device files the box lets the tree open for writing, a positive
+/// list: what programs open by name to discard or make bytes (`null`,
+/// `zero`, `full`, `random`, `urandom`), their terminal (`tty`, the
+/// controlling one) and new pseudo-terminals (`ptmx` and the `pts`
+/// directory they appear in: `script`, `expect`, a terminal emulator's
+/// tests), and POSIX shared memory (`shm`, where `shm_open` and Python's
+/// multiprocessing make files). `/dev/fd`, `/dev/stdin`, `/dev/stdout` and
+/// `/dev/stderr` are links to `/proc/self/fd`: what they open is judged
+/// as itself (a pipe is always open to its holder, a terminal by `pts`, a
+/// file by its place). Every other node (disks, `kmsg`, `fuse`, `kvm`, a
+/// GPU) and a new file in `/dev` is refused; `settings.enforce.writable`
+/// opens one by name.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// Whether `path` is a character device (a terminal, not a file or a pipe).
+fn is_char_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
 }
 
 /// Whether `program` is an executable file in one of `path`'s directories.
@@ -371,9 +556,9 @@ fn on_path(program: &str, path: &str) -> bool {
 }
 
 /// Where the agent's tree may write in the box: the project, the working
-/// directory, the temporary directories, the launched agent's state (its
-/// missing directories created), the caches that exist and what the
-/// policy adds. A place that does not exist is left out (Landlock names
+/// directory, the temporary directories, the [`DEVICES`] and the session's
+/// terminal, the launched agent's state (its missing directories
+/// created), the caches that exist and what the policy adds. A place that does not exist is left out (Landlock names
 /// what exists).
 pub fn writable_places(w: &Writable) -> Vec<PathBuf> {
     let mut places = vec![
@@ -381,8 +566,14 @@ pub fn writable_places(w: &Writable) -> Vec<PathBuf> {
         w.cwd.to_path_buf(),
         "/tmp".into(),
         "/var/tmp".into(),
-        "/dev/shm".into(),
     ];
+    places.extend(DEVICES.iter().map(PathBuf::from));
+    places.extend(
+        w.terminals
+            .iter()
+            .filter(|t| t.starts_with("/dev/") && is_char_device(t))
+            .cloned(),
+    );
     places.extend(w.tmpdir.map(Path::to_path_buf));
     let state = AGENT_STATE
         .iter()
@@ -648,6 +839,34 @@ impl CopiedBack {
     }
 }
 
+/// `text` (settings, JSON with comments) with each of `keys` of its
+/// `object` member false; every other byte as it was.
+pub fn settings_off(
+    text: &str,
+    object: &'static str,
+    keys: &[&str],
+) -> Result<String, crate::Error> {
+    use aileron_hooks::jsonedit::{self, Node};
+    let mut text = if text.trim().is_empty() {
+        "{}".to_owned()
+    } else {
+        text.to_owned()
+    };
+    for key in keys {
+        let root = jsonedit::parse(&text)?;
+        let edit = match root.get(object) {
+            None => jsonedit::add_member(&text, &root, object, &serde_json::json!({*key: false})),
+            Some(obj @ Node::Object { .. }) => match obj.get(key) {
+                None => jsonedit::add_member(&text, obj, key, &serde_json::json!(false)),
+                Some(v) => jsonedit::replace(&text, v, &serde_json::json!(false)),
+            },
+            Some(_) => return Err(crate::Error::KeyNotAnObject(object)),
+        };
+        text = jsonedit::apply(&text, &edit);
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -733,6 +952,7 @@ mod tests {
             tmpdir: None,
             extra: &["~/notes".to_owned(), "~/absent".to_owned()],
             path: "",
+            terminals: &[],
         };
         std::fs::create_dir_all(home.join("notes")).unwrap();
         let got = writable_places(&w);
@@ -745,6 +965,9 @@ mod tests {
         assert!(!got.contains(&home.join(".cargo/registry")));
         assert!(!got.contains(&home.join(".codex")));
         assert!(got.contains(&PathBuf::from("/tmp")));
+        // The devices of the positive list, not the whole of /dev.
+        assert!(got.contains(&PathBuf::from("/dev/null")));
+        assert!(!got.contains(&PathBuf::from("/dev")));
     }
 
     #[test]
@@ -826,14 +1049,56 @@ mod tests {
         }
         std::fs::hard_link(home.join(".netrc"), proj.join("n")).unwrap();
         std::fs::hard_link(home.join(".aws/credentials"), proj.join(".git/x/c")).unwrap();
+        let links = HardLinks::walk(std::slice::from_ref(&proj));
         let targets = [home.join(".netrc"), home.join(".aws"), home.join("alone")];
         assert_eq!(
-            hard_link_aliases(&proj, &targets),
+            links.aliases(&targets),
             vec![proj.join(".git/x/c"), proj.join("n")]
         );
+        assert_eq!(links.aliases(&[home.join("alone")]), Vec::<PathBuf>::new());
+        assert!(!links.cut_short);
+    }
+
+    #[test]
+    fn a_file_with_a_name_outside_the_writable_places_is_locked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let [proj, cache, outside] = ["proj", "cache", "outside"].map(|d| root.join(d));
+        for d in [&proj.join("target/debug/deps"), &cache, &outside] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        for f in [
+            "outside/notes",
+            "cache/blob",
+            "proj/target/debug/deps/app-1f2e",
+            "proj/plain",
+        ] {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        // A link to a file of the user's, one into a writable cache (as
+        // pnpm's store), and cargo's link of its output, all inside.
+        std::fs::hard_link(outside.join("notes"), proj.join("notes")).unwrap();
+        std::fs::hard_link(cache.join("blob"), proj.join("blob")).unwrap();
+        std::fs::hard_link(
+            proj.join("target/debug/deps/app-1f2e"),
+            proj.join("target/debug/app"),
+        )
+        .unwrap();
+        let roots = [proj.clone()];
+        let mut links = HardLinks::walk(&roots);
         assert_eq!(
-            hard_link_aliases(&proj, &[home.join("alone")]),
-            Vec::<PathBuf>::new()
+            links.leading_out(),
+            vec![proj.join("blob"), proj.join("notes")]
+        );
+        links.find_elsewhere(&[proj.clone(), cache.clone()], &roots);
+        assert_eq!(links.leading_out(), vec![proj.join("notes")]);
+        // A third name, outside: the file leads out again.
+        std::fs::hard_link(cache.join("blob"), outside.join("blob")).unwrap();
+        let mut links = HardLinks::walk(&roots);
+        links.find_elsewhere(&[cache], &roots);
+        assert_eq!(
+            links.leading_out(),
+            vec![proj.join("blob"), proj.join("notes")]
         );
     }
 
@@ -915,5 +1180,25 @@ mod tests {
             proj.join(".husky").is_dir(),
             "made, so that the box can lock it"
         );
+    }
+
+    #[test]
+    fn settings_off_sets_each_key_false_and_keeps_the_rest() {
+        let keys = ["enableAutoUpdate", "enableAutoUpdateNotification"];
+        let user = "{\n  // the user's own\n  \"general\": {\"enableAutoUpdate\": true, \"vimMode\": true},\n  \"ui\": {}\n}\n";
+        let got = settings_off(user, "general", &keys).unwrap();
+        assert!(got.contains("// the user's own"), "{got}");
+        let parsed = aileron_hooks::jsonedit::parse(&got).unwrap().to_value();
+        assert_eq!(
+            parsed["general"],
+            serde_json::json!({"enableAutoUpdate": false, "vimMode": true, "enableAutoUpdateNotification": false})
+        );
+        let got = settings_off("", "general", &keys).unwrap();
+        let parsed = aileron_hooks::jsonedit::parse(&got).unwrap().to_value();
+        assert_eq!(
+            parsed,
+            serde_json::json!({"general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}})
+        );
+        assert!(settings_off("{\"general\": 1}", "general", &keys).is_err());
     }
 }

@@ -934,6 +934,82 @@ fn the_agents_state_gains_no_code_run_outside_the_box() {
     }
 }
 
+/// The settings keys that keep the pinned Gemini CLI from updating itself,
+/// as its bundle reads them (`general.enableAutoUpdate`: no `npm install
+/// -g`; `general.enableAutoUpdateNotification`: no registry request).
+const GEMINI_UPDATER_KEYS: &[&str] = &["enableAutoUpdate", "enableAutoUpdateNotification"];
+
+/// Gemini CLI in the box reads session settings that turn its self-updater
+/// off (it would run `npm install -g` over its own program, outside the
+/// box), whatever the user's settings say, the user's other settings kept
+/// and the user's file unchanged; the audit log says so. The keys are
+/// those the pinned Gemini CLI's code reads.
+#[test]
+fn gemini_clis_self_updater_is_off_in_the_box() {
+    let Some(gemini) = support::gemini_api::gemini() else {
+        return;
+    };
+    let package = std::fs::canonicalize(&gemini).expect("gemini's program");
+    let bundle = package.parent().expect("gemini's bundle directory");
+    let code: String = std::fs::read_dir(bundle)
+        .expect("read the bundle")
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect();
+    for key in GEMINI_UPDATER_KEYS {
+        let read = format!("settings.merged.general.{key}");
+        assert!(
+            code.contains(&read),
+            "the pinned Gemini CLI reads no {read}"
+        );
+    }
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let user = "{\n  // the user's own\n  \"general\": {\"enableAutoUpdate\": true, \"vimMode\": true}\n}\n";
+        b.plant(&b.home.join(".gemini/settings.json"), user);
+        let program = b.as_agent(form, "gemini");
+        // The session's Gemini home is in its runtime directory, below
+        // `$XDG_RUNTIME_DIR`: its one settings file, printed whole.
+        let show = at(&[
+            "run",
+            "settings",
+            "grep",
+            "-rh",
+            "--include=settings.json",
+            "-e",
+            "^",
+            &s(&b.run),
+        ]);
+        let got = Lines::of(
+            form,
+            support::run_no_tty(&mut b.launch_argv(&[], &[program], &[show])),
+        );
+        assert!(got.success, "{}", got.show());
+        assert_eq!(got.get("settings"), "OK exit=0", "{}", got.show());
+        let seen = got
+            .stdout
+            .rsplit_once("settings OK")
+            .map(|(settings, _)| settings)
+            .unwrap_or_default();
+        let settings = aileron_hooks::jsonedit::parse(seen)
+            .unwrap_or_else(|e| panic!("{e}: {seen}"))
+            .to_value();
+        for key in GEMINI_UPDATER_KEYS {
+            assert_eq!(settings["general"][key], false, "{key}: {seen}");
+        }
+        assert_eq!(settings["general"]["vimMode"], true, "{seen}");
+        assert_eq!(
+            std::fs::read_to_string(b.home.join(".gemini/settings.json")).unwrap(),
+            user
+        );
+        let audit = std::fs::read_to_string(b.proj.join(".aileron/audit.jsonl")).unwrap();
+        assert!(
+            audit.contains("Gemini CLI's self-updater is off in the box"),
+            "{audit}"
+        );
+    }
+}
+
 /// Git files in the project that make git run a command later, at the
 /// user's next commit or the next `git status` an editor runs, outside the
 /// box: the top repository's hooks and configuration, the hooks directory
@@ -1336,23 +1412,27 @@ fn links_the_agent_makes_reach_no_secret_and_no_file_outside() {
 }
 
 /// Links planted in the project before the launch (by whatever ran there
-/// before the session) to a secret or to a file outside: reading through
-/// them gives no secret, writing through them changes nothing outside.
-// BYPASS: a hard link planted before the launch to a plain file outside
-// the places the box lets the tree write (the user's notes, no store and
-// no locked file) is written through (`open(O_APPEND)` and `O_TRUNC`
-// succeed): Landlock sees a path in the project, and the box masks or
-// locks only the links to what it masks or locks (ff7e1df).
+/// before the session) to a secret or to a file outside (the user's notes,
+/// a file of another repository): reading through them gives no secret,
+/// writing through them changes nothing outside, and the audit log names
+/// what the box locked. Links whose every name lies in the project (cargo
+/// links `target/debug/app` to `deps/app-HASH`) stay writable: cargo
+/// removes and links them again at each build.
 #[test]
-#[ignore = "BYPASS (open): a hard link made before launch to a plain file outside the project is written through"]
 fn links_planted_before_the_launch_reach_no_secret_and_no_file_outside() {
     for form in Form::all() {
         let (b, notes) = with_notes_outside();
+        let other_repo = b.outside.join("other-repo/src/lib.rs");
+        b.plant(&other_repo, "pub fn theirs() {}\n");
         let link = |name: &str| s(&b.proj.join(name));
         std::os::unix::fs::symlink(b.home.join(".aws/credentials"), link("sym-secret")).unwrap();
         std::fs::hard_link(b.home.join(".git-credentials"), link("hard-secret")).unwrap();
         std::os::unix::fs::symlink(&notes, link("sym-outside")).unwrap();
         std::fs::hard_link(&notes, link("hard-outside")).unwrap();
+        std::fs::hard_link(&other_repo, link("vendored.rs")).unwrap();
+        let (output, built) = (link("target/debug/deps/app-1f2e"), link("target/debug/app"));
+        b.plant(Path::new(&output), "the build's output\n");
+        std::fs::hard_link(&output, &built).unwrap();
         let before = b.before();
         let attempts = [
             at(&["read", "read-sym-secret", &link("sym-secret")]),
@@ -1360,15 +1440,107 @@ fn links_planted_before_the_launch_reach_no_secret_and_no_file_outside() {
             at(&["write", "write-sym-outside", &link("sym-outside")]),
             at(&["write", "write-hard-outside", &link("hard-outside")]),
             at(&["trunc", "trunc-hard-outside", &link("hard-outside")]),
+            at(&["write", "write-other-repo", &link("vendored.rs")]),
+            at(&["write", "write-output", &output]),
+            at(&["write", "write-built", &built]),
+            at(&["unlink", "unlink-built", &built]),
+            at(&["link", "link-built", &output, &built]),
         ];
         let got = b.boxed(form, &attempts);
         let failed = [
             "write-sym-outside",
             "write-hard-outside",
             "trunc-hard-outside",
+            "write-other-repo",
         ];
         assert_held(&b, &got, &failed, &before);
+        for label in ["write-output", "write-built", "unlink-built", "link-built"] {
+            got.assert_ok(label);
+        }
+        let audit = std::fs::read_to_string(b.proj.join(".aileron/audit.jsonl")).unwrap();
+        let note = audit
+            .lines()
+            .find(|l| l.contains("a file with a name outside the places"))
+            .unwrap_or_else(|| panic!("no note of the locked links:\n{audit}"));
+        for name in ["hard-outside", "vendored.rs"] {
+            assert!(note.contains(&link(name)), "{name} not named: {note}");
+        }
+        assert!(!note.contains("target/debug"), "{note}");
     }
+}
+
+/// A `cargo build` in the box of a project built before outside it: its
+/// `target/` holds hard links (every name inside the project), which the
+/// rebuild removes and makes again.
+#[test]
+fn cargo_builds_again_in_the_box() {
+    let b = Setup::new(PERMISSIVE);
+    b.plant(
+        &b.proj.join("Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    b.plant(
+        &b.proj.join("src/main.rs"),
+        "fn main() { println!(\"one\"); }\n",
+    );
+    let cargo = |boxed: bool| {
+        let mut cmd = if boxed {
+            b.launch_argv(&[], &["cargo".into(), "build".into(), "-q".into()], &[])
+        } else {
+            let mut cmd = b.command("cargo");
+            cmd.args(["build", "-q"]);
+            cmd
+        };
+        support::run_no_tty(as_rust_user(&mut cmd))
+    };
+    let present = as_rust_user(b.command("cargo").arg("--version"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available("cargo", present) {
+        return;
+    }
+    let first = cargo(false);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let linked = b.proj.join("target/debug/app");
+    assert!(
+        std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&linked).unwrap()) > 1,
+        "cargo links its output"
+    );
+    b.plant(
+        &b.proj.join("src/main.rs"),
+        "fn main() { println!(\"two\"); }\n",
+    );
+    let again = cargo(true);
+    assert!(
+        again.status.success(),
+        "{}\n{}",
+        text(&again.stdout),
+        text(&again.stderr)
+    );
+    let run = Command::new(&linked).output().expect("run the build");
+    assert_eq!(text(&run.stdout), "two\n");
+}
+
+/// `cmd` as a user of rustup runs it: rustup's toolchains where that user
+/// keeps them (the test's home holds none), none of the variables `cargo
+/// test` gives the test itself.
+fn as_rust_user(cmd: &mut Command) -> &mut Command {
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy()
+            .to_ascii_lowercase()
+            .starts_with("cargo")
+        {
+            cmd.env_remove(&k);
+        }
+    }
+    let rustup = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".rustup")))
+        .filter(|d| d.is_dir());
+    if let Some(dir) = rustup {
+        cmd.env("RUSTUP_HOME", dir);
+    }
+    cmd
 }
 
 // ---------------------------------------------------------------------------
@@ -1924,6 +2096,76 @@ fn another_terminal_of_the_users_is_out_of_reach() {
         // Covered by /dev/null in the box: it reads as empty.
         assert!(!got.stdout.contains("typed-secret"), "{}", got.show());
         assert_eq!(pending_input(&slave), "typed-secret\n", "{}", got.show());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Devices
+
+/// Device nodes outside the box's positive list that the user running the
+/// tests can open for writing here (the first found is tried): opening
+/// one changes nothing by itself.
+const OTHER_DEVICES: &[&str] = &["/dev/fuse", "/dev/kmsg", "/dev/loop-control"];
+
+/// In the box a program writes the devices programs need (`/dev/null` by
+/// a shell's redirection, a new pseudo-terminal, a file in `/dev/shm`),
+/// but opens no other device node for writing and makes no file in `/dev`.
+#[test]
+fn only_the_devices_programs_need_are_writable() {
+    let script = Command::new("script").arg("--version").output();
+    if !available(
+        "script (util-linux)",
+        script.is_ok_and(|o| o.status.success()),
+    ) {
+        return;
+    }
+    let other = OTHER_DEVICES
+        .iter()
+        .find(|d| std::fs::OpenOptions::new().write(true).open(d).is_ok());
+    let Some(other) = other else {
+        panic!("none of {OTHER_DEVICES:?} opens for writing outside the box here");
+    };
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    for form in Form::all() {
+        let b = Setup::new(PERMISSIVE);
+        let shm = format!("/dev/shm/aileron-box-{}-{form:?}", std::process::id());
+        let made = format!("/dev/aileron-box-{}-{form:?}", std::process::id());
+        let refused = [
+            at(&["trunc", "other-device", other]),
+            at(&["create", "file-in-dev", &made]),
+        ];
+        // Without the box both work (a file in /dev only for root).
+        let open = Setup::new(PERMISSIVE);
+        let works: &[&str] = if root {
+            &["other-device", "file-in-dev"]
+        } else {
+            &["other-device"]
+        };
+        assert_works_without_the_box(&open, form, &refused, works);
+        let _ = std::fs::remove_file(&made);
+        let mut attempts = vec![
+            at(&["write", "null", "/dev/null"]),
+            at(&["run", "null-by-shell", "sh", "-c", "echo x > /dev/null"]),
+            at(&["write", "zero", "/dev/zero"]),
+            at(&["write", "urandom", "/dev/urandom"]),
+            at(&["trunc", "full", "/dev/full"]),
+            at(&["run", "pty", "script", "-qec", "tty", "/dev/null"]),
+            at(&["create", "shm", &shm]),
+        ];
+        attempts.extend(refused.iter().cloned());
+        let got = b.boxed(form, &attempts);
+        let _ = std::fs::remove_file(&shm);
+        for label in ["null", "zero", "urandom", "full", "shm"] {
+            got.assert_ok(label);
+        }
+        for label in ["null-by-shell", "pty"] {
+            assert_eq!(got.get(label), "OK exit=0", "{label}\n{}", got.show());
+        }
+        assert!(got.stdout.contains("/dev/pts/"), "{}", got.show());
+        got.assert_failed("other-device");
+        got.assert_failed("file-in-dev");
+        assert!(!Path::new(&made).exists(), "{made} made in the box");
     }
 }
 

@@ -76,7 +76,8 @@ pub struct Spec<'a> {
     pub protect: &'a [PathBuf],
     /// Unreadable: a file or a socket reads as `/dev/null`, a directory as empty.
     pub secrets: &'a [PathBuf],
-    /// The only places the tree may write (None: everywhere but `/proc`).
+    /// The only places the tree may write, devices included (None:
+    /// everywhere but `/proc`).
     pub writable: Option<&'a [PathBuf]>,
     /// Of `secrets`, those Landlock keeps unreadable too (files and
     /// directories outside the writable places): whatever the host puts in
@@ -437,12 +438,9 @@ impl Lockdown {
             return Err(Error::LandlockRuleset(std::io::Error::last_os_error()));
         }
         let places: Vec<PathBuf> = match writable {
-            Some(w) => {
-                let mut places = w.to_vec();
-                // Terminals, /dev/null and the like.
-                places.push("/dev".into());
-                places
-            }
+            // The devices the tree writes are named there, one by one
+            // (not the whole of /dev: a disk, /dev/kmsg, a file made there).
+            Some(w) => w.to_vec(),
             // Everywhere but /proc: writing `/proc/PID/mem` would change an
             // allowed program after its exec was checked, as a debugger
             // would (and `ptrace` is refused).

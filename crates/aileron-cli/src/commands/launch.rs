@@ -342,9 +342,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 &decider,
             ));
             // The session's own terminal: what its standard streams are.
-            let own: Vec<PathBuf> = (0..3)
-                .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
-                .collect();
+            let own = launch_box::own_streams();
             hidden.extend(launch_box::other_terminals(Path::new("/dev/pts"), &own));
             writable = box_writable(
                 settings.writable.as_deref(),
@@ -815,20 +813,16 @@ fn run_enforced(
         let _ = std::fs::create_dir_all(data_dir);
         // What makes git run a command later, beyond the top repository's.
         protect.extend(launch_box::git_code(&project, Path::new(&environment.home)));
-        // A hard link in the project made before the session is another
-        // name of what the box masks or locks: masked and locked too.
-        let secret_aliases = launch_box::hard_link_aliases(&project, &secrets);
-        let locked_aliases = launch_box::hard_link_aliases(&project, &protect);
-        for (what, aliases) in [("masks", &secret_aliases), ("locks", &locked_aliases)] {
-            if !aliases.is_empty() {
-                decider.record_session_note(&format!(
-                    "the box also {what} these hard links to what it {what}: {}",
-                    path_list(aliases)
-                ));
-            }
-        }
+        let (secret_aliases, locked_links) = hard_links(
+            &project,
+            cwd,
+            &secrets,
+            &protect,
+            writable.as_deref(),
+            decider,
+        );
         secrets.extend(secret_aliases);
-        protect.extend(locked_aliases);
+        protect.extend(locked_links);
         let unreadable =
             launch_box::kept_unreadable(&secrets, writable.as_deref().unwrap_or_default());
         decider.pin_policy(
@@ -903,6 +897,59 @@ fn run_enforced(
         supervisor.set_root(child.id());
     }
     Ok(child)
+}
+
+/// The project's hard links made before the session
+/// (`launch_box::HardLinks`), each kind named in the audit log: (those to
+/// mask: other names of what is masked; those to lock: other names of what
+/// is locked, and, when the box confines writes, of a file with a name
+/// outside the `writable` places, which a write through the link would
+/// change).
+fn hard_links(
+    project: &Path,
+    cwd: &Path,
+    secrets: &[PathBuf],
+    protect: &[PathBuf],
+    writable: Option<&[PathBuf]>,
+    decider: &Decider,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let roots = [project.to_path_buf(), cwd.to_path_buf()];
+    let mut links = launch_box::HardLinks::walk(&roots);
+    let masked = links.aliases(secrets);
+    let mut locked = links.aliases(protect);
+    let mut outside = Vec::new();
+    if let Some(writable) = writable {
+        links.find_elsewhere(writable, &roots);
+        outside = links.leading_out();
+        outside.retain(|p| !secrets.contains(p) && !masked.contains(p) && !locked.contains(p));
+    }
+    let notes = [
+        (
+            "the box also masks these hard links to what it masks",
+            &masked,
+        ),
+        (
+            "the box also locks these hard links to what it locks",
+            &locked,
+        ),
+        (
+            "the box locks these hard links to a file with a name outside the places it lets the tree write (written through, they would change it)",
+            &outside,
+        ),
+    ];
+    for (what, paths) in notes {
+        if !paths.is_empty() {
+            decider.record_session_note(&format!("{what}: {}", path_list(paths)));
+        }
+    }
+    if links.cut_short {
+        decider.record_session_note(&format!(
+            "the box looked for hard links among the first {} entries of the project only: a link beyond them is not locked",
+            launch_box::WALK_LIMIT
+        ));
+    }
+    locked.extend(outside);
+    (masked, locked)
 }
 
 /// `a, b, c`: paths in an audit note.
@@ -984,6 +1031,7 @@ fn box_writable(
         tmpdir: tmpdir.as_deref(),
         extra: extra.unwrap_or_default(),
         path,
+        terminals: &launch_box::own_streams(),
     }))
 }
 

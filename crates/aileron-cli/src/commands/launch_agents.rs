@@ -27,6 +27,9 @@ pub struct AgentSetup {
     /// Files the agent keeps in the box under another name, copied back
     /// when the session ends.
     pub copied_back: Vec<aileron_cli::launch_box::CopiedBack>,
+    /// The agent's settings file for this session only (JSON with
+    /// comments), where settings the box needs are written.
+    pub settings: Option<PathBuf>,
 }
 
 /// What the session needs to set an agent up.
@@ -55,7 +58,7 @@ pub fn setup(agent: &str, cx: &SetupContext) -> Result<AgentSetup, Error> {
         _ => Ok(AgentSetup::default()),
     }?;
     if cx.boxed {
-        self_updater_off(agent, &mut setup);
+        self_updater_off(agent, &mut setup)?;
     }
     Ok(setup)
 }
@@ -68,6 +71,9 @@ enum UpdaterOff {
     Env(&'static str, &'static str),
     /// Arguments put before the user's.
     Args(&'static [&'static str]),
+    /// Keys of an object of the session's settings file
+    /// ([`AgentSetup::settings`]) set to false.
+    SettingsOff(&'static str, &'static [&'static str]),
 }
 
 /// The agents whose self-updater the box turns off, and how.
@@ -87,20 +93,50 @@ const SELF_UPDATERS: &[(&str, &str, UpdaterOff)] = &[
         "Codex",
         UpdaterOff::Args(&["-c", "check_for_update_on_startup=false"]),
     ),
+    // Gemini CLI 0.61: `general.enableAutoUpdate` (formerly
+    // `disableAutoUpdate`) keeps it from running `npm install -g`, and
+    // `general.enableAutoUpdateNotification` (formerly `disableUpdateNag`)
+    // from asking the registry at all; no variable turns either off.
+    (
+        "gemini",
+        "Gemini CLI",
+        UpdaterOff::SettingsOff(
+            "general",
+            &["enableAutoUpdate", "enableAutoUpdateNotification"],
+        ),
+    ),
 ];
 
-/// Turns `agent`'s self-updater off and says so in one line.
-fn self_updater_off(agent: &str, setup: &mut AgentSetup) {
+/// Turns `agent`'s self-updater off and says so in one line (a settings
+/// file that cannot be changed stops the launch).
+fn self_updater_off(agent: &str, setup: &mut AgentSetup) -> Result<(), Error> {
     let Some((_, name, off)) = SELF_UPDATERS.iter().find(|(a, _, _)| *a == agent) else {
-        return;
+        return Ok(());
     };
     match off {
         UpdaterOff::Env(k, v) => setup.env.push(((*k).to_owned(), (*v).to_owned())),
         UpdaterOff::Args(a) => setup.args.extend(a.iter().map(|s| (*s).to_owned())),
+        UpdaterOff::SettingsOff(object, keys) => {
+            let Some(file) = &setup.settings else {
+                setup.notes.push(format!(
+                    "{name}'s self-updater stays on: the session has no settings file of its own to turn it off in (the box keeps it from writing the agent's program)"
+                ));
+                return Ok(());
+            };
+            let text = std::fs::read_to_string(file).map_err(Error::io("read", file))?;
+            let off = aileron_cli::launch_box::settings_off(&text, object, keys).map_err(|e| {
+                Error::UpdaterOff {
+                    path: file.clone(),
+                    source: Box::new(e),
+                }
+            })?;
+            std::fs::write(file, off).map_err(Error::io("write", file))?;
+        }
     }
     setup.recorded.push(format!(
         "{name}'s self-updater is off in the box (it would replace the agent's program outside it): update it outside a session"
     ));
+    Ok(())
 }
 
 /// Claude Code takes hooks and disallowed tools for one session on its
@@ -199,9 +235,9 @@ fn gemini_cli(cx: &SetupContext) -> Result<AgentSetup, Error> {
         Some(home) => {
             let session_home = gemini_session_home(cx, Path::new(home), path)?;
             // Gemini writes its state there; its settings carry the hook.
-            setup
-                .locked
-                .push(session_home.join(".gemini/settings.json"));
+            let settings = session_home.join(".gemini/settings.json");
+            setup.locked.push(settings.clone());
+            setup.settings = Some(settings);
             setup.writable.push(session_home.clone());
             setup.env.push((
                 "GEMINI_CLI_HOME".to_owned(),
