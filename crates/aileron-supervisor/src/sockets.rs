@@ -253,10 +253,20 @@ fn unix_path(bytes: &[u8]) -> Option<&[u8]> {
     Some(&path[..end])
 }
 
-/// The caller's descriptor `fd`, duplicated into this process.
+/// `pidfd_open`'s flag for a thread's own pidfd (Linux 6.9).
+const PIDFD_THREAD: libc::c_int = libc::O_EXCL;
+
+/// The caller's descriptor `fd`, duplicated into this process. `pid` is
+/// the calling thread's id: a thread that is not its process's first
+/// (Node's and dig's resolvers connect from one) needs a thread pidfd,
+/// which kernels before 6.9 do not make (the first thread's then).
 fn caller_socket(pid: u32, fd: i32, valid: &impl Fn() -> bool) -> Result<OwnedFd, Answer> {
     // SAFETY: pidfd_open takes a pid and flags.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, PIDFD_THREAD) };
+    if pidfd < 0 {
+        // SAFETY: as above.
+        pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    }
     if pidfd < 0 {
         return Err(Answer::Errno(libc::ESRCH));
     }
