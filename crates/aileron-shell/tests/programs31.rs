@@ -294,3 +294,83 @@ fn split_writes_its_prefix() {
     );
     assert_none_vouched(&["split --filter='sh -c id' notes.txt"]);
 }
+
+#[test]
+fn find_actions_that_write_what_they_find_ask() {
+    assert_all_ask(&[
+        "find . -maxdepth 1 -name 'a*.yaml' -exec cp /tmp/evil {} \\;",
+        "find . -name aileron.yaml -exec tee {} \\; < /tmp/evil",
+        "find src -type d -exec touch {}/../../aileron.yaml \\;",
+        "find . -type f -execdir cp /tmp/x aileron.yaml \\;",
+        "find . -name '*.md' -execdir cat ../../secret \\;",
+        "find . -name x -exec {} \\;",
+        "find . -name '*.rs' -frobnicate",
+        "find . -files0-from list -print",
+        "find . -exec sed -i s/a/b/ {} +",
+    ]);
+    assert_all_vouched(&[
+        "find . -name '*.rs' -type f",
+        "find . -name '*.md' -exec grep -l TODO {} +",
+        "find src -type f -execdir wc -l {} \\;",
+        "find . -maxdepth 2 -not -path './target/*' -print0",
+        "find . -newermt 2024-01-01 -ls",
+    ]);
+}
+
+// ---------------------------------------------------------------- 5. awk
+
+#[test]
+fn awk_programs_hide_nothing() {
+    assert_all_caught(
+        &[
+            "awk '{ print \\\n > \"aileron.yaml\" }' notes.txt",
+            "awk '{ printf \"%s\\n\", $0 \\\n  >> \"aileron.yaml\" }' notes.txt",
+            "gawk 'BEGIN { print \"default: allow\" > \"aileron.yaml\" }'",
+        ],
+        POLICY,
+    );
+    assert_none_vouched(&[
+        "awk '{ print /\"/ ; system(\"touch x\") }' notes.txt",
+        "awk 'NR==1 { print /\"/ } END { system(\"id\") }' a.txt",
+        "awk '/[/\"]/ { system(\"id\") }' a.txt",
+        "awk 'BEGIN { print ENVIRON[\"AWS_SECRET_ACCESS_KEY\"] }'",
+        "awk 'BEGIN { ARGV[1] = \"/home/u/.ssh/id_rsa\"; ARGC = 2 } { print }'",
+        "awk '{ print ext_call($1) }' a.txt",
+        "awk 'BEGIN { while ((\"id\" | getline l) > 0) print l }'",
+        "awk '{ print |& \"sh\" }' a.txt",
+        "awk '{ getline x < $1; print x }' list.txt",
+    ]);
+    assert_all_vouched(&[
+        "awk '{print $1}' a.txt",
+        "awk -F: '$3 >= 1000 { print $1 }' passwd.txt",
+        "awk 'NR % 2 == 0 { s += $2 } END { print s / NR }' data.txt",
+        "awk '!seen[$0]++' a.txt",
+        "awk 'function sq(x) { return x * x } { print sq($1) }' n.txt",
+    ]);
+}
+
+#[test]
+fn zip_writes_through_its_options() {
+    assert_all_caught(
+        &[
+            "zip -lf aileron.yaml out.zip notes.txt",
+            "zip --logfile-path aileron.yaml -r out.zip src",
+            "zip --logfile-path=aileron.yaml out.zip a",
+            "zip -la -lf aileron.yaml out.zip a",
+            "zip -O aileron.yaml in.zip a",
+            "zip --out aileron.yaml in.zip a",
+            "zip -rm aileron.yaml.zip aileron.yaml",
+        ],
+        POLICY,
+    );
+    assert_all_ask(&[
+        "zip -lfaileron.yaml out.zip a",
+        "zip --frob out.zip a",
+        "zip -rQ out.zip a",
+        "zip -TT 'sh -c id' -T out.zip a",
+        "zip --unzip-command='sh -c id' -T out.zip a",
+        "zip -s 1m out.zip big",
+    ]);
+    let a = run("zip -rq out.zip src -x '*.o' '*.a'");
+    assert!(!asks(&a) && writes(&a, "/work/p/out.zip"), "{a:#?}");
+}

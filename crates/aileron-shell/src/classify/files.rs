@@ -379,51 +379,7 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
             f.decoder = true;
             f
         }
-        "zip" => {
-            let p = opts::parse(
-                args,
-                1,
-                &Spec {
-                    short_val: "bniPtx",
-                    permute: true,
-                    ..Spec::default()
-                },
-            );
-            let mut f = Facts::new(Write);
-            // `zip -TT CMD` / `--unzip-command CMD` tests the archive with CMD.
-            for (i, w) in args.iter().enumerate().skip(1) {
-                let long = w.text.strip_prefix("--").unwrap_or("");
-                let long = long.split('=').next().unwrap_or("");
-                if w.text.starts_with("-TT")
-                    || (long.len() >= 2 && "unzip-command".starts_with(long))
-                {
-                    f.opaque("`zip` runs a command given to test the archive");
-                    let at =
-                        if w.text.contains('=') || w.text.len() > 3 && !w.text.starts_with("--") {
-                            i
-                        } else {
-                            i + 1
-                        };
-                    f.run_line_arg(args, at, 0, "test command run by `zip`".to_owned());
-                }
-            }
-            let mut ops = p.operands.iter();
-            if let Some(&a) = ops.next() {
-                f.write(a);
-            }
-            let moves = p.has('m', "move");
-            for &i in ops {
-                if moves {
-                    f.write(i);
-                } else {
-                    f.read(i);
-                }
-            }
-            if moves || p.has('d', "delete") {
-                f.at_least(Mutate);
-            }
-            f
-        }
+        "zip" => zip(args),
         "mktemp" => {
             let p = opts::parse(
                 args,
@@ -1599,6 +1555,246 @@ impl TarOpt {
     fn is(&self, short: char, long: &str) -> bool {
         (short != ' ' && self.short == short) || (!long.is_empty() && self.long == long)
     }
+}
+
+/// What an option of `zip` takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ZipArg {
+    Nothing,
+    /// Data (a size, a date, a password, a method).
+    Data,
+    /// A file it writes (a log, the output archive, a temporary directory).
+    Writes,
+    /// A command it runs to test the archive.
+    Runs,
+    /// Patterns, up to the next option (`-i`, `-x`).
+    Patterns,
+    /// Not modelled: opaque.
+    Opaque(&'static str),
+}
+
+/// zip 3.0's options as `(short, long, takes)`, the short one written
+/// without its dash (zip has two-letter ones: `-lf`, `-TT`).
+const ZIP_OPTS: &[(&str, &str, ZipArg)] = &[
+    ("r", "recurse-paths", ZipArg::Nothing),
+    ("R", "recurse-patterns", ZipArg::Nothing),
+    ("q", "quiet", ZipArg::Nothing),
+    ("v", "verbose", ZipArg::Nothing),
+    ("j", "junk-paths", ZipArg::Nothing),
+    ("m", "move", ZipArg::Nothing),
+    ("u", "update", ZipArg::Nothing),
+    ("f", "freshen", ZipArg::Nothing),
+    ("d", "delete", ZipArg::Nothing),
+    ("D", "no-dir-entries", ZipArg::Nothing),
+    ("o", "latest-time", ZipArg::Nothing),
+    ("y", "symlinks", ZipArg::Nothing),
+    ("X", "no-extra", ZipArg::Nothing),
+    ("T", "test", ZipArg::Nothing),
+    ("e", "encrypt", ZipArg::Nothing),
+    ("k", "DOS-names", ZipArg::Nothing),
+    ("g", "grow", ZipArg::Nothing),
+    ("A", "adjust-sfx", ZipArg::Nothing),
+    ("J", "junk-sfx", ZipArg::Nothing),
+    ("c", "entry-comments", ZipArg::Nothing),
+    ("z", "archive-comment", ZipArg::Nothing),
+    ("@", "names-stdin", ZipArg::Nothing),
+    ("l", "to-crlf", ZipArg::Nothing),
+    ("ll", "from-crlf", ZipArg::Nothing),
+    ("la", "log-append", ZipArg::Nothing),
+    ("li", "log-info", ZipArg::Nothing),
+    ("nw", "no-wild", ZipArg::Nothing),
+    ("ws", "wild-stop-dirs", ZipArg::Nothing),
+    ("ic", "ignore-case", ZipArg::Nothing),
+    ("MM", "must-match", ZipArg::Nothing),
+    ("FS", "filesync", ZipArg::Nothing),
+    ("sf", "show-files", ZipArg::Nothing),
+    ("so", "show-options", ZipArg::Nothing),
+    ("dc", "display-counts", ZipArg::Nothing),
+    ("db", "display-bytes", ZipArg::Nothing),
+    ("dd", "display-dots", ZipArg::Nothing),
+    ("dg", "display-globaldots", ZipArg::Nothing),
+    ("du", "display-usize", ZipArg::Nothing),
+    ("dv", "display-volume", ZipArg::Nothing),
+    ("h", "help", ZipArg::Nothing),
+    ("h2", "more-help", ZipArg::Nothing),
+    ("0", "store-only", ZipArg::Nothing),
+    ("1", "", ZipArg::Nothing),
+    ("2", "", ZipArg::Nothing),
+    ("3", "", ZipArg::Nothing),
+    ("4", "", ZipArg::Nothing),
+    ("5", "", ZipArg::Nothing),
+    ("6", "", ZipArg::Nothing),
+    ("7", "", ZipArg::Nothing),
+    ("8", "", ZipArg::Nothing),
+    ("9", "", ZipArg::Nothing),
+    ("ds", "dot-size", ZipArg::Data),
+    ("n", "suffixes", ZipArg::Data),
+    ("P", "password", ZipArg::Data),
+    ("Z", "compression-method", ZipArg::Data),
+    ("t", "from-date", ZipArg::Data),
+    ("tt", "before-date", ZipArg::Data),
+    ("lf", "logfile-path", ZipArg::Writes),
+    ("O", "output-file", ZipArg::Writes),
+    ("", "out", ZipArg::Writes),
+    ("b", "temp-path", ZipArg::Writes),
+    ("TT", "unzip-command", ZipArg::Runs),
+    ("i", "include", ZipArg::Patterns),
+    ("x", "exclude", ZipArg::Patterns),
+    (
+        "s",
+        "split-size",
+        ZipArg::Opaque("`zip -s` writes split archives beside the one named"),
+    ),
+    (
+        "U",
+        "copy-entries",
+        ZipArg::Opaque("`zip -U` copies entries into the archive `--out` names"),
+    ),
+    (
+        "F",
+        "fix",
+        ZipArg::Opaque("`zip -F` writes a repaired archive"),
+    ),
+    (
+        "FF",
+        "fixfix",
+        ZipArg::Opaque("`zip -FF` writes a repaired archive"),
+    ),
+];
+
+/// The zip option `word` spells: `-X`, `--long`, `--long=VALUE`.
+fn zip_opt(word: &str) -> Option<(&'static str, ZipArg, Option<usize>)> {
+    if let Some(long) = word.strip_prefix("--") {
+        let (name, eq) = match long.find('=') {
+            Some(e) => (&long[..e], Some(2 + e + 1)),
+            None => (long, None),
+        };
+        return ZIP_OPTS
+            .iter()
+            .find(|(_, l, _)| !l.is_empty() && *l == name)
+            .map(|&(_, l, a)| (l, a, eq));
+    }
+    let short = word.strip_prefix('-')?;
+    ZIP_OPTS
+        .iter()
+        .find(|(s, _, _)| *s == short)
+        .map(|&(s, _, a)| (s, a, None))
+}
+
+/// A cluster of options that take nothing (`-rq`), read as zip does: a
+/// two-letter option first at each place (`-rdc` is `-r -dc`).
+fn zip_cluster(word: &str) -> Option<Vec<&'static str>> {
+    let mut rest = word.strip_prefix('-').filter(|r| !r.starts_with('-'))?;
+    let mut names = Vec::new();
+    while !rest.is_empty() {
+        let two = rest
+            .get(..2)
+            .and_then(|p| ZIP_OPTS.iter().find(|(s, _, _)| *s == p));
+        let one = rest
+            .get(..1)
+            .and_then(|p| ZIP_OPTS.iter().find(|(s, _, _)| *s == p));
+        let &(name, _, takes) = two.or(one)?;
+        if takes != ZipArg::Nothing {
+            return None;
+        }
+        names.push(name);
+        rest = &rest[name.len()..];
+    }
+    Some(names)
+}
+
+/// `zip [OPTIONS] ARCHIVE [FILES]`: the archive is written, the files read
+/// (or deleted with `-m`); every option is on [`ZIP_OPTS`] or the command
+/// is opaque.
+fn zip(args: &[Word]) -> Facts {
+    let mut f = Facts::new(Write);
+    let mut operands: Vec<usize> = Vec::new();
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut out_file = false;
+    let mut i = 1;
+    while i < args.len() {
+        let w = &args[i];
+        let t = w.text.as_str();
+        if t == "--" {
+            operands.extend(i + 1..args.len());
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            operands.push(i);
+            i += 1;
+            continue;
+        }
+        let Some((name, takes, attached)) = zip_opt(t) else {
+            match zip_cluster(t) {
+                Some(names) => seen.extend(names),
+                None => f.opaque(format!("`zip {t}` is not an option the analysis knows")),
+            }
+            i += 1;
+            continue;
+        };
+        seen.push(name);
+        let value = match (takes, attached) {
+            (ZipArg::Nothing | ZipArg::Patterns, _) => None,
+            (_, Some(off)) => Some((i, off)),
+            (_, None) => {
+                i += 1;
+                (i < args.len()).then_some((i, 0))
+            }
+        };
+        match takes {
+            ZipArg::Writes => {
+                out_file |= matches!(name, "O" | "out" | "output-file");
+                if let Some((v, off)) = value {
+                    f.write_at(v, off);
+                    f.data.push(v);
+                }
+            }
+            ZipArg::Runs => {
+                f.opaque("`zip` runs a command given to test the archive");
+                if let Some((v, off)) = value {
+                    f.run_line_arg(args, v, off, "test command run by `zip`".to_owned());
+                }
+            }
+            ZipArg::Data => f.data.extend(value.map(|v| v.0)),
+            ZipArg::Patterns => {
+                while i + 1 < args.len()
+                    && !args[i + 1].text.starts_with('-')
+                    && args[i + 1].text != "@"
+                {
+                    i += 1;
+                    f.skip.push(i);
+                    f.data.push(i);
+                }
+            }
+            ZipArg::Opaque(why) => f.opaque(why),
+            ZipArg::Nothing => {}
+        }
+        i += 1;
+    }
+    let moves = seen.iter().any(|n| matches!(*n, "m" | "move"));
+    let mut ops = operands.into_iter();
+    if let Some(a) = ops.next() {
+        if out_file {
+            f.read(a);
+        } else {
+            f.write(a);
+        }
+    }
+    for k in ops {
+        if moves {
+            f.write(k);
+        } else {
+            f.read(k);
+        }
+    }
+    if moves
+        || seen
+            .iter()
+            .any(|n| matches!(*n, "d" | "delete" | "FS" | "filesync"))
+    {
+        f.at_least(Mutate);
+    }
+    f
 }
 
 fn tar(args: &[Word]) -> Facts {
