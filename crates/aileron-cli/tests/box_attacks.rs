@@ -1774,9 +1774,9 @@ impl Drop for KillOnDrop {
 /// Raw TCP and UDP to 127.0.0.1 and ::1, a Unix socket in a directory
 /// outside the project and an abstract socket, all of the host, reach
 /// nothing from the box (the listeners hear nothing; without the box they
-/// hear every one), nor does a DNS lookup; HTTP through `$HTTP_PROXY` to
-/// an allowed server on the host's loopback works: the network is there,
-/// only through the proxy.
+/// hear every one); a DNS lookup is answered by the proxy, by policy
+/// (`box_dns.rs`), and HTTP through `$HTTP_PROXY` to an allowed server on
+/// the host's loopback works: the network is there, only through the proxy.
 #[test]
 fn the_host_is_reached_only_through_the_proxy() {
     for form in Form::all() {
@@ -1806,9 +1806,11 @@ fn the_host_is_reached_only_through_the_proxy() {
 
         let got = b.boxed(form, &attempts);
         assert_eq!(host.heard(), Vec::<String>::new(), "{}", got.show());
-        for label in ["tcp4", "tcp6", "unix", "abstract", "dns"] {
+        for label in ["tcp4", "tcp6", "unix", "abstract"] {
             got.assert_failed(label);
         }
+        // Allowed (`default: allow`): resolved by the proxy, the only way.
+        got.assert_ok("dns");
         // The lookup itself works: names the host's files know resolve.
         got.assert_ok("dns-host");
         assert!(answered(got.get("http")), "{}", got.show());
