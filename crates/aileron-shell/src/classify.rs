@@ -6,6 +6,8 @@
 //! turns them into the fields of a `SimpleCommand` (resolving paths, adding
 //! redirects, walking the inner commands).
 
+mod awk;
+pub(crate) mod env;
 mod files;
 mod git;
 pub(crate) mod interp;

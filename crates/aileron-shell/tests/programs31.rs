@@ -374,3 +374,87 @@ fn zip_writes_through_its_options() {
     let a = run("zip -rq out.zip src -x '*.o' '*.a'");
     assert!(!asks(&a) && writes(&a, "/work/p/out.zip"), "{a:#?}");
 }
+
+// ------------------------------------------- 2. variables a program reads
+
+#[test]
+fn variables_that_carry_options_or_code_ask() {
+    assert_all_ask(&[
+        "env TAR_OPTIONS=--index-file=aileron.yaml tar -tf a.tar",
+        "env 'TAR_OPTIONS=--to-command=sh' tar -xf a.tar",
+        "env ZIPOPT='-lf aileron.yaml' zip -r o.zip src",
+        "env ZIP=-TT zip o.zip a",
+        "env LESSKEYIN=/tmp/keys less notes.txt",
+        "env LESS='-o aileron.yaml' less notes.txt",
+        "env MAKEFLAGS='--eval=x:=$(shell id)' make -n",
+        "env MAKEFILES=/tmp/evil.mk make test",
+        "env PYTHONPATH=/tmp/mods python3 -m pytest",
+        "env PYTHONHOME=/tmp/py python3 x.py",
+        "env PYTEST_ADDOPTS='-p evil' pytest",
+        "env npm_config_script_shell=/tmp/sh npm test",
+        "env NPM_CONFIG_NODE_OPTIONS=--require=/tmp/x npm run build",
+        "env RUSTFLAGS='-C linker=/tmp/l' cargo test",
+        "env RUSTDOC=/tmp/rd cargo test --doc",
+        "env CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=/tmp/r cargo test",
+        "env CARGO_HOME=/tmp/ch cargo build",
+        "env GIT_ALLOW_PROTOCOL=ext git ls-remote x",
+        "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log",
+        "env GIT_CONFIG_PARAMETERS=\"'core.pager'='id'\" git log",
+        "env LD_AUDIT=/tmp/a.so cat notes.txt",
+        "env GCONV_PATH=/tmp/g iconv -f x a",
+        "env POSIXLY_CORRECT=1 cp a b -t dir",
+        "env MANOPT='-P id' man ls",
+        "env WGETRC=/tmp/rc wget https://example.com/",
+        "env CURL_HOME=/tmp/c curl https://example.com/",
+        "env AWKPATH=/tmp awk -f x.awk a",
+        "export TAR_OPTIONS=--to-command=sh",
+        "export LESSKEYIN=/tmp/k LESSOPEN='|id %s'",
+        "declare -x MAKEFILES=/tmp/evil.mk",
+        "typeset -x PYTHONSTARTUP=/tmp/s.py",
+        "export npm_config_git=/tmp/fakegit",
+        "export RUSTDOCFLAGS='-Z unstable-options --runtool /tmp/x'",
+        "export GIT_ALLOW_PROTOCOL",
+        "readonly ZIPOPT=-TT",
+    ]);
+}
+
+#[test]
+fn inert_variables_stay_quiet() {
+    for line in [
+        "export NODE_ENV=production",
+        "export RUST_LOG=debug",
+        "export RUST_BACKTRACE=1",
+        "export CI=true",
+        "export MY_FEATURE_FLAG=on",
+        "export GIT_AUTHOR_NAME=bot",
+        "env LESSCHARSET=utf-8 less notes.txt",
+        "env PYTHONUNBUFFERED=1 python3 -m pytest -q",
+        "env RUST_BACKTRACE=1 cargo test",
+        "env NODE_ENV=test npm test",
+        "env npm_config_loglevel=warn npm ci",
+        "env CARGO_TERM_COLOR=always cargo build",
+        "env GIT_TERMINAL_PROMPT=0 git fetch origin",
+    ] {
+        let a = run(line);
+        assert!(!asks(&a), "{line}\n{a:#?}");
+    }
+}
+
+/// Prefix assignments reach the analysis in `analyse.rs`; until it asks
+/// `classify::env::risk` about them (see docs/shell-analysis.md), these
+/// are the same families written without `env`.
+#[test]
+#[ignore = "needs the prefix-assignment hook in analyse.rs"]
+fn prefix_assignments_that_carry_options_or_code_ask() {
+    assert_all_ask(&[
+        "TAR_OPTIONS=--index-file=aileron.yaml tar -tf a.tar",
+        "LESSKEYIN=/tmp/keys less notes.txt",
+        "PYTHONPATH=/tmp/mods python3 -m pytest",
+        "RUSTFLAGS='-C linker=/tmp/l' cargo test",
+        "npm_config_script_shell=/tmp/sh npm test",
+        "MAKEFLAGS=-e CC=/tmp/cc make",
+        "ZIPOPT='-lf aileron.yaml' zip -r o.zip src",
+        "GIT_ALLOW_PROTOCOL=ext git ls-remote x",
+        "TAR_OPTIONS=--to-command=sh; export TAR_OPTIONS; tar -xf a.tar",
+    ]);
+}

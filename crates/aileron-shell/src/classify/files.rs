@@ -2226,6 +2226,7 @@ fn declare(name: &str, args: &[Word]) -> Facts {
     let mut functions = false;
     let mut nameref = false;
     let mut integer = false;
+    let mut exported = false;
     let mut listed = true;
     for (i, w) in args.iter().enumerate().skip(1) {
         let t = w.text.as_str();
@@ -2235,6 +2236,7 @@ fn declare(name: &str, args: &[Word]) -> Facts {
             }
             nameref |= t.starts_with('-') && t.contains('n');
             integer |= t.starts_with('-') && t.contains('i');
+            exported |= t.starts_with('-') && t.contains('x');
             if t == "-p" {
                 listed = true;
             }
@@ -2253,7 +2255,15 @@ fn declare(name: &str, args: &[Word]) -> Facts {
         if integer && let Some(n) = super::wrappers::assignment_name(t).or(Some(t)) {
             f.int_vars.push(n.split('[').next().unwrap_or(n).to_owned());
         }
-        match super::wrappers::assignment_name(t) {
+        let set = super::wrappers::assignment_name(t);
+        // An assignment to a variable the agent inherited is exported too.
+        if let Some(why) = set
+            .or((name == "export" || exported).then_some(t))
+            .and_then(super::env::risk_any)
+        {
+            f.opaque(why);
+        }
+        match set {
             Some(n) => {
                 f.env_changes.push(n.to_owned());
                 f.env_assigns.push(i);

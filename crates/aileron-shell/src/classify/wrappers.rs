@@ -467,6 +467,15 @@ fn env(args: &[Word]) -> Facts {
         f.data.push(i);
         i += 1;
     }
+    if let Some(program) = args.get(i).filter(|w| !w.dynamic) {
+        let program = crate::paths::basename(&program.text);
+        for a in f.env_assigns.clone() {
+            let name = args[a].text.split_once('=').map_or("", |(n, _)| n);
+            if let Some(why) = super::env::risk(program, name) {
+                f.opaque(why);
+            }
+        }
+    }
     f.run_argv(args, i, inner_note("env"), true);
     f
 }
@@ -821,6 +830,85 @@ fn parallel(args: &[Word]) -> Facts {
     f
 }
 
+/// How many arguments each of `find`'s expressions takes: the positive list
+/// of what the analysis models (GNU findutils 4.9). Anything else is opaque.
+const FIND_EXPRS: &[(&str, usize)] = &[
+    ("-name", 1),
+    ("-iname", 1),
+    ("-path", 1),
+    ("-ipath", 1),
+    ("-wholename", 1),
+    ("-iwholename", 1),
+    ("-regex", 1),
+    ("-iregex", 1),
+    ("-type", 1),
+    ("-xtype", 1),
+    ("-size", 1),
+    ("-perm", 1),
+    ("-user", 1),
+    ("-group", 1),
+    ("-uid", 1),
+    ("-gid", 1),
+    ("-mtime", 1),
+    ("-atime", 1),
+    ("-ctime", 1),
+    ("-mmin", 1),
+    ("-amin", 1),
+    ("-cmin", 1),
+    ("-newer", 1),
+    ("-anewer", 1),
+    ("-cnewer", 1),
+    ("-maxdepth", 1),
+    ("-mindepth", 1),
+    ("-links", 1),
+    ("-inum", 1),
+    ("-samefile", 1),
+    ("-lname", 1),
+    ("-ilname", 1),
+    ("-used", 1),
+    ("-fstype", 1),
+    ("-printf", 1),
+    ("-context", 1),
+    ("-regextype", 1),
+    ("-print", 0),
+    ("-print0", 0),
+    ("-ls", 0),
+    ("-prune", 0),
+    ("-quit", 0),
+    ("-true", 0),
+    ("-false", 0),
+    ("-empty", 0),
+    ("-readable", 0),
+    ("-writable", 0),
+    ("-executable", 0),
+    ("-nouser", 0),
+    ("-nogroup", 0),
+    ("-depth", 0),
+    ("-d", 0),
+    ("-mount", 0),
+    ("-xdev", 0),
+    ("-noleaf", 0),
+    ("-ignore_readdir_race", 0),
+    ("-noignore_readdir_race", 0),
+    ("-daystart", 0),
+    ("-follow", 0),
+    ("-warn", 0),
+    ("-nowarn", 0),
+    ("-a", 0),
+    ("-and", 0),
+    ("-o", 0),
+    ("-or", 0),
+    ("-not", 0),
+    ("!", 0),
+    ("(", 0),
+    (")", 0),
+    (",", 0),
+    ("-help", 0),
+    ("--help", 0),
+    ("-version", 0),
+    ("--version", 0),
+];
+
 fn find(args: &[Word]) -> Facts {
     let mut f = Facts::new(Read);
     let n = args.len();
@@ -847,47 +935,6 @@ fn find(args: &[Word]) -> Facts {
     if roots.is_empty() {
         roots.push(PathRef::Lit(".".to_owned()));
     }
-    const WITH_VALUE: &[&str] = &[
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-type",
-        "-xtype",
-        "-size",
-        "-perm",
-        "-user",
-        "-group",
-        "-uid",
-        "-gid",
-        "-mtime",
-        "-atime",
-        "-ctime",
-        "-mmin",
-        "-amin",
-        "-cmin",
-        "-newer",
-        "-anewer",
-        "-cnewer",
-        "-maxdepth",
-        "-mindepth",
-        "-links",
-        "-inum",
-        "-samefile",
-        "-lname",
-        "-ilname",
-        "-used",
-        "-fstype",
-        "-printf",
-        "-context",
-        "-regextype",
-        "-files0-from",
-        "-newerXY",
-    ];
     while i < n {
         let t = text(args, i);
         match t {
@@ -902,6 +949,7 @@ fn find(args: &[Word]) -> Facts {
                     end += 1;
                 }
                 if end > start {
+                    find_exec(&mut f, args, t, start..end);
                     f.inners.push(Inner::Argv {
                         start,
                         end,
@@ -933,15 +981,94 @@ fn find(args: &[Word]) -> Facts {
                 f.at_least(Write);
                 i += if t == "-fprintf" { 3 } else { 2 };
             }
-            t if WITH_VALUE.contains(&t) || (t.starts_with("-newer") && t.len() == 8) => {
+            "-files0-from" => {
+                f.opaque(
+                    "`find -files0-from` walks the places a file names, not known before it runs",
+                );
+                i += 2;
+            }
+            t if t.starts_with("-newer") && t.len() == 8 => {
                 f.skip.push(i + 1);
                 f.data.push(i + 1);
                 i += 2;
             }
-            _ => i += 1,
+            t => match FIND_EXPRS.iter().find(|(e, _)| *e == t) {
+                Some(&(_, takes)) => {
+                    for k in i + 1..(i + 1 + takes).min(n) {
+                        f.skip.push(k);
+                        f.data.push(k);
+                    }
+                    i += 1 + takes;
+                }
+                None => {
+                    f.opaque(format!(
+                        "`find {t}` is not an expression the analysis knows"
+                    ));
+                    i += 1;
+                }
+            },
         }
     }
     f
+}
+
+/// What the command `args[range]` run by `find ACTION` does to the files
+/// it finds: `{}` in a file it writes is every file below the roots (and
+/// `{}/..` is above them); with `-execdir` its relative paths are relative
+/// to each found file's directory, which is not known here.
+fn find_exec(f: &mut Facts, args: &[Word], action: &str, range: std::ops::Range<usize>) {
+    let inner = &args[range];
+    if inner[0].text.contains("{}") || inner[0].dynamic {
+        f.opaque(format!("`find {action}` runs the files it finds"));
+        return;
+    }
+    let facts = super::classify(inner);
+    let word_of = |pr: &PathRef| match pr {
+        PathRef::Arg { idx, off } => inner.get(*idx).map(|w| w.text.get(*off..).unwrap_or("")),
+        PathRef::Into {
+            dir: Some((d, off)),
+            ..
+        } => inner.get(*d).map(|w| w.text.get(*off..).unwrap_or("")),
+        _ => None,
+    };
+    let mut found_written = false;
+    for w in facts.writes.iter().filter_map(word_of) {
+        if w.contains("{}") {
+            found_written = true;
+            if w.split("{}")
+                .skip(1)
+                .any(|rest| rest.split('/').any(|c| c == ".."))
+            {
+                f.opaque(format!(
+                    "`find {action}` writes `{w}`, above the files it finds"
+                ));
+            }
+        } else if action.ends_with("dir") && !w.starts_with('/') && !w.starts_with('~') {
+            f.opaque(format!(
+                "`find {action}` writes `{w}` in the directory of each file it finds, not known before it runs"
+            ));
+        }
+    }
+    if action.ends_with("dir") {
+        let relative_read = facts
+            .reads
+            .iter()
+            .filter_map(word_of)
+            .any(|w| !w.contains("{}") && !w.starts_with('/') && !w.starts_with('~'));
+        if relative_read {
+            f.opaque(format!(
+                "`find {action}` reads paths relative to the directory of each file it finds, not known before it runs"
+            ));
+        }
+    }
+    if found_written {
+        // Which of them it writes depends on the tests before the action,
+        // which the analysis does not evaluate: any file below the roots.
+        f.opaque(format!(
+            "`find {action}` writes the files it finds, any file below where it looks"
+        ));
+        f.at_least(Write);
+    }
 }
 
 fn script(args: &[Word]) -> Facts {
