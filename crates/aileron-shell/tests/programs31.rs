@@ -458,3 +458,25 @@ fn prefix_assignments_that_carry_options_or_code_ask() {
         "TAR_OPTIONS=--to-command=sh; export TAR_OPTIONS; tar -xf a.tar",
     ]);
 }
+
+#[test]
+fn cargo_config_is_an_allow_list() {
+    assert_all_ask(&[
+        "cargo test --config 'target.x86_64-unknown-linux-gnu.runner=\"/tmp/r\"'",
+        "cargo --config=build.rustc-wrapper=/tmp/w build",
+        "cargo build --config build.rustflags='[\"-Clinker=/tmp/l\"]'",
+        "cargo --config 'alias.t=\"run --bin evil\"' t",
+        "cargo check --config env.RUSTC_WRAPPER=/tmp/w",
+        "cargo build --config /tmp/evil.toml",
+        "cargo test --config doc.browser=/tmp/b",
+        "cargo --config \"$C\" build",
+    ]);
+    for line in [
+        "cargo build --config profile.dev.opt-level=1",
+        "cargo test --config term.color='\"always\"'",
+        "cargo build --config net.offline=true",
+    ] {
+        let a = run(line);
+        assert!(!asks(&a), "{line}\n{a:#?}");
+    }
+}

@@ -444,43 +444,105 @@ pub(super) fn classify(name: &str, args: &[Word]) -> Option<Facts> {
     Some(f)
 }
 
+/// Cargo configuration keys known to change nothing but output, speed
+/// and optimisation: `--config` with any other key (a runner, a linker,
+/// rustflags, an alias, `env.*`, a source, a credential provider) or with
+/// a file makes the command opaque. A trailing `.` takes the section; in
+/// `profile.*.x` the `*` is one profile name.
+const CARGO_INERT_KEYS: &[&str] = &[
+    "term.",
+    "net.retry",
+    "net.offline",
+    "http.timeout",
+    "http.multiplexing",
+    "build.jobs",
+    "build.incremental",
+    "cargo-new.vcs",
+    "future-incompat-report.frequency",
+    "profile.*.opt-level",
+    "profile.*.debug",
+    "profile.*.debug-assertions",
+    "profile.*.overflow-checks",
+    "profile.*.lto",
+    "profile.*.panic",
+    "profile.*.incremental",
+    "profile.*.codegen-units",
+    "profile.*.strip",
+    "profile.*.split-debuginfo",
+];
+
+/// Keys whose value is a program cargo runs: it is analysed too.
+const CARGO_PROGRAM_KEYS: &[&str] = &[
+    "rustc-wrapper",
+    "rustc-workspace-wrapper",
+    "rustc",
+    "rustdoc",
+    "runner",
+    "linker",
+];
+
+fn cargo_key_inert(key: &str) -> bool {
+    let parts: Vec<&str> = key.split('.').collect();
+    CARGO_INERT_KEYS.iter().any(|k| match k.strip_suffix('.') {
+        Some(section) => parts.first() == Some(&section) && parts.len() > 1,
+        None => match k.split_once(".*.") {
+            Some((section, last)) => parts.len() == 3 && parts[0] == section && parts[2] == last,
+            None => key == *k,
+        },
+    })
+}
+
+/// `--config KEY=VALUE` or `--config FILE`, anywhere before `--`.
+fn cargo_configs(f: &mut Facts, args: &[Word]) {
+    let mut k = 1;
+    while k < args.len() {
+        let t = text(args, k);
+        if t == "--" {
+            break;
+        }
+        let value = if t == "--config" {
+            k += 1;
+            Some(k)
+        } else if t.starts_with("--config=") {
+            Some(k)
+        } else {
+            None
+        };
+        if let Some(v) = value {
+            let w = args.get(v);
+            let kv = w.map_or("", |w| w.text.strip_prefix("--config=").unwrap_or(&w.text));
+            match kv.split_once('=') {
+                _ if w.is_some_and(|w| w.dynamic) => {
+                    f.opaque("the `cargo --config` value is not known before it runs");
+                }
+                Some((key, _)) if cargo_key_inert(key.trim().trim_matches('"')) => {}
+                Some((key, val)) => {
+                    f.opaque(format!(
+                        "`cargo --config {}` is not a key the analysis knows to be inert (it may set a runner, a linker, flags or an alias)",
+                        key.trim()
+                    ));
+                    let key = key.trim().to_ascii_lowercase();
+                    if CARGO_PROGRAM_KEYS.iter().any(|s| key.ends_with(s)) {
+                        let program = val.trim().trim_matches(['"', '\'']);
+                        f.run_line(program, false, format!("program set by `cargo --config {key}`"));
+                    }
+                }
+                None => f.opaque(format!(
+                    "`cargo --config {kv}` loads a configuration file, which can make cargo run programs"
+                )),
+            }
+            f.skip.push(v);
+            f.data.push(v);
+        }
+        k += 1;
+    }
+}
+
 fn cargo(args: &[Word]) -> Facts {
     let mut f = Facts::new(Mutate);
     let val_opts = ["--config", "-Z", "--color", "-C", "--manifest-path"];
     let i = sub_index(args, 1, &val_opts);
-    // `--config 'build.rustc-wrapper="..."'` and friends run programs.
-    let mut k = 1;
-    while k < i.min(args.len()) {
-        if text(args, k) == "--config" {
-            let kv = text(args, k + 1);
-            if let Some(eq) = kv.find('=') {
-                let key = kv[..eq].trim().to_ascii_lowercase();
-                if [
-                    "rustc-wrapper",
-                    "rustc-workspace-wrapper",
-                    "rustc",
-                    "rustdoc",
-                    "runner",
-                    "linker",
-                ]
-                .iter()
-                .any(|s| key.ends_with(s))
-                {
-                    let v = kv[eq + 1..].trim().trim_matches(['"', '\'']);
-                    let dynamic = args.get(k + 1).is_some_and(|w| w.dynamic);
-                    f.run_line(
-                        v,
-                        dynamic,
-                        format!("program set by `cargo --config {}`", &kv[..eq]),
-                    );
-                    f.skip.push(k + 1);
-                }
-            }
-            k += 2;
-        } else {
-            k += 1;
-        }
-    }
+    cargo_configs(&mut f, args);
     let sub = text(args, i);
     f.sensitivity = by_table(
         sub,
