@@ -19,11 +19,12 @@
 mod support;
 
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::net::{ToSocketAddrs, UdpSocket};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{Project, run_no_tty, text};
+use support::{Project, no_tty, run_no_tty, text};
 
 /// A name the policy lets resolve, and one it denies.
 const ALLOWED: &str = "deb.debian.org";
@@ -302,4 +303,101 @@ fn node_resolves_only_what_the_policy_allows_through_the_c_library_and_c_ares() 
         DENY_RULE.to_owned(),
     );
     assert!(seen.contains(&deny), "{seen:#?}");
+}
+
+/// Looks up argv[1], says `ready`, waits for the file argv[2], looks it
+/// up again and sends a query for it to 8.8.8.8; prints one JSON object.
+const AFTER_THE_PROXY: &str = r#"
+import errno, json, os, socket, sys, time
+name, go = sys.argv[1:3]
+out = {}
+def attempt(label, f):
+    try:
+        out[label] = f()
+    except socket.gaierror as e:
+        out[label] = "FAIL " + str(e)
+    except OSError as e:
+        out[label] = "FAIL " + errno.errorcode.get(e.errno, str(e.errno))
+lookup = lambda: sorted({a[4][0] for a in socket.getaddrinfo(name, 443)})
+attempt("before", lookup)
+print("ready", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.01)
+attempt("after", lookup)
+attempt("udp-public", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"q", ("8.8.8.8", 53)) and "sent")
+print(json.dumps(out), flush=True)
+"#;
+
+/// The `aileron-server proxy` process among the children of `launch`.
+fn proxy_of(launch: u32) -> Option<u32> {
+    let children = std::fs::read_to_string(format!("/proc/{launch}/task/{launch}/children"));
+    children
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .find(|pid: &u32| {
+            let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let argv: Vec<&[u8]> = argv.split(|b| *b == 0).collect();
+            argv.first().is_some_and(|a| a.ends_with(b"aileron-server"))
+                && argv.contains(&&b"proxy"[..])
+        })
+}
+
+/// The proxy killed mid-session takes the box's DNS with it: a name that
+/// resolved before resolves no more, and no other resolver is reached.
+#[test]
+fn a_killed_proxy_takes_the_box_s_dns_with_it() {
+    if !names_resolve_on_the_host() || !runs("/usr/bin/python3") {
+        return;
+    }
+    let p = Project::new(&policy());
+    let go = p.path("proxy-killed");
+    let go_arg = go.display().to_string();
+    let args = [
+        "launch",
+        "--",
+        "/usr/bin/python3",
+        "-c",
+        AFTER_THE_PROXY,
+        ALLOWED,
+        &go_arg,
+    ];
+    let mut cmd = p.aileron(&args);
+    let mut child = no_tty(&mut cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("aileron launch runs");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = lines.by_ref().map_while(Result::ok).any(|l| l == "ready");
+    let proxy = proxy_of(child.id());
+    if let Some(pid) = proxy {
+        // SAFETY: kill(2) of the proxy this test's launch started.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        while std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z")
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    std::fs::write(&go, "").expect("signal the program");
+    let last = lines.map_while(Result::ok).last().unwrap_or_default();
+    let out = child.wait_with_output().expect("aileron launch ends");
+    assert!(
+        ready && proxy.is_some(),
+        "ready: {ready}, proxy: {proxy:?}\n{}",
+        text(&out.stderr)
+    );
+    let got: Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {last}"));
+    assert!(got["before"].is_array(), "{got:#}");
+    assert!(
+        got["after"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("FAIL ")),
+        "{got:#}"
+    );
+    assert_eq!(got["udp-public"], "FAIL ENETUNREACH", "{got:#}");
 }
