@@ -12,6 +12,7 @@ mod files;
 mod git;
 pub(crate) mod interp;
 pub(crate) mod opts;
+mod protect;
 pub(crate) mod tables;
 mod tools;
 pub(crate) mod wrappers;
@@ -251,22 +252,14 @@ pub(crate) fn classify(args: &[Word]) -> Facts {
     let bin = args[0].text.as_str();
     let name = paths::basename(bin);
     let name = if name.is_empty() { bin } else { name };
-    if let Some(f) = wrappers::classify(name, args) {
-        return f;
-    }
-    if let Some(f) = interp::classify(name, args) {
-        return f;
-    }
-    if let Some(f) = files::classify(name, args) {
-        return f;
-    }
-    if let Some(f) = git::classify(name, args) {
-        return f;
-    }
-    if let Some(f) = tools::classify(name, args) {
-        return f;
-    }
-    Facts::new(Sensitivity::Mutate)
+    let mut f = wrappers::classify(name, args)
+        .or_else(|| interp::classify(name, args))
+        .or_else(|| files::classify(name, args))
+        .or_else(|| git::classify(name, args))
+        .or_else(|| tools::classify(name, args))
+        .unwrap_or_else(|| Facts::new(Sensitivity::Mutate));
+    protect::check(&mut f, args);
+    f
 }
 
 /// Does this SQL text drop or truncate something?

@@ -480,3 +480,24 @@ fn cargo_config_is_an_allow_list() {
         assert!(!asks(&a), "{line}\n{a:#?}");
     }
 }
+
+// ------------------------------------------------- 7. defence in depth
+
+#[test]
+fn writers_naming_a_protected_file_ask() {
+    assert_all_ask(&[
+        "git stash push -- aileron.yaml",
+        "git update-index --skip-worktree AILERON.yml",
+        "sqlite3 aileron.yaml 'vacuum'",
+        "node tools/rewrite.js ./aileron.yaml",
+        "rsync -a .claude/settings.json /tmp/copy",
+        "cp ?ileron.yaml /tmp/",
+        "tar -cf /tmp/x.tar .git/hooks",
+        "make -C sub CONF=../aileron.yaml",
+        "touch -r aileron.yaml stamp",
+    ]);
+    // Readers name them freely; writers of other files stay quiet.
+    assert_all_vouched(&["cat aileron.yaml", "grep -n default aileron.yaml", "wc -l ./aileron.yml"]);
+    let a = run("cp src/a.rs src/b.rs");
+    assert!(!asks(&a), "{a:#?}");
+}
