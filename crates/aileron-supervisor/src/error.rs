@@ -34,6 +34,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The file that covers masked files in the box is missing.
+    #[error("cannot use {} to cover masked files: {source}", path.display())]
+    Cover {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// A path to lock cannot be passed to the kernel.
     #[error("{} holds a NUL", path.display())]
     PathHoldsNul { path: PathBuf },

@@ -7,9 +7,10 @@
 //! protected path is bind-mounted read-only over itself: a write fails
 //! with `EROFS`, a rename, unlink or link over it with `EBUSY` or `EXDEV`
 //! (`O_TMPFILE` + `linkat` included), and the secrets (tokens, the
-//! database) are covered by `/dev/null`. The seccomp filter refuses every
-//! call that changes mounts, so the tree cannot undo this even as root.
-//! Landlock then adds what only it can: the tree writes only in the places
+//! database) are covered by an empty read-only file ([`Spec::cover`]).
+//! The seccomp filter refuses every call that changes mounts, so the
+//! tree cannot undo this even as root. Landlock then adds what only it
+//! can: the tree writes only in the places
 //! `aileron launch` names (the project, the temporary directories, the
 //! agent's state), cannot signal or trace processes outside it (the
 //! supervisor) nor reach the abstract Unix sockets of the host (ABI 6).
@@ -36,13 +37,11 @@ pub struct Lockdown {
     /// Bind mounts in order: read-only (with the flags a remount keeps) or,
     /// for a directory holding protected paths, read-write.
     mounts: Vec<(CString, Option<libc::c_ulong>)>,
-    /// Files (and sockets) covered by `/dev/null`.
+    /// Files (and sockets) covered by [`Lockdown::cover`].
     hidden: Vec<CString>,
     /// Directories covered by an empty read-only tmpfs.
     emptied: Vec<CString>,
-    dev_null: CString,
-    /// `/dev/null`'s device number: what a hidden path shows while covered.
-    dev_null_rdev: libc::dev_t,
+    cover: Cover,
     root: CString,
     /// The working directory, entered again once the mounts are in place:
     /// until then it is the directory under the new mount of its own path.
@@ -69,13 +68,28 @@ const RESOLV_CONF: &str = "# aileron launch: names are answered by the session's
 /// The port the C library asks.
 const DNS_PORT: u16 = 53;
 
+/// What a hidden path shows: an empty file bound read-only over it (it
+/// reads as empty, a write fails with `EROFS`), or `/dev/null` without
+/// one ([`Spec::cover`]; a write to it then succeeds, and goes nowhere).
+struct Cover {
+    path: CString,
+    /// Its (device, inode): a path showing them is covered.
+    id: (u64, u64),
+    /// The flags a read-only remount of a file keeps (None: a device).
+    read_only: Option<libc::c_ulong>,
+}
+
 /// What the box holds the tree to.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Spec<'a> {
     /// Read-only (those that exist).
     pub protect: &'a [PathBuf],
-    /// Unreadable: a file or a socket reads as `/dev/null`, a directory as empty.
+    /// Unreadable: a file or a socket reads as empty ([`Spec::cover`]), a
+    /// directory as empty.
     pub secrets: &'a [PathBuf],
+    /// An empty file the tree cannot write, bound read-only over each
+    /// secret file (None: `/dev/null`, which the box may let the tree write).
+    pub cover: Option<&'a Path>,
     /// The only places the tree may write, devices included (None:
     /// everywhere but `/proc`).
     pub writable: Option<&'a [PathBuf]>,
@@ -203,6 +217,7 @@ impl Lockdown {
             unreadable,
             listen,
             dns,
+            cover,
         } = *spec;
         mount_namespace_available()?;
         // SAFETY: getuid/getgid have no preconditions.
@@ -226,30 +241,8 @@ impl Lockdown {
             if !seen.insert(real.clone()) {
                 continue;
             }
-            // A read-only remount keeps the flags the mount had (a user
-            // namespace may not drop them).
             let c = cstring(&real)?;
-            // SAFETY: statvfs fills the struct for a NUL-ended path.
-            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-            let flags = if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
-                let f = st.f_flag;
-                let mut m = 0;
-                for (st_flag, ms_flag) in [
-                    (libc::ST_NOSUID, libc::MS_NOSUID),
-                    (libc::ST_NODEV, libc::MS_NODEV),
-                    (libc::ST_NOEXEC, libc::MS_NOEXEC),
-                    (libc::ST_NOATIME, libc::MS_NOATIME),
-                    (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-                    (libc::ST_RELATIME, libc::MS_RELATIME),
-                ] {
-                    if f & st_flag != 0 {
-                        m |= ms_flag;
-                    }
-                }
-                m
-            } else {
-                0
-            };
+            let flags = kept_flags(&c);
             read_only.push((c, flags));
         }
         // Each directory that holds a protected path becomes a mount point
@@ -287,11 +280,7 @@ impl Lockdown {
             mounts,
             hidden,
             emptied,
-            dev_null: CString::from(c"/dev/null"),
-            dev_null_rdev: {
-                use std::os::unix::fs::MetadataExt;
-                std::fs::metadata("/dev/null").map_or(0, |m| m.rdev())
-            },
+            cover: Cover::prepare(cover)?,
             root: CString::from(c"/"),
             cwd: cstring(&std::env::current_dir().map_err(Error::WorkingDirectory)?)?,
             landlock,
@@ -359,15 +348,9 @@ impl Lockdown {
             }
             for path in &self.hidden {
                 let mut st: libc::stat = std::mem::zeroed();
-                let covered = st_is_dev_null(&mut st, path, self.dev_null_rdev);
+                let covered = self.cover.covers(&mut st, path);
                 if !covered && libc::lstat(path.as_ptr(), &mut st) == 0 {
-                    libc::mount(
-                        self.dev_null.as_ptr(),
-                        path.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_BIND,
-                        std::ptr::null(),
-                    );
+                    let _ = self.cover.over(path);
                 }
             }
         }
@@ -583,22 +566,14 @@ impl Lockdown {
                 return Err(err());
             }
             for path in &self.hidden {
-                if libc::mount(
-                    self.dev_null.as_ptr(),
-                    path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND,
-                    std::ptr::null(),
-                ) != 0
+                // Gone since it was listed (a host socket whose server
+                // ended), or out of the box's reach anyway (in another
+                // user's directory, which its user namespace cannot
+                // enter): nothing left to hide.
+                if let Err(e) = self.cover.over(path)
+                    && !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EACCES))
                 {
-                    // Gone since it was listed (a host socket whose
-                    // server ended), or out of the box's reach anyway (in
-                    // another user's directory, which its user namespace
-                    // cannot enter): nothing left to hide.
-                    let e = err();
-                    if !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EACCES)) {
-                        return Err(e);
-                    }
+                    return Err(e);
                 }
             }
             for path in &self.emptied {
@@ -699,16 +674,85 @@ pub fn read_rules(unreadable: &[PathBuf]) -> Vec<(PathBuf, u64)> {
     rules
 }
 
-/// Whether `path` is covered by `/dev/null` now (`st` is scratch space).
-///
-/// # Safety
-/// `path` is NUL-ended.
-unsafe fn st_is_dev_null(st: &mut libc::stat, path: &CString, rdev: libc::dev_t) -> bool {
-    // SAFETY: stat fills `st` for a NUL-ended path.
-    unsafe {
-        libc::stat(path.as_ptr(), st) == 0
-            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
-            && st.st_rdev == rdev
+/// The flags a read-only remount of `path`'s mount keeps (a user
+/// namespace may not drop them).
+fn kept_flags(path: &CString) -> libc::c_ulong {
+    // SAFETY: statvfs fills the struct for a NUL-ended path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ]
+    .iter()
+    .filter(|(st_flag, _)| st.f_flag & st_flag != 0)
+    .fold(0, |m, (_, ms_flag)| m | ms_flag)
+}
+
+impl Cover {
+    /// The empty file `file` (None: `/dev/null`).
+    fn prepare(file: Option<&Path>) -> Result<Cover, Error> {
+        use std::os::unix::fs::MetadataExt;
+        let path = file.unwrap_or(Path::new("/dev/null"));
+        let c = cstring(path)?;
+        let m = std::fs::metadata(path).map_err(|source| Error::Cover {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let read_only = m.is_file().then(|| kept_flags(&c));
+        Ok(Cover {
+            path: c,
+            id: (m.dev(), m.ino()),
+            read_only,
+        })
+    }
+
+    /// Binds the cover over `path`, read-only when it is a file.
+    ///
+    /// # Safety
+    /// Between fork and exec: mount calls on prepared strings.
+    unsafe fn over(&self, path: &CString) -> std::io::Result<()> {
+        // SAFETY: mount calls on NUL-ended paths.
+        unsafe {
+            let bind = |flags, source: *const libc::c_char| {
+                libc::mount(
+                    source,
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    flags,
+                    std::ptr::null(),
+                )
+            };
+            if bind(libc::MS_BIND, self.path.as_ptr()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(keep) = self.read_only {
+                let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep;
+                if bind(flags, std::ptr::null()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `path` shows the cover now (`st` is scratch space).
+    ///
+    /// # Safety
+    /// `path` is NUL-ended.
+    unsafe fn covers(&self, st: &mut libc::stat, path: &CString) -> bool {
+        // SAFETY: stat fills `st` for a NUL-ended path.
+        let found = unsafe { libc::stat(path.as_ptr(), st) } == 0;
+        // dev_t and ino_t are not u64 on every target.
+        #[allow(clippy::unnecessary_cast)]
+        let id = (st.st_dev as u64, st.st_ino as u64);
+        found && id == self.id
     }
 }
 

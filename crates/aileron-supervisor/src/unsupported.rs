@@ -16,6 +16,7 @@ pub mod files {
     pub struct Spec<'a> {
         pub protect: &'a [PathBuf],
         pub secrets: &'a [PathBuf],
+        pub cover: Option<&'a std::path::Path>,
         pub writable: Option<&'a [PathBuf]>,
         pub unreadable: &'a [PathBuf],
         pub listen: Option<&'a [u16]>,

@@ -800,6 +800,10 @@ fn run_enforced(
                 .unzip()
         });
     let lockdown = if enforce.files {
+        // What masked files show: empty, read-only (made before the
+        // session's files are locked, and locked with them).
+        let cover = runtime.join("masked");
+        std::fs::write(&cover, b"").map_err(Error::io("write", &cover))?;
         let (mut protect, mut secrets) = locked_paths(cwd, environment, data_dir, runtime, agent);
         // The approver key: the agent does not answer its own asks; and
         // the credential stores.
@@ -837,6 +841,7 @@ fn run_enforced(
             Lockdown::prepare(&Spec {
                 protect: &protect,
                 secrets: &secrets,
+                cover: Some(&cover),
                 writable: writable.as_deref(),
                 unreadable: &unreadable,
                 listen: net.is_some().then_some(ports.as_slice()),
