@@ -324,28 +324,6 @@ const ENTRIES: &[Entry] = &[
         inert: &[],
         fold: false,
     },
-    Entry {
-        programs: &["ls", "dir", "vdir"],
-        reads: &[
-            "LS_COLORS",
-            "QUOTING_STYLE",
-            "TIME_STYLE",
-            "BLOCK_SIZE",
-            "LS_BLOCK_SIZE",
-            "COLUMNS",
-            "TABSIZE",
-        ],
-        inert: &[
-            "LS_COLORS",
-            "QUOTING_STYLE",
-            "TIME_STYLE",
-            "BLOCK_SIZE",
-            "LS_BLOCK_SIZE",
-            "COLUMNS",
-            "TABSIZE",
-        ],
-        fold: false,
-    },
 ];
 
 /// Does `var` match `pattern` (`NAME` or `PREFIX*`)?

@@ -615,6 +615,9 @@ fn awk(name: &str, args: &[Word]) -> Facts {
                 "the `{name}` program reads or writes a file it names at run time"
             ));
         }
+        if let Some(why) = scan.unknown {
+            f.opaque(format!("the `{name}` program {why}"));
+        }
         f.writes.extend(scan.writes.into_iter().map(PathRef::Lit));
         f.reads.extend(scan.reads.into_iter().map(PathRef::Lit));
     }
@@ -638,6 +641,26 @@ pub(crate) struct AwkScan {
     pub reads: Vec<String>,
     /// Writes or reads a file whose name is computed (`print > $2`).
     pub unknown_file: bool,
+    /// A construct the analysis does not model, for people.
+    pub unknown: Option<String>,
+}
+
+impl AwkScan {
+    /// Adds what another reading of the same program found.
+    fn merge(&mut self, other: AwkScan) {
+        self.exec |= other.exec;
+        self.unknown_file |= other.unknown_file;
+        for w in other.writes {
+            if !self.writes.contains(&w) {
+                self.writes.push(w);
+            }
+        }
+        for r in other.reads {
+            if !self.reads.contains(&r) {
+                self.reads.push(r);
+            }
+        }
+    }
 }
 
 /// Looks through an awk program for ways to run commands (`system(`,
@@ -649,19 +672,13 @@ pub(crate) fn awk_scan(prog: &str) -> AwkScan {
     let mut out = awk_scan_as(prog, true);
     // gawk's `@load` loads a shared library, `@include` a program file.
     out.exec |= prog.contains("@load") || prog.contains("@include");
-    let other = awk_scan_as(prog, false);
-    out.exec |= other.exec;
-    out.unknown_file |= other.unknown_file;
-    for w in other.writes {
-        if !out.writes.contains(&w) {
-            out.writes.push(w);
-        }
-    }
-    for r in other.reads {
-        if !out.reads.contains(&r) {
-            out.reads.push(r);
-        }
-    }
+    // The exact reading, by awk's own lexical rules (`\`-newline, strings,
+    // regexes where an operand is expected): what it does not model makes
+    // the program opaque; what it finds adds to the scans by guess below.
+    let exact = super::awk::scan(prog);
+    out.unknown = exact.unknown.clone();
+    out.merge(exact);
+    out.merge(awk_scan_as(prog, false));
     out
 }
 
