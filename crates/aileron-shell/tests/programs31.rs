@@ -501,3 +501,18 @@ fn writers_naming_a_protected_file_ask() {
     let a = run("cp src/a.rs src/b.rs");
     assert!(!asks(&a), "{a:#?}");
 }
+
+#[test]
+fn unzip_by_its_options() {
+    assert_all_ask(&[
+        "unzip -: evil.zip",
+        "unzip -o -: evil.zip -d out",
+        "unzip -Y evil.zip",
+        "unzip -dout evil.zip",
+    ]);
+    let a = run("unzip -q evil.zip -d /work/p/.claude");
+    assert!(writes(&a, "/work/p/.claude"), "{a:#?}");
+    assert_all_vouched(&["unzip -l release.zip", "unzip -p a.zip README.md", "unzip -Z1 a.zip"]);
+    let a = run("unzip -qo release.zip -x '*.exe' -d build");
+    assert!(!asks(&a) && writes(&a, "/work/p/build"), "{a:#?}");
+}

@@ -1919,28 +1919,71 @@ fn extracted(f: &mut Facts, opts: &[TarOpt], dir: Option<(usize, usize)>, to_std
     }
 }
 
+/// UnZip 6's options that take nothing, as letters (`-qq`, `-aa` repeat
+/// one); `d`, `x`, `P`, `O`, `I` take a value and are read apart.
+const UNZIP_FLAGS: &str = "lvtzTpcfuonjCLVXKMqabBDUWs^";
+/// Of those, the ones that only list, test or print.
+const UNZIP_READS: &str = "lvtzpc";
+
 fn unzip(args: &[Word]) -> Facts {
-    let p = opts::parse(
-        args,
-        1,
-        &Spec {
-            short_val: "dP",
-            permute: true,
-            ..Spec::default()
-        },
-    );
-    let listing =
-        p.has('l', "") || p.has('t', "") || p.has('v', "") || p.has('Z', "") || p.has('p', "");
-    let mut f = Facts::new(if listing { Read } else { Write });
-    if let Some(&a) = p.operands.first() {
+    let mut f = Facts::new(Write);
+    let mut operands = Vec::new();
+    let mut dir: Option<usize> = None;
+    let mut listing = false;
+    let mut i = 1;
+    while i < args.len() {
+        let t = text(args, i);
+        if let Some(flags) = t.strip_prefix('-').filter(|r| !r.is_empty()) {
+            for (k, c) in flags.char_indices() {
+                match c {
+                    'd' | 'x' | 'P' | 'O' | 'I' => {
+                        if k + 1 < flags.len() {
+                            f.opaque(format!(
+                                "`unzip {t}`: a value attached to `-{c}` is not modelled"
+                            ));
+                        } else if c == 'd' {
+                            i += 1;
+                            dir = Some(i);
+                        } else if c == 'x' {
+                            // Patterns up to the next option.
+                            while i + 1 < args.len() && !text(args, i + 1).starts_with('-') {
+                                i += 1;
+                                f.skip.push(i);
+                                f.data.push(i);
+                            }
+                        } else {
+                            i += 1;
+                            f.data.push(i);
+                        }
+                        break;
+                    }
+                    'Z' => {
+                        listing = true;
+                        break;
+                    }
+                    ':' => {
+                        f.opaque("`unzip -:` keeps `../` in member names: it may write anywhere")
+                    }
+                    c if UNZIP_FLAGS.contains(c) => listing |= UNZIP_READS.contains(c),
+                    _ => f.opaque(format!("`unzip -{c}` is not an option the analysis knows")),
+                }
+            }
+        } else {
+            operands.push(i);
+        }
+        i += 1;
+    }
+    if let Some(&a) = operands.first() {
         f.read(a);
     }
-    for &i in p.operands.iter().skip(1) {
-        f.skip.push(i);
-    }
-    if !listing {
-        match p.get('d', "").and_then(|o| o.value) {
-            Some((i, off)) => f.write_at(i, off),
+    f.skip.extend(operands.iter().skip(1));
+    f.data.extend(operands.iter().skip(1));
+    if listing {
+        f.sensitivity = Read;
+    } else {
+        match dir {
+            Some(d) if d < args.len() => f.write(d),
+            Some(_) => f.opaque("`unzip -d` without a directory"),
             None => f.writes.push(PathRef::Lit(".".to_owned())),
         }
     }
