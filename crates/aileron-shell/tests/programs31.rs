@@ -497,7 +497,11 @@ fn writers_naming_a_protected_file_ask() {
         "touch -r aileron.yaml stamp",
     ]);
     // Readers name them freely; writers of other files stay quiet.
-    assert_all_vouched(&["cat aileron.yaml", "grep -n default aileron.yaml", "wc -l ./aileron.yml"]);
+    assert_all_vouched(&[
+        "cat aileron.yaml",
+        "grep -n default aileron.yaml",
+        "wc -l ./aileron.yml",
+    ]);
     let a = run("cp src/a.rs src/b.rs");
     assert!(!asks(&a), "{a:#?}");
 }
@@ -512,7 +516,51 @@ fn unzip_by_its_options() {
     ]);
     let a = run("unzip -q evil.zip -d /work/p/.claude");
     assert!(writes(&a, "/work/p/.claude"), "{a:#?}");
-    assert_all_vouched(&["unzip -l release.zip", "unzip -p a.zip README.md", "unzip -Z1 a.zip"]);
+    assert_all_vouched(&[
+        "unzip -l release.zip",
+        "unzip -p a.zip README.md",
+        "unzip -Z1 a.zip",
+    ]);
     let a = run("unzip -qo release.zip -x '*.exe' -d build");
     assert!(!asks(&a) && writes(&a, "/work/p/build"), "{a:#?}");
+}
+
+// ------------------------------------------------------- everyday lines
+
+/// Lines agents run every day that touch the entries changed here: they
+/// must not ask (writes are left to the policy).
+#[test]
+fn everyday_lines_do_not_ask() {
+    for line in [
+        "tar -czf dist.tgz build/",
+        "tar xzf node-v20.tar.gz -C /tmp/node",
+        "cp -r src/ /tmp/backup/",
+        "cp -a fixtures/. /tmp/fx",
+        "mv old.rs new.rs",
+        "mkdir -p target/tmp && touch target/tmp/.keep",
+        "rm -rf target/debug/incremental",
+        "ln -sf ../shared/config.toml config.toml",
+        "install -m 755 build/tool ~/.local/share/tool",
+        "git log --oneline -n 20",
+        "git -c core.quotepath=false status --porcelain",
+        "git --no-pager diff --stat HEAD~1",
+        "git config user.email dev@example.com",
+        "git fetch origin main",
+        "git clone https://github.com/example/repo.git /tmp/repo",
+        "git ls-remote --tags origin",
+        "find . -name '*.pyc' -print",
+        "zip -r out.zip dist",
+        "unzip -o release.zip -d vendor",
+        "awk -F, '{print $2}' data.csv | sort | uniq -c | sort -rn | head",
+        "uniq -c sorted.txt",
+        "split -l 1000 big.csv part_",
+        "tee build.log < out.txt",
+        "cargo build --release",
+        "cargo test --all 2>&1 | tail -n 50",
+        "export NODE_ENV=development",
+        "env RUST_LOG=info cargo run",
+    ] {
+        let a = run(line);
+        assert!(!asks(&a), "{line}\n{a:#?}");
+    }
 }
