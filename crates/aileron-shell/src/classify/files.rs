@@ -1225,147 +1225,146 @@ fn url_file_name(url: &str) -> String {
     }
 }
 
+/// What a value-taking option of `curl` does with its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CurlValue {
+    /// A file it writes (`-` is standard output).
+    Writes,
+    /// A file it reads.
+    Reads,
+    /// Data sent, a file when it starts with `@` (or `<` in a form field).
+    Sends,
+    /// A file unless it holds `=` (`-b name=value` is a cookie).
+    CookieOrFile,
+    /// Not modelled.
+    Opaque(&'static str),
+}
+
+/// curl's options whose value is a file, data sent, or not modelled:
+/// (short, long, effect). Every other option of [`tables::CURL`] takes
+/// data or nothing.
+const CURL_VALUES: &[(char, &str, CurlValue)] = &[
+    ('o', "output", CurlValue::Writes),
+    ('D', "dump-header", CurlValue::Writes),
+    ('c', "cookie-jar", CurlValue::Writes),
+    (' ', "trace", CurlValue::Writes),
+    (' ', "trace-ascii", CurlValue::Writes),
+    (' ', "libcurl", CurlValue::Writes),
+    (' ', "stderr", CurlValue::Writes),
+    (' ', "etag-save", CurlValue::Writes),
+    (' ', "hsts", CurlValue::Writes),
+    (' ', "alt-svc", CurlValue::Writes),
+    ('T', "upload-file", CurlValue::Reads),
+    (' ', "cacert", CurlValue::Reads),
+    (' ', "capath", CurlValue::Reads),
+    ('E', "cert", CurlValue::Reads),
+    (' ', "key", CurlValue::Reads),
+    (' ', "netrc-file", CurlValue::Reads),
+    (' ', "crlfile", CurlValue::Reads),
+    (' ', "etag-compare", CurlValue::Reads),
+    (' ', "proxy-cacert", CurlValue::Reads),
+    (' ', "proxy-capath", CurlValue::Reads),
+    (' ', "proxy-cert", CurlValue::Reads),
+    (' ', "proxy-key", CurlValue::Reads),
+    (' ', "proxy-crlfile", CurlValue::Reads),
+    ('d', "data", CurlValue::Sends),
+    (' ', "data-ascii", CurlValue::Sends),
+    (' ', "data-binary", CurlValue::Sends),
+    (' ', "data-urlencode", CurlValue::Sends),
+    (' ', "json", CurlValue::Sends),
+    ('F', "form", CurlValue::Sends),
+    ('H', "header", CurlValue::Sends),
+    (' ', "proxy-header", CurlValue::Sends),
+    ('w', "write-out", CurlValue::Sends),
+    ('b', "cookie", CurlValue::CookieOrFile),
+    (
+        'K',
+        "config",
+        CurlValue::Opaque("`curl -K` reads options from a file the analysis does not read"),
+    ),
+];
+
+/// Where in `value` a file named by a `@file` (or `<file`) form starts.
+fn sent_file(value: &str) -> Option<usize> {
+    let v = value.find('=').map_or(value, |e| &value[e + 1..]);
+    let at = value.len() - v.len();
+    match v.chars().next() {
+        Some('@' | '<') => Some(at + 1),
+        _ => value
+            .find('@')
+            .filter(|&k| k > 0 && !value[..k].contains('='))
+            .map(|k| k + 1),
+    }
+}
+
 fn curl(args: &[Word]) -> Facts {
-    let spec = Spec {
-        short_val: "AbcCdDeEFHKmoPQrTtuUwxXyYz",
-        long_val: &[
-            "output",
-            "header",
-            "data",
-            "data-raw",
-            "data-binary",
-            "data-urlencode",
-            "data-ascii",
-            "json",
-            "form",
-            "form-string",
-            "request",
-            "user",
-            "user-agent",
-            "referer",
-            "cookie",
-            "cookie-jar",
-            "dump-header",
-            "config",
-            "upload-file",
-            "max-time",
-            "connect-timeout",
-            "proxy",
-            "output-dir",
-            "write-out",
-            "trace",
-            "trace-ascii",
-            "stderr",
-            "libcurl",
-            "cert",
-            "key",
-            "cacert",
-            "capath",
-            "resolve",
-            "connect-to",
-            "retry",
-            "retry-delay",
-            "retry-max-time",
-            "range",
-            "etag-save",
-            "etag-compare",
-            "url",
-            "interface",
-            "limit-rate",
-            "max-filesize",
-            "proto",
-            "proto-redir",
-            "proxy-user",
-            "oauth2-bearer",
-            "aws-sigv4",
-            "variable",
-            "hsts",
-            "alt-svc",
-            "unix-socket",
-            "abstract-unix-socket",
-            "pinnedpubkey",
-            "ciphers",
-            "mail-from",
-            "mail-rcpt",
-            "quote",
-            "telnet-option",
-            "time-cond",
-            "expect100-timeout",
-            "keepalive-time",
-            "speed-limit",
-            "speed-time",
-        ],
-        permute: true,
-        ..Spec::default()
-    };
-    let p = opts::parse(args, 1, &spec);
     let mut f = Facts::new(Read);
+    let table = &tables::CURL;
+    let p = opts::parse(args, 1, &Spec::of(table));
+    f.accept("curl", &p, table);
     let out_dir = p
         .get(' ', "output-dir")
         .and_then(|o| o.value_text(args))
         .map(str::to_owned);
-    for o in &p.opts {
-        let Some((i, off)) = o.value else {
-            if o.is('O', "remote-name") || o.is_long("remote-name-all") {
-                for &u in &p.operands {
-                    if !args[u].dynamic {
-                        let name = url_file_name(&args[u].text);
-                        let path = match &out_dir {
-                            Some(d) => format!("{d}/{name}"),
-                            None => name,
-                        };
-                        f.writes.push(PathRef::Lit(path));
-                    }
-                }
-                f.at_least(Write);
+    let remote_name = p.has('O', "remote-name") || p.has_long("remote-name-all");
+    if remote_name && p.has('J', "remote-header-name") {
+        f.opaque("`curl -O -J` saves under a name the server chooses");
+    }
+    if remote_name {
+        for &u in &p.operands {
+            if args[u].dynamic {
+                continue;
             }
-            continue;
-        };
+            let name = url_file_name(&args[u].text);
+            f.writes.push(PathRef::Lit(match &out_dir {
+                Some(d) => format!("{d}/{name}"),
+                None => name,
+            }));
+        }
+        f.at_least(Write);
+    }
+    for o in &p.opts {
+        let Some((i, off)) = o.value else { continue };
+        f.skip.push(i);
         let value = args[i].text.get(off..).unwrap_or("");
-        if o.is('o', "output")
-            || o.is('D', "dump-header")
-            || o.is('c', "cookie-jar")
-            || o.is_long("trace")
-            || o.is_long("trace-ascii")
-            || o.is_long("libcurl")
-            || o.is_long("stderr")
-            || o.is_long("etag-save")
-        {
-            if value != "-" {
+        let effect = CURL_VALUES
+            .iter()
+            .find(|(s, l, _)| o.is(*s, l))
+            .map(|e| e.2);
+        match effect {
+            Some(CurlValue::Writes) if value != "-" => {
                 f.write_at(i, off);
                 f.at_least(Write);
             }
-        } else if o.is('K', "config") || o.is('T', "upload-file") {
-            f.reads.push(PathRef::Arg { idx: i, off });
-            if o.is('T', "upload-file") {
-                f.at_least(Mutate);
+            Some(CurlValue::Writes) => {}
+            Some(CurlValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
+            Some(CurlValue::Sends) => {
+                if !o.is('H', "header") && !o.is('w', "write-out") && !o.is_long("proxy-header") {
+                    f.at_least(Mutate);
+                }
+                if let Some(k) = sent_file(value) {
+                    f.reads.push(PathRef::Arg {
+                        idx: i,
+                        off: off + k,
+                    });
+                }
             }
-        } else if o.is('d', "data")
-            || o.is_long("data-binary")
-            || o.is_long("data-urlencode")
-            || o.is_long("data-ascii")
-            || o.is_long("json")
-            || o.is('F', "form")
-            || o.is_long("data-raw")
-        {
-            f.at_least(Mutate);
-            if let Some(file) = value.find('@') {
-                f.reads.push(PathRef::Arg {
-                    idx: i,
-                    off: off + file + 1,
-                });
+            Some(CurlValue::CookieOrFile) if !value.contains('=') => {
+                f.reads.push(PathRef::Arg { idx: i, off });
             }
-        } else if o.is('X', "request")
-            && !value.eq_ignore_ascii_case("GET")
-            && !value.eq_ignore_ascii_case("HEAD")
-        {
-            f.at_least(Mutate);
+            Some(CurlValue::CookieOrFile) => {}
+            Some(CurlValue::Opaque(why)) => f.opaque(why),
+            None => {
+                if o.is('X', "request")
+                    && !value.eq_ignore_ascii_case("GET")
+                    && !value.eq_ignore_ascii_case("HEAD")
+                {
+                    f.at_least(Mutate);
+                }
+            }
         }
-        f.skip.push(i);
     }
-    for &u in &p.operands {
-        f.skip.push(u);
-    }
+    f.skip.extend(&p.operands);
     f
 }
 
