@@ -355,3 +355,72 @@ deny:
         gw.stderr()
     );
 }
+
+/// A query of type A for `name`, id 0x4242.
+fn dns_query(name: &str) -> Vec<u8> {
+    let mut m = vec![0x42, 0x42, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+    for label in name.split('.') {
+        m.push(label.len() as u8);
+        m.extend_from_slice(label.as_bytes());
+    }
+    m.extend_from_slice(&[0, 0, 1, 0, 1]);
+    m
+}
+
+/// The response code of a DNS reply to [`dns_query`].
+fn rcode(reply: &[u8]) -> u8 {
+    assert_eq!(&reply[..2], &[0x42, 0x42], "not the reply: {reply:?}");
+    reply[3] & 0x0F
+}
+
+/// The box's DNS sockets, sent as such (`fdpass::FOR_DNS`): the proxy
+/// answers names on the UDP socket and the TCP listener, each decided by
+/// the policy (an allowed name resolved, another REFUSED); a UDP socket
+/// sent as a gateway's listener is refused.
+#[test]
+fn dns_sockets_sent_as_such_are_answered_by_the_proxy() {
+    use std::io::Write;
+    let p = Project::new(
+        "version: 1\ndefault: deny\nallow:\n  - id: local-names\n    when: {type: http.request, http.host: localhost}\n",
+    );
+    let (proxy, channel) = adopting(&p);
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind udp");
+    let tcp = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
+    let (udp_addr, tcp_addr) = (udp.local_addr().unwrap(), tcp.local_addr().unwrap());
+    for fd in [udp.as_raw_fd(), tcp.as_raw_fd()] {
+        fdpass::send_fd_for(channel.as_raw_fd(), fd, fdpass::FOR_DNS).expect("send a DNS socket");
+    }
+    let stray = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind udp");
+    send(&channel, &stray);
+    drop((udp, tcp, stray));
+    await_lines(&proxy, "refused an adopted descriptor: not a TCP socket", 1);
+
+    let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.set_read_timeout(Some(WAIT)).unwrap();
+    let mut buf = [0u8; 512];
+    for (name, want) in [("localhost", 0), ("denied.example", 5)] {
+        client.send_to(&dns_query(name), udp_addr).unwrap();
+        let n = client.recv(&mut buf).expect("a reply over UDP");
+        assert_eq!(rcode(&buf[..n]), want, "{name} over UDP");
+    }
+    let mut conn = std::net::TcpStream::connect(tcp_addr).expect("connect");
+    conn.set_read_timeout(Some(WAIT)).unwrap();
+    for (name, want) in [("localhost", 0), ("denied.example", 5)] {
+        let q = dns_query(name);
+        conn.write_all(&(q.len() as u16).to_be_bytes()).unwrap();
+        conn.write_all(&q).unwrap();
+        let mut len = [0u8; 2];
+        conn.read_exact(&mut len).expect("a reply over TCP");
+        let mut reply = vec![0u8; usize::from(u16::from_be_bytes(len))];
+        conn.read_exact(&mut reply).unwrap();
+        assert_eq!(rcode(&reply), want, "{name} over TCP");
+    }
+    // Each lookup decided and audited, over UDP and over TCP.
+    let denied: Vec<_> = p
+        .audit()
+        .into_iter()
+        .filter(|l| l["action"]["summary"] == "DNS A denied.example")
+        .map(|l| l["decision"].clone())
+        .collect();
+    assert_eq!(denied, ["deny", "deny"], "{}", p.audit_text());
+}
