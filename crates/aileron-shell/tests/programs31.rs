@@ -598,3 +598,27 @@ fn curl_by_its_table() {
         "{a:#?}"
     );
 }
+
+#[test]
+fn wget_by_its_table() {
+    assert_all_caught(
+        &[
+            "wget -qO- --hsts-file=aileron.yaml https://example.com/",
+            "wget -q -O - --rejected-log aileron.yaml https://example.com/",
+            "wget -O aileron.yaml https://example.com/p",
+        ],
+        POLICY,
+    );
+    assert_all_ask(&[
+        "wget -qO- -e output_document=aileron.yaml https://example.com/",
+        "wget --config=/tmp/rc -qO- https://example.com/",
+        "wget -qO- --use-askpass=/tmp/p https://example.com/",
+        "wget --frobnicate https://example.com/",
+    ]);
+    assert_all_vouched(&[
+        "wget -qO- https://example.com/api",
+        "wget -nv -O - https://example.com/",
+    ]);
+    let a = run("wget -r -np https://example.com/docs/");
+    assert!(writes(&a, "/work/p"), "{a:#?}");
+}

@@ -1368,68 +1368,76 @@ fn curl(args: &[Word]) -> Facts {
     f
 }
 
+/// wget's options whose value is a file, a program, or not modelled:
+/// (short, long, effect). Every other option of [`tables::WGET`] takes data
+/// or nothing.
+const WGET_VALUES: &[(char, &str, CurlValue)] = &[
+    ('o', "output-file", CurlValue::Writes),
+    ('a', "append-output", CurlValue::Writes),
+    (' ', "save-cookies", CurlValue::Writes),
+    (' ', "rejected-log", CurlValue::Writes),
+    (' ', "hsts-file", CurlValue::Writes),
+    ('i', "input-file", CurlValue::Reads),
+    (' ', "post-file", CurlValue::Reads),
+    (' ', "body-file", CurlValue::Reads),
+    (' ', "load-cookies", CurlValue::Reads),
+    (' ', "ca-certificate", CurlValue::Reads),
+    (' ', "ca-directory", CurlValue::Reads),
+    (' ', "certificate", CurlValue::Reads),
+    (' ', "private-key", CurlValue::Reads),
+    (' ', "crl-file", CurlValue::Reads),
+    (
+        'e',
+        "execute",
+        CurlValue::Opaque("`wget -e` runs a `.wgetrc` command, which can set any option"),
+    ),
+    (
+        ' ',
+        "config",
+        CurlValue::Opaque("`wget --config` reads options from a file the analysis does not read"),
+    ),
+    (
+        ' ',
+        "use-askpass",
+        CurlValue::Opaque("`wget --use-askpass` runs a program for the password"),
+    ),
+    (
+        ' ',
+        "warc-file",
+        CurlValue::Opaque("`wget --warc-file` writes files named from its value"),
+    ),
+];
+
 fn wget(args: &[Word]) -> Facts {
-    let spec = Spec {
-        short_val: "OoaPiUeTtwlQDARBY",
-        long_val: &[
-            "output-document",
-            "output-file",
-            "append-output",
-            "directory-prefix",
-            "input-file",
-            "user-agent",
-            "execute",
-            "timeout",
-            "tries",
-            "wait",
-            "level",
-            "quota",
-            "domains",
-            "accept",
-            "reject",
-            "base",
-            "post-data",
-            "post-file",
-            "method",
-            "body-data",
-            "body-file",
-            "header",
-            "user",
-            "password",
-            "load-cookies",
-            "save-cookies",
-        ],
-        permute: true,
-        ..Spec::default()
-    };
-    let p = opts::parse(args, 1, &spec);
     let mut f = Facts::new(Write);
-    let mut explicit = false;
+    let table = &tables::WGET;
+    let p = opts::parse(args, 1, &Spec::of(table));
+    f.accept("wget", &p, table);
     let prefix = p
         .get('P', "directory-prefix")
         .and_then(|o| o.value_text(args))
         .map(str::to_owned);
+    let mut explicit = false;
     for o in &p.opts {
         let Some((i, off)) = o.value else { continue };
+        f.skip.push(i);
         let value = args[i].text.get(off..).unwrap_or("");
         if o.is('O', "output-document") {
             explicit = true;
             if value != "-" {
                 f.write_at(i, off);
-            } else {
-                f.sensitivity = Read;
             }
-        } else if o.is('o', "output-file")
-            || o.is('a', "append-output")
-            || o.is_long("save-cookies")
+            continue;
+        }
+        match WGET_VALUES
+            .iter()
+            .find(|(s, l, _)| o.is(*s, l))
+            .map(|e| e.2)
         {
-            f.write_at(i, off);
-        } else if o.is('i', "input-file")
-            || o.is_long("post-file")
-            || o.is_long("body-file")
-            || o.is_long("load-cookies")
-        {
-            f.reads.push(PathRef::Arg { idx: i, off });
+            Some(CurlValue::Writes) => f.write_at(i, off),
+            Some(CurlValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
+            Some(CurlValue::Opaque(why)) => f.opaque(why),
+            _ => {}
         }
         if o.is_long("post-data")
             || o.is_long("post-file")
@@ -1439,23 +1447,33 @@ fn wget(args: &[Word]) -> Facts {
         {
             f.at_least(Mutate);
         }
-        f.skip.push(i);
     }
-    if !explicit {
+    if !f.writes.is_empty() {
+        f.at_least(Write);
+    }
+    let many = p.has('r', "recursive") || p.has('m', "mirror") || p.has('p', "page-requisites");
+    if many {
+        // A tree of files named by the server, below the prefix.
+        f.at_least(Write);
+        f.writes.push(PathRef::Lit(
+            prefix.clone().unwrap_or_else(|| ".".to_owned()),
+        ));
+    } else if !explicit {
         for &u in &p.operands {
             if !args[u].dynamic {
                 let name = url_file_name(&args[u].text);
-                let path = match &prefix {
+                f.writes.push(PathRef::Lit(match &prefix {
                     Some(d) => format!("{d}/{name}"),
                     None => name,
-                };
-                f.writes.push(PathRef::Lit(path));
+                }));
             }
         }
     }
-    for &u in &p.operands {
-        f.skip.push(u);
+    if explicit && f.writes.is_empty() && f.sensitivity == Write {
+        // `wget -O -`: the page goes to standard output.
+        f.sensitivity = Read;
     }
+    f.skip.extend(&p.operands);
     f
 }
 
