@@ -147,6 +147,9 @@ fn git_elsewhere_asks() {
         "git --config-env=core.fsmonitor=EVIL status",
         "git --config-env core.sshCommand=E fetch",
         "git --unknown-global status",
+        "git init --bare x && printf '[core]\\n\\tpager = id' > x/config && git -C x log",
+        "git init -q --separate-git-dir=/tmp/g . && git status",
+        "git init --template=/tmp/t repo",
     ]);
     assert_none_vouched(&[
         "git -c core.fsmonitor=/tmp/fsm status",
@@ -546,6 +549,7 @@ fn everyday_lines_do_not_ask() {
         "git --no-pager diff --stat HEAD~1",
         "git config user.email dev@example.com",
         "git fetch origin main",
+        "git init -b main",
         "git clone https://github.com/example/repo.git /tmp/repo",
         "git ls-remote --tags origin",
         "find . -name '*.pyc' -print",

@@ -882,7 +882,28 @@ fn subcommand(f: &mut Facts, args: &[Word], sub: &str, s: usize) {
                 Read
             };
         }
-        "add" | "commit" | "merge" | "cherry-pick" | "revert" | "am" | "init" | "update-index"
+        "init" => {
+            f.sensitivity = Write;
+            let p = sub_opts(
+                args,
+                s,
+                "b",
+                &[
+                    "template",
+                    "separate-git-dir",
+                    "object-format",
+                    "ref-format",
+                    "initial-branch",
+                    "shared",
+                ],
+            );
+            if p.has_long("bare") || p.has_long("separate-git-dir") || p.has_long("template") {
+                // Its directory is then a repository whose configuration
+                // (written by a later command) git runs from.
+                f.opaque("`git init --bare`, `--separate-git-dir` or `--template` makes a repository git reads configuration and hooks from, away from `.git`");
+            }
+        }
+        "add" | "commit" | "merge" | "cherry-pick" | "revert" | "am" | "update-index"
         | "symbolic-ref" | "write-tree" | "commit-tree" | "mktag" | "mktree" | "read-tree"
         | "checkout-index" | "format-patch" | "repack" | "maintenance" | "replace" | "stage"
         | "citool" | "gui" | "pack-refs" | "fast-import" | "merge-file" | "rerere"
