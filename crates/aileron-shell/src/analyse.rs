@@ -441,6 +441,9 @@ struct Walker<'c> {
     functions: Vec<(String, Rc<(ast::FunctionBody, String)>)>,
     /// Functions whose body is being walked for a call.
     calling: Vec<String>,
+    /// Walking a line a POSIX shell runs (`sh -c`, `dash -c`): where it
+    /// and bash differ (braces, `time`), the command is opaque.
+    posix: bool,
     /// Commands that load files as code or configuration (see
     /// [`crate::loads`]): their index, the files, their directory.
     runners: Vec<(usize, Vec<&'static str>, Option<String>)>,
@@ -468,6 +471,7 @@ impl<'c> Walker<'c> {
             functions: Vec::new(),
             calling: Vec::new(),
             runners: Vec::new(),
+            posix: false,
         }
     }
 
@@ -503,6 +507,12 @@ impl<'c> Walker<'c> {
                     i += 1;
                 }
                 let name = &text[start..i];
+                if let Some(why) = vars::shell_risk(name) {
+                    return Some(format!(
+                        "arithmetic uses {}",
+                        why.trim_start_matches("the ")
+                    ));
+                }
                 if self.tainted.iter().any(|t| t == name) {
                     return Some(format!(
                         "the value of `{name}` is evaluated as arithmetic and is not known to be a number"
@@ -637,7 +647,10 @@ impl<'c> Walker<'c> {
     /// it ("ambiguous redirect") unless that makes one word.
     fn redirect_word(&self, raw: &str, subs: &mut Vec<String>) -> Word {
         let mut w = self.word(raw, subs);
-        if w.brace {
+        if w.brace && self.posix {
+            // `sh` does not expand braces, bash does.
+            w.broken = true;
+        } else if w.brace {
             match words::brace_expand(&w.text, 2).as_deref() {
                 Some([one]) => w.text.clone_from(one),
                 _ => w.broken = true,
@@ -653,6 +666,12 @@ impl<'c> Walker<'c> {
     fn assign_risks(&mut self, names: &[String]) -> Vec<String> {
         let mut risks = Vec::new();
         for n in names {
+            if n.starts_with('$') {
+                risks.push(format!(
+                    "`{n}` assigns a variable whose name is not known before it runs"
+                ));
+                continue;
+            }
             self.set_var(n, false);
             risks.extend(vars::shell_risk(n));
             if let Some(why) = self.integer_risk(n, None) {
@@ -756,6 +775,15 @@ impl<'c> Walker<'c> {
     }
 
     fn pipeline(&mut self, p: &ast::Pipeline, src: &str, env: Env) {
+        if self.posix && p.timed.is_some() {
+            // No `time` keyword in a POSIX `sh`: it runs /usr/bin/time.
+            self.opaque_construct(
+                "time",
+                env.parent,
+                "`time` is a program in a POSIX `sh`, a keyword in bash, and /bin/sh may be either"
+                    .to_owned(),
+            );
+        }
         let n = p.seq.len();
         let mut decoder = env.upstream_decoder;
         let saved_cwd = (n > 1).then(|| self.cwd.clone());
@@ -790,10 +818,12 @@ impl<'c> Walker<'c> {
                 false
             }
             ast::Command::ExtendedTest(test, redirects) => {
-                self.extended_test(&test.expr, env);
+                let marks = self.marks();
                 if let Some(r) = redirects {
                     self.compound_redirects(r, src, env);
                 }
+                self.extended_test(&test.expr, env);
+                self.end_redirects(marks, env.parent);
                 false
             }
         }
@@ -944,10 +974,7 @@ impl<'c> Walker<'c> {
         let Some(mut e) = self.deeper(env) else {
             return;
         };
-        let mark = self.inherited.len();
-        let first_out = self.out.len();
-        let read_mark = self.inherited_reads.len();
-        let fd_mark = self.outer_fds.len();
+        let marks = self.marks();
         if let Some(r) = redirects
             && let Some(stdin) = self.compound_redirects(r, src, env)
         {
@@ -1031,6 +1058,10 @@ impl<'c> Walker<'c> {
                 });
             }
             ast::CompoundCommand::Coprocess(c) => {
+                // `coproc NAME` sets the array NAME and NAME_PID.
+                if let Some(why) = c.name.as_ref().and_then(|n| vars::shell_risk(&n.value)) {
+                    self.opaque_construct("coproc", e.parent, why);
+                }
                 self.command(
                     &c.body,
                     src,
@@ -1041,13 +1072,31 @@ impl<'c> Walker<'c> {
                 );
             }
         }
+        self.end_redirects(marks, env.parent);
+    }
+
+    /// Where the redirections of a compound command start in the walker's
+    /// lists: (outputs, commands, inputs, descriptors).
+    fn marks(&self) -> (usize, usize, usize, usize) {
+        (
+            self.inherited.len(),
+            self.out.len(),
+            self.inherited_reads.len(),
+            self.outer_fds.len(),
+        )
+    }
+
+    /// Ends the redirections of a compound command begun at `marks`.
+    fn end_redirects(&mut self, marks: (usize, usize, usize, usize), parent: Option<usize>) {
+        let (mark, first_out, read_mark, fd_mark) = marks;
         if self.out.len() == first_out && self.inherited.len() > mark {
-            // `{ (( i = 1 )); } > FILE`: no simple command inside to carry
-            // the write, but the shell opens FILE all the same.
+            // `{ (( i = 1 )); } > FILE`, `[[ -f x ]] > FILE`: no simple
+            // command inside to carry the write, but the shell opens FILE
+            // all the same.
             let mut sc = SimpleCommand {
                 command: "{ ... } (redirected)".to_owned(),
                 sensitivity: Sensitivity::Write,
-                parent: env.parent,
+                parent,
                 ..SimpleCommand::default()
             };
             for inh in &self.inherited[mark..] {
@@ -1844,6 +1893,13 @@ impl<'c> Walker<'c> {
 
         // Brace expansion happens before anything else: classify the words
         // bash would really run.
+        if self.posix && p.words.iter().any(|w| w.brace) {
+            add_tag(&mut sc.tags, tags::OPAQUE);
+            sc.notes.push(
+                "a POSIX `sh` does not expand braces, bash does, and /bin/sh may be either"
+                    .to_owned(),
+            );
+        }
         let expanded;
         let words: &[Word] = if p.words.iter().any(|w| w.brace) {
             let mut out = Vec::with_capacity(p.words.len() + 4);
@@ -1982,6 +2038,9 @@ impl<'c> Walker<'c> {
         }
         risks.extend(self.assign_risks(&expanded_assigns));
         risks.extend(Self::builtin_risk(words));
+        if !facts.inners.iter().any(|i| matches!(i, Inner::Line { .. })) {
+            risks.extend(script_risk(words));
+        }
         if !p.redir_texts.is_empty()
             && let Some(w) = p.words.iter().find(|w| is_fd_variable(&w.text))
         {
@@ -2268,6 +2327,14 @@ impl<'c> Walker<'c> {
                         ));
                     }
                 }
+                (None, Stdin::File) => {
+                    // `sh < script`: a program in a file the analysis does
+                    // not read.
+                    add_tag(&mut sc.tags, tags::OPAQUE);
+                    sc.notes.push(format!(
+                        "`{bin_name}` runs a program it reads from a file, which the analysis does not read"
+                    ));
+                }
                 (None, Stdin::Pipe | Stdin::ProcSub) => {
                     add_tag(&mut sc.tags, tags::PIPE_TO_SHELL);
                     sc.notes
@@ -2423,13 +2490,19 @@ impl<'c> Walker<'c> {
         if p.from_ast && !p.words.is_empty() && !p.words[0].dynamic {
             self.call(&p.words[0].text, idx, env);
         }
+        // A POSIX shell runs the payload of `sh -c` and the command lines of
+        // variables (`GIT_SSH_COMMAND`): no braces, no `time` keyword.
+        let posix = POSIX_SHELLS.contains(&bin_name.as_str());
         for (text, _dynamic, note) in lines {
             let stdin = if note.starts_with("payload") {
                 p.stdin
             } else {
                 Stdin::Default
             };
+            let saved = self.posix;
+            self.posix = posix || note.starts_with("command in `");
             self.line(&text, &note, Some(idx), env, false, stdin);
+            self.posix = saved;
         }
         for q in &mut inners {
             q.parent = Some(idx);
@@ -2490,6 +2563,51 @@ impl<'c> Walker<'c> {
 /// name or arithmetic later (no expansion, subscript or glob)?
 fn value_is_clean(w: &Word) -> bool {
     !w.dynamic && !w.broken && !w.text.contains(['[', '$', '`', '*', '?'])
+}
+
+/// Shells without bash's extensions (braces, the `time` keyword): what
+/// their `-c` payload means may differ from bash's reading.
+const POSIX_SHELLS: &[&str] = &["sh", "dash", "ash", "ksh", "mksh", "posh", "yash"];
+
+/// Shells that run a script file named as their first operand.
+const SHELLS: &[&str] = &[
+    "bash", "sh", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "yash", "posh", "rbash", "fish",
+    "csh", "tcsh",
+];
+
+/// Options of those shells that take the next word as their value.
+const SHELL_VALUE_OPTIONS: &[&str] = &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"];
+
+/// Why a command runs a script from a file (`source lib.sh`, `. ./x`,
+/// `bash build.sh`): code the analysis does not read.
+fn script_risk(words: &[Word]) -> Option<String> {
+    let (first, args) = words.split_first()?;
+    let name = paths::basename(&first.text);
+    let script = if matches!(first.text.as_str(), "source" | ".") {
+        args.iter().find(|w| w.text != "--")
+    } else if SHELLS.contains(&name) {
+        let mut it = args.iter();
+        let mut found = None;
+        while let Some(w) = it.next() {
+            let t = w.text.as_str();
+            if SHELL_VALUE_OPTIONS.contains(&t) {
+                it.next();
+            } else if t == "--" {
+                found = it.next();
+                break;
+            } else if !(t.starts_with('-') || t.starts_with('+')) || w.dynamic {
+                found = Some(w);
+                break;
+            }
+        }
+        found
+    } else {
+        None
+    }?;
+    Some(format!(
+        "`{name}` runs the commands in `{}`, which the analysis does not read",
+        script.text
+    ))
 }
 
 /// `{NAME}`: before a redirection, a variable bash stores a new descriptor in.

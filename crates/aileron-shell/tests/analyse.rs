@@ -899,7 +899,7 @@ fn tags() {
         ("source \"$F\"", &[E::Tag("source", tags::OPAQUE)]),
         (
             "source ./env.sh",
-            &[E::Reads("/work/p/env.sh"), E::NoneTag(tags::OPAQUE)],
+            &[E::Reads("/work/p/env.sh"), E::Tag("source", tags::OPAQUE)],
         ),
         ("echo 'rm x' | at now", &[E::Tag("at", tags::PIPE_TO_SHELL)]),
         // base64 exec

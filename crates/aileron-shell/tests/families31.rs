@@ -328,3 +328,32 @@ fn a_runner_of_a_file_the_line_writes_is_opaque() {
         "cargo build --release && cp target/release/app dist/",
     ]);
 }
+
+// ----- scripts from files, POSIX payloads, redirected tests --------------------
+
+#[test]
+fn code_the_analysis_does_not_read_is_opaque() {
+    all_opaque(&[
+        "source lib.sh",
+        ". ./scripts/env.sh",
+        "bash build.sh",
+        "sh -e -- x.sh",
+        "bash -o pipefail ci.sh",
+        "sh < lib.sh",
+        "bash -s < steps.txt",
+        // Where a POSIX `sh` and bash read a payload differently.
+        "dash -c 'touch -- {aileron.yaml,x}'",
+        "sh -c 'time cut -f1 b.txt'",
+        "sh -c 'echo x > {a..a}'",
+    ]);
+    none_opaque(&["bash -c 'ls -la'", "time ls", "bash -c 'time ls'", "sh -c 'ls -la'"]);
+}
+
+#[test]
+fn a_redirected_test_writes_its_file() {
+    let a = run("[[ -f a.txt ]] > aileron.yaml; ls");
+    assert!(writes(&a, "/work/p/aileron.yaml"), "{a:#?}");
+    // The redirection is the test's, not the next command's.
+    let ls = a.commands.iter().find(|c| c.binary == "ls").expect("ls");
+    assert!(ls.writes.is_empty(), "{a:#?}");
+}

@@ -859,7 +859,7 @@ impl<'r> Gen<'r> {
         let choice = if deep {
             self.rng.below(40)
         } else {
-            self.rng.below(112)
+            self.rng.below(120)
         };
         self.depth += 1;
         let s = match choice {
@@ -879,6 +879,7 @@ impl<'r> Gen<'r> {
             92..=95 => self.xargs(),
             96..=99 => self.cd(),
             100..=105 => self.odd_syntax(),
+            112..=119 => self.family31(),
             _ => self.subscript(),
         };
         self.depth -= 1;
@@ -1736,6 +1737,62 @@ impl<'r> Gen<'r> {
             19 => format!("bash <<< {qcmd}"),
             20 => format!("compgen -C {qcmd} x"),
             _ => format!("trap {qcmd} DEBUG; :"),
+        }
+    }
+
+    /// The families of issue 31: NUL in `$'...'`, input redirections from
+    /// words with expansions, functions called where they are not defined
+    /// as the program named, integer variables, bash's own state, and a
+    /// file a runner loads written by the same line.
+    fn family31(&mut self) -> String {
+        let t = self.plain_target();
+        let qt = self.quote(&t);
+        let inj = self.rng.pick(INJECTIONS);
+        let filled = self.fill(inj);
+        let qinj = self.quote(&filled);
+        let body = self.list();
+        let name = self.rng.pick(&["cat", "ls", "git", "grep", "f"]);
+        let nul = self
+            .rng
+            .pick(&["\\0", "\\x00", "\\u0000", "\\U00000000", "\\c@", "\\000"]);
+        // `{c..c}` in place of the last character of the target.
+        let (stem, last) = t.split_at(t.len() - 1);
+        match self.rng.below(30) {
+            0 => format!("echo x > $'{t}{nul}.off'"),
+            1 => format!("tee $'{t}{nul}z' < a.txt"),
+            2 => format!("cp a.txt {stem}$'{last}{nul}x'"),
+            3 => format!("cat $'a.txt{nul}'; echo x > $'{nul}'{qt}"),
+            4 => format!("F={qt}; cat 0< \"$F\"; exec 3<\"$F\"; cat <&3 > $'{t}'"),
+            5 => format!("X=$(< \"${{F:-a.txt}}\"); echo \"$X\" > {qt}"),
+            6 => format!("{name}() {{ {body}; }}; cd sub && {name} a.txt"),
+            7 => format!("for i in 1 2; do {name} a.txt; {name}() {{ echo x > {qt}; }}; done"),
+            8 => format!("({name}() {{ :; }}); {name} a.txt"),
+            9 => format!(
+                "{name}() {{ touch {qt}; }}; export -f {name}; bash -c {}",
+                self.quote(name)
+            ),
+            10 => format!("declare -i n; read n <<< {qinj}"),
+            11 => format!("declare -i n; for n in {qinj}; do :; done"),
+            12 => format!("declare -i n; printf -v n %s {qinj}"),
+            13 => format!("for i in 1 2; do echo $((v)); v={qinj}; done"),
+            14 => format!("f() {{ echo $((w)); }}; w={qinj}; f"),
+            15 => format!("declare -i n; export n={qinj}"),
+            16 => format!("BASH_CMDS[cat]=/usr/bin/touch; cat {qt}"),
+            17 => format!(": ${{BASH_CMDS[ls]:=/usr/bin/touch}}; ls {qt}"),
+            18 => format!("set -k; bash -c 'echo x > \"$W\"' W={qt}"),
+            19 => format!("set -o keyword; env W={qt} bash -c 'echo x > \"$W\"'"),
+            20 => format!("PWD=$PWD/sub; echo x > ~+/{qt}"),
+            21 => format!("OLDPWD=$PWD/sub; echo x > ~-/{qt}"),
+            22 => format!("echo x > {stem}{{{last}..{last}}}"),
+            23 => format!("tee {stem}{{{last}..{last}}} < a.txt"),
+            24 => format!("declare -n r=BASH_CMDS; r[cat]=/usr/bin/touch; cat {qt}"),
+            25 => format!("printf 'all:\\n\\ttouch {t}\\n' > Makefile; make -s"),
+            26 => format!(
+                "echo '{{\"scripts\":{{\"test\":\"touch {t}\"}}}}' > package.json; npm test -s"
+            ),
+            27 => format!("echo 'open(\"{t}\", \"w\")' > pytest.py; python3 -m pytest"),
+            28 => format!("cd sub; for i in 1 2; do cd ..; done; echo x > {qt}"),
+            _ => format!("GLOBIGNORE=x; cat a.txt > {stem}*"),
         }
     }
 
