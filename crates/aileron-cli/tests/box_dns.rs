@@ -401,3 +401,46 @@ fn a_killed_proxy_takes_the_box_s_dns_with_it() {
     );
     assert_eq!(got["udp-public"], "FAIL ENETUNREACH", "{got:#}");
 }
+
+/// `aileron launch -- dig ARGS` to its end: what dig printed.
+fn dig(p: &Project, args: &[&str]) -> String {
+    let mut launch = vec!["launch", "--", "dig", "+time=5", "+tries=1"];
+    launch.extend_from_slice(args);
+    let out = run_no_tty(&mut p.aileron(&launch));
+    text(&out.stdout)
+}
+
+/// `dig` in the box asks the proxy over UDP and TCP: an allowed name's
+/// addresses, a denied one REFUSED with the rule that denied it (an
+/// Extended DNS Error), a TXT lookup REFUSED whatever the name.
+#[test]
+fn dig_in_the_box_asks_the_proxy_over_udp_and_tcp() {
+    let dig_runs = Command::new("dig")
+        .arg("-v")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !names_resolve_on_the_host() || !support::available("dig", dig_runs) {
+        return;
+    }
+    let p = Project::new(&policy());
+    let v4 = host_addresses(ALLOWED, true);
+    for transport in ["+notcp", "+tcp"] {
+        let got = dig(&p, &[transport, "+short", ALLOWED, "A"]);
+        let mut lines: Vec<&str> = got
+            .lines()
+            .filter(|l| l.parse::<std::net::Ipv4Addr>().is_ok())
+            .collect();
+        lines.sort();
+        assert_eq!(lines, v4, "{transport}: {got}");
+    }
+    let denied = dig(&p, &[DENIED, "A"]);
+    assert!(
+        denied.contains("status: REFUSED") && denied.contains(DENY_RULE),
+        "{denied}"
+    );
+    let txt = dig(&p, &[ALLOWED, "TXT"]);
+    assert!(
+        txt.contains("status: REFUSED") && txt.contains("only A and AAAA"),
+        "{txt}"
+    );
+}
