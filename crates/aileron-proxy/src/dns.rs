@@ -21,8 +21,9 @@
 //! An allowed name is answered with the host's own resolution (its
 //! `getaddrinfo`), each record [`TTL`] seconds.
 
-use crate::lower::{self, Lowering};
+use crate::lower::{self, Lowering, Target};
 use crate::proxy::Proxy;
+use aileron_engine::Action;
 use http::{HeaderMap, Method};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -466,25 +467,9 @@ impl Proxy {
         let Some(kind) = record_name(q.qtype).filter(|_| q.qclass == CLASS_IN) else {
             return Answer::Refused("aileron: only A and AAAA lookups leave the box".into());
         };
-        let Some(name) = &q.name else {
+        let Some((target, action)) = q.name.as_deref().and_then(|n| lookup_action(n, kind)) else {
             return Answer::Refused("aileron: not a host name".into());
         };
-        let Ok(target) = lower::parse_target(&Method::CONNECT, &format!("{name}:443")) else {
-            return Answer::Refused("aileron: not a host name".into());
-        };
-        let mut action = lower::lower(&Lowering {
-            method: &Method::CONNECT,
-            target: &target,
-            headers: &HeaderMap::new(),
-            tunnel: true,
-            body_size: None,
-            body: None,
-        });
-        action.summary = format!("DNS {kind} {}", target.host);
-        action.facets.insert(
-            "dns".into(),
-            serde_json::json!({"name": target.host, "type": kind}),
-        );
         let decided = tokio::time::timeout(
             DECISION_WAIT,
             self.verdict(action, &target, |req| {
@@ -506,6 +491,25 @@ impl Proxy {
     }
 }
 
+/// The action a lookup of `name` (record type `kind`) is decided as:
+/// `CONNECT name:443`'s, with the summary `DNS A name` and a `dns` facet;
+/// None when `name` is not a host the proxy would connect to.
+pub fn lookup_action(name: &str, kind: &str) -> Option<(Target, Action)> {
+    let target = lower::parse_target(&Method::CONNECT, &format!("{name}:443")).ok()?;
+    let mut action = lower::lower(&Lowering {
+        method: &Method::CONNECT,
+        target: &target,
+        headers: &HeaderMap::new(),
+        tunnel: true,
+        body_size: None,
+        body: None,
+    });
+    action.summary = format!("DNS {kind} {}", target.host);
+    let facet = serde_json::json!({"name": target.host, "type": kind});
+    action.facets.insert("dns".into(), facet);
+    Some((target, action))
+}
+
 /// The host's own resolution of `host`, the addresses of type `qtype`.
 async fn resolve(host: &str, qtype: u16) -> Answer {
     let host = host.to_owned();
@@ -517,11 +521,11 @@ async fn resolve(host: &str, qtype: u16) -> Answer {
         Ok(Err(Lookup::Failed(why))) => return Answer::Failed(why),
         Err(_) => return Answer::Failed("the lookup did not finish".into()),
     };
-    let mut wanted: Vec<IpAddr> = addrs
+    let mut seen = std::collections::HashSet::new();
+    let wanted: Vec<IpAddr> = addrs
         .into_iter()
-        .filter(|ip| (qtype == TYPE_A) == ip.is_ipv4())
+        .filter(|ip| (qtype == TYPE_A) == ip.is_ipv4() && seen.insert(*ip))
         .collect();
-    wanted.dedup();
     Answer::Addresses(wanted)
 }
 
@@ -703,6 +707,30 @@ mod tests {
         let mut binary = query("xx.example", TYPE_A, None);
         binary[13] = 0xFF;
         assert_eq!(parse(&binary).unwrap().name, None);
+    }
+
+    /// A lookup is decided as the CONNECT to the name on 443 is: the same
+    /// facets, with the `dns` facet beside them.
+    #[test]
+    fn a_lookup_is_the_action_of_connect_to_the_name() {
+        let (target, lookup) = lookup_action("Registry.Example", "AAAA").unwrap();
+        let connect = lower::lower(&Lowering {
+            method: &Method::CONNECT,
+            target: &lower::parse_target(&Method::CONNECT, "registry.example:443").unwrap(),
+            headers: &HeaderMap::new(),
+            tunnel: true,
+            body_size: None,
+            body: None,
+        });
+        assert_eq!(target.host, "registry.example");
+        assert_eq!(lookup.facets["http"], connect.facets["http"]);
+        assert_eq!(
+            (lookup.kind.clone(), lookup.verb.clone()),
+            (connect.kind, connect.verb)
+        );
+        assert_eq!(lookup.summary, "DNS AAAA registry.example");
+        assert_eq!(lookup.facets["dns"]["type"], "AAAA");
+        assert!(lookup_action("a b.example", "A").is_none());
     }
 
     #[test]
