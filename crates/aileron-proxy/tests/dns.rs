@@ -29,7 +29,16 @@ struct Responder {
     project: PathBuf,
     port: u16,
     asked: Arc<Mutex<Vec<String>>>,
-    _runtime: tokio::runtime::Runtime,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Responder {
+    /// Without waiting for decisions still running (a silent judge).
+    fn drop(&mut self) {
+        if let Some(r) = self.runtime.take() {
+            r.shutdown_background();
+        }
+    }
 }
 
 impl Responder {
@@ -91,7 +100,7 @@ impl Responder {
             project,
             port,
             asked,
-            _runtime: runtime,
+            runtime: Some(runtime),
         }
     }
 
@@ -353,4 +362,32 @@ fn malformed_messages_get_formerr_or_nothing_and_the_responder_goes_on() {
         .expect("an answer");
     assert_eq!(reply[3] & 0x0F, 5, "REFUSED: {reply:?}");
     assert_eq!(r.lookups().len(), 1);
+}
+
+/// A decision slower than a lookup waits (a judge that does not answer)
+/// is SERVFAIL after [`aileron_proxy::dns::DECISION_WAIT`], which the
+/// client may try again: never an answer the policy did not give.
+#[test]
+fn a_decision_slower_than_a_lookup_waits_is_servfail() {
+    // A judge that takes connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().take(8).collect();
+        std::thread::sleep(Duration::from_secs(60));
+        drop(held);
+    });
+    let r = Responder::start(&format!(
+        "version: 1\ndefault: allow\njudges:\n  slow: {{provider: openai, base_url: \"http://127.0.0.1:{port}/v1\", model: m, timeout: 20}}\njudge:\n  - id: judged-names\n    when: {{type: http.request, http.host: localhost}}\n    judge: slow\n    prompt: \"Allow lookups of local names.\"\n"
+    ));
+    let started = std::time::Instant::now();
+    let Some(got) = r.dig(&["localhost", "A"]) else {
+        return;
+    };
+    assert_eq!(got.status(), "SERVFAIL", "{}", got.0);
+    assert!(got.answers().is_empty(), "{}", got.0);
+    assert!(
+        started.elapsed() >= aileron_proxy::dns::DECISION_WAIT,
+        "answered before the decision could have come"
+    );
 }
