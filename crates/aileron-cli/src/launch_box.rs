@@ -497,6 +497,55 @@ pub const CACHES: &[(&str, Option<&str>)] = &[
     ("~/.yarn/berry/cache/", Some("yarn")),
 ];
 
+/// The package caches of [`CACHES`] that are directories here, each with
+/// the directory where the box's changes to it land (below `data_dir`, one
+/// per project): the tree writes a cache copy-on-write, and the host's
+/// keeps its bytes (`aileron_supervisor::overlay`). A cache that holds the
+/// project or `data_dir`, or lies inside either, is left out.
+pub fn cache_overlays(home: &Path, base: &Path, data_dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let changes = data_dir.join("box-caches").join(dir_name(base));
+    CACHES
+        .iter()
+        .filter(|(p, _)| p.ends_with('/'))
+        .map(|(p, _)| policy_path(p.trim_end_matches('/'), home, base))
+        .filter(|c| c.is_dir())
+        .filter(|c| {
+            ![base, data_dir]
+                .iter()
+                .any(|o| o.starts_with(c) || c.starts_with(o))
+        })
+        .map(|c| {
+            let upper = changes.join(dir_name(c.strip_prefix(home).unwrap_or(&c)));
+            (c, upper)
+        })
+        .collect()
+}
+
+/// A directory name for `path`: its last components, readable, and a
+/// hash of the whole (paths that end alike stay apart).
+fn dir_name(path: &Path) -> String {
+    // FNV-1a: stable across builds, unlike std's hasher.
+    let hash = path
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let tail: String = path
+        .to_string_lossy()
+        .trim_start_matches('/')
+        .replace('/', "%")
+        .chars()
+        .rev()
+        .take(60)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("{tail}-{hash:016x}")
+}
+
 /// What [`writable_places`] starts from.
 pub struct Writable<'a> {
     /// The launched agent's program name (`claude`), if any.

@@ -829,13 +829,14 @@ const CACHED_SOURCES: &[&str] = &[
 ];
 
 /// A dependency's source unpacked in a package cache is code the user's
-/// next build compiles outside the box: the box does not let the agent
-/// change it (the caches stay writable for what the tools add to them).
-// BYPASS: each write succeeds: launch_box::CACHES makes `~/.cargo/registry`,
-// `~/go/pkg/mod` and `~/.cache` writable whole, `src/`, the module
-// directories and the hooks included.
+/// next build compiles outside the box: the box lets the agent write the
+/// caches (a build in it fetches), but copy-on-write: what it writes, it
+/// reads back in this session and the next of the same project, and the
+/// host's cache keeps its bytes.
+// BYPASS (closed): each write reached the host's cache: launch_box::CACHES
+// made `~/.cargo/registry`, `~/go/pkg/mod` and `~/.cache` writable whole,
+// `src/`, the module directories and the hooks included.
 #[test]
-#[ignore = "BYPASS (open): the caches the box lets the tree write hold sources a later build outside compiles as they are"]
 fn dependency_sources_in_the_caches_keep_their_bytes() {
     for form in Form::all() {
         let b = Setup::new(PERMISSIVE);
@@ -853,15 +854,47 @@ fn dependency_sources_in_the_caches_keep_their_bytes() {
             "{\"v\":1}",
         );
         let before = snapshot(&b.home);
-        let attempts: Vec<String> = CACHED_SOURCES
+        let path = |rel: &str| s(&b.home.join(rel));
+        let written: Vec<String> = CACHED_SOURCES
             .iter()
-            .map(|rel| at(&["write", rel, &s(&b.home.join(rel))]))
+            .flat_map(|rel| {
+                [
+                    at(&["write", rel, &path(rel)]),
+                    at(&["read", &format!("read:{rel}"), &path(rel)]),
+                ]
+            })
             .collect();
-        let got = b.boxed(form, &attempts);
+        let got = b.boxed(form, &written);
         for rel in CACHED_SOURCES {
-            got.assert_failed(rel);
+            got.assert_ok(rel);
+            assert!(
+                got.get(&format!("read:{rel}")).contains("pwned"),
+                "{}",
+                got.show()
+            );
         }
         assert_unchanged(&b.home, &before, &got);
+        // The next session of the project has its copy; the host has not.
+        let read: Vec<String> = CACHED_SOURCES
+            .iter()
+            .map(|rel| at(&["read", &format!("again:{rel}"), &path(rel)]))
+            .collect();
+        let again = b.boxed(form, &read);
+        for rel in CACHED_SOURCES {
+            assert!(
+                again.get(&format!("again:{rel}")).contains("pwned"),
+                "{}",
+                again.show()
+            );
+        }
+        let open = b.probe(&["--enforce", "none"], form, &read);
+        for rel in CACHED_SOURCES {
+            assert!(
+                !open.get(&format!("again:{rel}")).contains("pwned"),
+                "{}",
+                open.show()
+            );
+        }
     }
 }
 

@@ -917,11 +917,43 @@ fn below(dir: &Path, name: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The box's copy of the user's cache `rel` (`.cargo/registry`): where
+/// what the tree writes there lands, one per project (the host's cache
+/// keeps its bytes).
+fn box_copy(p: &Project, rel: &str) -> PathBuf {
+    let name = rel.replace('/', "%");
+    let copies: Vec<PathBuf> = std::fs::read_dir(p.home.join(".aileron/box-caches"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|project| {
+            std::fs::read_dir(project.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter(|d| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{name}-")))
+        })
+        .collect();
+    assert_eq!(copies.len(), 1, "the box's copies of ~/{rel}: {copies:?}");
+    copies[0].join("upper")
+}
+
 /// Asserts that `cargo fetch` in the box downloaded the crate from the
-/// mirror, through the proxy, into `~/.cargo/registry`, and locked it.
+/// mirror, through the proxy, into the box's copy of `~/.cargo/registry`
+/// (not the host's), and locked it.
 fn assert_fetched(p: &Project, mirror: &Mirror, bytes: &[u8], cksum: &str, out: &Output) {
     assert!(out.status.success(), "cargo fetch failed\n{}", show(p, out));
-    let registry = p.home.join(".cargo/registry");
+    let host = p.home.join(".cargo/registry/cache");
+    assert!(
+        below(&host, &format!("{CRATE}-{CRATE_VERSION}.crate")).is_empty(),
+        "the host's cache changed\n{}",
+        show(p, out)
+    );
+    let registry = box_copy(p, ".cargo/registry");
     let cached = below(
         &registry.join("cache"),
         &format!("{CRATE}-{CRATE_VERSION}.crate"),

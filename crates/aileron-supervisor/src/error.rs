@@ -41,6 +41,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A package cache's copy-on-write directory cannot be made.
+    #[error("cannot make {} for a package cache's changes in the box: {source}", path.display())]
+    Overlay {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     /// A path to lock cannot be passed to the kernel.
     #[error("{} holds a NUL", path.display())]
     PathHoldsNul { path: PathBuf },

@@ -26,6 +26,7 @@
 //! the tree's mount namespace: the C library asks the proxy.
 
 use crate::Error;
+use crate::overlay::Overlay;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -46,12 +47,17 @@ pub struct Lockdown {
     /// The working directory, entered again once the mounts are in place:
     /// until then it is the directory under the new mount of its own path.
     cwd: CString,
-    landlock: Option<i32>,
+    /// The Landlock ruleset, and the rights a writable place gets in it
+    /// (given to each cache's overlay once it is mounted: a rule on the
+    /// directory below a mount is not looked at).
+    landlock: Option<(i32, u64)>,
     /// Loopback listeners made in the tree's own network namespace (None:
     /// the host's network).
     listen: Option<Vec<libc::sockaddr_in>>,
     /// The box's DNS at `127.0.0.1:53`, handed over after the listeners.
     resolver: Option<Resolver>,
+    /// The package caches' overlays.
+    overlays: Vec<Overlay>,
 }
 
 /// The box's DNS: its sockets at `127.0.0.1:53`, and the file (saying
@@ -104,6 +110,10 @@ pub struct Spec<'a> {
     /// `127.0.0.1:53`; the session's own directory (the tree cannot write
     /// it) where its `resolv.conf` is written.
     pub dns: Option<&'a Path>,
+    /// Package caches the tree writes copy-on-write: each `(cache, dir)`
+    /// an overlay whose changes land in `dir`, never in the host's cache
+    /// ([`crate::overlay`]).
+    pub caches: &'a [(PathBuf, PathBuf)],
 }
 
 struct IdMaps {
@@ -218,6 +228,7 @@ impl Lockdown {
             listen,
             dns,
             cover,
+            caches,
         } = *spec;
         mount_namespace_available()?;
         // SAFETY: getuid/getgid have no preconditions.
@@ -289,6 +300,11 @@ impl Lockdown {
                 Some(dir) => Some(Resolver::prepare(dir)?),
                 None => None,
             },
+            overlays: caches
+                .iter()
+                .filter(|(cache, _)| cache.is_dir())
+                .map(|(cache, dir)| Overlay::prepare(cache, dir))
+                .collect::<Result<_, _>>()?,
         })
     }
 
@@ -376,7 +392,11 @@ impl Lockdown {
     /// The Landlock ruleset: signals confined to the tree (ABI 6), writes to
     /// `writable` (when given), and, with `unreadable`, reads to everything
     /// but those ([`read_rules`]). None when the kernel has nothing to add.
-    fn ruleset(writable: Option<&[PathBuf]>, unreadable: &[PathBuf]) -> Result<Option<i32>, Error> {
+    /// The Landlock ruleset, and the rights a writable place gets in it.
+    fn ruleset(
+        writable: Option<&[PathBuf]>,
+        unreadable: &[PathBuf],
+    ) -> Result<Option<(i32, u64)>, Error> {
         let abi = landlock_abi();
         if writable.is_some() && abi == 0 {
             return Err(Error::NoLandlockForWritable);
@@ -455,7 +475,7 @@ impl Lockdown {
                 });
             }
         }
-        Ok(Some(fd))
+        Ok(Some((fd, write_rights)))
     }
 
     /// In the tree's first process, after its own `/proc` is mounted:
@@ -465,7 +485,7 @@ impl Lockdown {
     /// # Safety
     /// Between fork and exec, before [`Lockdown::restrict`].
     pub unsafe fn read_new_proc(&self) {
-        let Some(fd) = self.landlock else { return };
+        let Some((fd, _)) = self.landlock else { return };
         // SAFETY: an O_PATH descriptor of /proc and a rule naming it.
         unsafe {
             let proc = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
@@ -533,6 +553,20 @@ impl Lockdown {
             {
                 return Err(err());
             }
+            // Before the masks and locks: an overlay's own directory is
+            // among Aileron's files, which are read-only below.
+            let mut refused = false;
+            for o in &self.overlays {
+                let mounted = o.mount()?;
+                refused |= !mounted;
+                if mounted && let Some((ruleset, rights)) = self.landlock {
+                    o.writable_in(ruleset, rights)?;
+                }
+            }
+            if refused {
+                let line = c"aileron: the box cannot give the package caches a copy of their own here (overlayfs refused): they are read-only in it\n";
+                libc::write(2, line.as_ptr().cast(), line.count_bytes());
+            }
             // Before the masks: they may cover the session's directory.
             if let Some(r) = &self.resolver {
                 r.mount()?;
@@ -597,7 +631,7 @@ impl Lockdown {
 
     /// In the child, after `PR_SET_NO_NEW_PRIVS`: applies the Landlock domain.
     pub fn restrict(&self) -> std::io::Result<()> {
-        if let Some(fd) = self.landlock {
+        if let Some((fd, _)) = self.landlock {
             // SAFETY: fd is the ruleset created before the fork.
             let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) };
             if r != 0 {
@@ -619,7 +653,7 @@ fn open_path(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// Adds a path-beneath rule for the open `target` to the ruleset `fd`
 /// (no allocation: also between fork and exec).
-fn add_rule(fd: i32, target: i32, access: u64) -> std::io::Result<()> {
+pub(crate) fn add_rule(fd: i32, target: i32, access: u64) -> std::io::Result<()> {
     let rule = PathBeneath {
         allowed_access: access,
         parent_fd: target,
@@ -676,7 +710,7 @@ pub fn read_rules(unreadable: &[PathBuf]) -> Vec<(PathBuf, u64)> {
 
 /// The flags a read-only remount of `path`'s mount keeps (a user
 /// namespace may not drop them).
-fn kept_flags(path: &CString) -> libc::c_ulong {
+pub(crate) fn kept_flags(path: &CString) -> libc::c_ulong {
     // SAFETY: statvfs fills the struct for a NUL-ended path.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {

@@ -22,6 +22,8 @@ pub mod files;
 #[cfg(target_os = "linux")]
 pub mod filter;
 #[cfg(target_os = "linux")]
+pub mod overlay;
+#[cfg(target_os = "linux")]
 pub mod proc;
 #[cfg(target_os = "linux")]
 pub mod sockets;

@@ -20,6 +20,8 @@ pub mod files {
         pub writable: Option<&'a [PathBuf]>,
         pub unreadable: &'a [PathBuf],
         pub listen: Option<&'a [u16]>,
+        pub dns: Option<&'a std::path::Path>,
+        pub caches: &'a [(PathBuf, PathBuf)],
     }
 
     impl Lockdown {

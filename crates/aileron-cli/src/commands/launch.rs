@@ -829,6 +829,15 @@ fn run_enforced(
         protect.extend(locked_links);
         let unreadable =
             launch_box::kept_unreadable(&secrets, writable.as_deref().unwrap_or_default());
+        // The package caches, copy-on-write: the tree's changes land in a
+        // directory of the project's, the host's caches keep their bytes.
+        let caches = launch_box::cache_overlays(Path::new(&environment.home), &project, data_dir);
+        if !caches.is_empty() {
+            decider.record_session_note(&format!(
+                "the box gives these package caches a copy of their own (the host's keep their bytes): {}",
+                path_list(&caches.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>())
+            ));
+        }
         decider.pin_policy(
             std::time::SystemTime::now(),
             protect
@@ -846,6 +855,7 @@ fn run_enforced(
                 unreadable: &unreadable,
                 listen: net.is_some().then_some(ports.as_slice()),
                 dns: dns.as_ref().map(|_| runtime),
+                caches: &caches,
             })
             .map_err(Error::Lockdown)?,
         )
