@@ -549,7 +549,6 @@ fn getaddrinfo(host: &str) -> Result<Vec<IpAddr>, Lookup> {
     if r != 0 {
         return Err(match r {
             libc::EAI_NONAME => Lookup::NoName,
-            #[cfg(target_os = "linux")]
             libc::EAI_NODATA => Lookup::NoData,
             _ => Lookup::Failed(format!("the host's resolver failed ({r})")),
         });

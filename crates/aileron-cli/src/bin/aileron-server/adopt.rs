@@ -19,7 +19,9 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// One of the box's DNS sockets, handed over to be answered.
+/// One of the box's DNS sockets, handed over to be answered (made only
+/// where listeners are adopted: Linux).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub enum DnsSocket {
     Udp(tokio::net::UdpSocket),
     Tcp(tokio::net::TcpListener),
@@ -127,11 +129,7 @@ impl Channel {
 fn serve_dns(runtime: &tokio::runtime::Handle, dns: &ServeDns, socket: sys::Dns) {
     let dns = Arc::clone(dns);
     runtime.spawn(async move {
-        let socket = match socket {
-            sys::Dns::Udp(s) => tokio::net::UdpSocket::from_std(s).map(DnsSocket::Udp),
-            sys::Dns::Tcp(l) => tokio::net::TcpListener::from_std(l).map(DnsSocket::Tcp),
-        };
-        match socket {
+        match socket.into_tokio() {
             Ok(s) => dns(s).await,
             Err(e) => eprintln!("aileron proxy: cannot answer on an adopted DNS socket: {e}"),
         }
@@ -148,6 +146,17 @@ mod sys {
     pub enum Dns {
         Udp(std::net::UdpSocket),
         Tcp(std::net::TcpListener),
+    }
+
+    impl Dns {
+        /// The socket for tokio (in the runtime: it needs its reactor).
+        pub fn into_tokio(self) -> std::io::Result<super::DnsSocket> {
+            use super::DnsSocket;
+            match self {
+                Dns::Udp(s) => tokio::net::UdpSocket::from_std(s).map(DnsSocket::Udp),
+                Dns::Tcp(l) => tokio::net::TcpListener::from_std(l).map(DnsSocket::Tcp),
+            }
+        }
     }
 
     /// Whether `fd` is a Unix `SOCK_SEQPACKET` socket.
@@ -237,9 +246,12 @@ mod sys {
     pub const FOR_DNS: u8 = 1;
 
     /// Never made: nothing is adopted elsewhere.
-    pub enum Dns {
-        Udp(std::net::UdpSocket),
-        Tcp(std::net::TcpListener),
+    pub enum Dns {}
+
+    impl Dns {
+        pub fn into_tokio(self) -> std::io::Result<super::DnsSocket> {
+            match self {}
+        }
     }
 
     pub fn dns_socket(_: OwnedFd) -> Result<Dns, String> {
