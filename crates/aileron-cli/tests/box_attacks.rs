@@ -1321,11 +1321,11 @@ fn stores_written_again_during_the_session_stay_masked() {
 /// writes `.git/config.lock` and renames it over the file; an editor's
 /// safe save of `aileron.yaml`, a new file renamed over the old one), stay
 /// locked to the agent.
-// BYPASS: after the user's rename both are written from the box: the
-// read-only mount over each path is detached by the rename over it, and
-// the project is writable to Landlock.
+// BYPASS (closed): after the user's rename both were written from the box:
+// the read-only mount over each path is detached by the rename over it, and
+// the project is writable to Landlock; the guard covered them again at its
+// next round, 20 ms later. Now the rename itself wakes it (inotify).
 #[test]
-#[ignore = "BYPASS (open): a locked file the host renames over is covered again within 20 ms, not at once"]
 fn locked_files_the_user_saves_again_stay_locked() {
     if !available("git", Command::new("git").arg("--version").output().is_ok()) {
         return;

@@ -58,6 +58,9 @@ pub struct Lockdown {
     resolver: Option<Resolver>,
     /// The package caches' overlays.
     overlays: Vec<Overlay>,
+    /// The directories holding what is locked or masked: a name renamed
+    /// or made there wakes the guard ([`Lockdown::watch`]).
+    watched: Vec<CString>,
 }
 
 /// The box's DNS: its sockets at `127.0.0.1:53`, and the file (saying
@@ -285,6 +288,7 @@ impl Lockdown {
                 Err(_) => {}
             }
         }
+        let watched = watched_dirs(mounts.iter().map(|(c, _)| c).chain(&hidden));
         let landlock = Self::ruleset(writable, unreadable)?;
         Ok(Lockdown {
             id_maps,
@@ -300,6 +304,7 @@ impl Lockdown {
                 Some(dir) => Some(Resolver::prepare(dir)?),
                 None => None,
             },
+            watched,
             overlays: caches
                 .iter()
                 .filter(|(cache, _)| cache.is_dir())
@@ -329,11 +334,33 @@ impl Lockdown {
         }
     }
 
+    /// An inotify descriptor watching the directories that hold what is
+    /// locked or masked (-1: none): the guard covers again as soon as the
+    /// host renames a file over a locked path, not at its next round.
+    ///
+    /// # Safety
+    /// Between fork and exec (system calls on paths prepared before).
+    pub unsafe fn watch(&self) -> i32 {
+        // SAFETY: inotify calls on NUL-ended paths prepared before the fork.
+        unsafe {
+            let fd = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+            if fd < 0 {
+                return -1;
+            }
+            let events = libc::IN_MOVED_TO | libc::IN_CREATE | libc::IN_DELETE;
+            for dir in &self.watched {
+                libc::inotify_add_watch(fd, dir.as_ptr(), events);
+            }
+            fd
+        }
+    }
+
     /// Outside the tree, in its mount namespace: covers again what a
     /// process of the host uncovered by replacing it (an editor's save, a
     /// `git config`, a `docker login`: a new file renamed over the path
     /// detaches the mount that covered it), as [`Lockdown::enter`] did.
-    /// Called every few milliseconds while the tree lives.
+    /// Called when [`Lockdown::watch`] sees a change, and every few
+    /// milliseconds, while the tree lives.
     ///
     /// # Safety
     /// Between fork and exec: plain system calls on prepared strings.
@@ -706,6 +733,19 @@ pub fn read_rules(unreadable: &[PathBuf]) -> Vec<(PathBuf, u64)> {
         }
     }
     rules
+}
+
+/// The parent directories of `paths`, each once.
+fn watched_dirs<'a>(paths: impl Iterator<Item = &'a CString>) -> Vec<CString> {
+    let mut dirs: Vec<CString> = paths
+        .filter_map(|c| {
+            let p = Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()));
+            CString::new(p.parent()?.as_os_str().as_bytes()).ok()
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 /// The flags a read-only remount of `path`'s mount keeps (a user

@@ -223,6 +223,31 @@ const COVER_EVERY: libc::timespec = libc::timespec {
     tv_nsec: 20_000_000,
 };
 
+/// Waits [`COVER_EVERY`] or until `changes` (an inotify descriptor, or
+/// -1) reports a change, which it drains.
+///
+/// # Safety
+/// Only between fork and exec.
+unsafe fn wait_for_change(changes: i32) {
+    // SAFETY: plain system calls on a stack buffer.
+    unsafe {
+        if changes < 0 {
+            libc::nanosleep(&COVER_EVERY, std::ptr::null_mut());
+            return;
+        }
+        let mut pfd = libc::pollfd {
+            fd: changes,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = (COVER_EVERY.tv_nsec / 1_000_000) as i32;
+        if libc::poll(&mut pfd, 1, ms) > 0 {
+            let mut buf = [0u8; 4096];
+            while libc::read(changes, buf.as_mut_ptr().cast(), buf.len()) > 0 {}
+        }
+    }
+}
+
 /// The middle process: reaps the tree's orphans until the agent ends, and
 /// exits as it did; with `guard`, it also keeps the box's mounts in place.
 unsafe fn wait_and_exit(agent: libc::pid_t, guard: Option<&Lockdown>) -> ! {
@@ -235,6 +260,8 @@ unsafe fn wait_and_exit(agent: libc::pid_t, guard: Option<&Lockdown>) -> ! {
         }
         // Including the pipe on which std learns that the exec happened.
         libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+        // A rename over a locked path wakes the guard at once.
+        let changes = guard.map_or(-1, |l| l.watch());
         loop {
             let mut status = 0;
             // Any child: the agent, or an orphan adopted (never left a zombie).
@@ -243,7 +270,7 @@ unsafe fn wait_and_exit(agent: libc::pid_t, guard: Option<&Lockdown>) -> ! {
                     let r = libc::waitpid(-1, &mut status, libc::__WALL | libc::WNOHANG);
                     if r == 0 {
                         l.cover_again();
-                        libc::nanosleep(&COVER_EVERY, std::ptr::null_mut());
+                        wait_for_change(changes);
                         continue;
                     }
                     r
