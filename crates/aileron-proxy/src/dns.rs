@@ -42,8 +42,9 @@ pub const DECISION_WAIT: Duration = Duration::from_secs(3);
 /// The longest a prompt for a lookup could wait (a policy that sends
 /// asks to the dashboard, which the session cannot hand back).
 const PROMPT_BUDGET_SECS: u64 = 2;
-/// Lookups decided at once; past that, queries wait in the socket.
-const CONCURRENT: usize = 64;
+/// Lookups answered at once, and decisions under way at once; past that,
+/// queries wait in the socket.
+pub const CONCURRENT: usize = 64;
 /// How long a TCP client may stay silent between queries.
 const TCP_IDLE: Duration = Duration::from_secs(10);
 /// The largest UDP answer without EDNS (RFC 1035), and the largest this
@@ -416,7 +417,7 @@ impl Proxy {
 
     /// One TCP client: length-prefixed queries answered in turn, until it
     /// closes, stays silent for [`TCP_IDLE`] or sends what gets no answer.
-    async fn dns_connection(&self, mut stream: TcpStream, slots: &Semaphore) {
+    async fn dns_connection(self: &Arc<Self>, mut stream: TcpStream, slots: &Semaphore) {
         loop {
             let mut len = [0u8; 2];
             let read = tokio::time::timeout(TCP_IDLE, stream.read_exact(&mut len)).await;
@@ -443,7 +444,7 @@ impl Proxy {
     }
 
     /// The reply to one message; None when it gets none.
-    async fn respond(&self, msg: &[u8], transport: Transport) -> Option<Vec<u8>> {
+    async fn respond(self: &Arc<Self>, msg: &[u8], transport: Transport) -> Option<Vec<u8>> {
         let q = match parse(msg) {
             Ok(q) => q,
             Err(Unanswered::Dropped) => return None,
@@ -460,7 +461,7 @@ impl Proxy {
     }
 
     /// Decides and, when allowed, resolves `q`.
-    async fn look_up(&self, q: &Query) -> Answer {
+    async fn look_up(self: &Arc<Self>, q: &Query) -> Answer {
         if q.edns.is_some_and(|e| e.version != 0) {
             return Answer::Failed("EDNS version".into());
         }
@@ -470,15 +471,7 @@ impl Proxy {
         let Some((target, action)) = q.name.as_deref().and_then(|n| lookup_action(n, kind)) else {
             return Answer::Refused("aileron: not a host name".into());
         };
-        let decided = tokio::time::timeout(
-            DECISION_WAIT,
-            self.verdict(action, &target, |req| {
-                // Never held for a human: an ask comes back at once.
-                req.agent_asks = true;
-                req.prompt_budget = Some(PROMPT_BUDGET_SECS);
-            }),
-        )
-        .await;
+        let decided = self.decide_lookup(action, target.clone()).await;
         match decided {
             Err(_) => Answer::Failed("the decision takes longer than a lookup waits".into()),
             Ok(None) => Answer::Refused("aileron: denied: the decision failed".into()),
@@ -488,6 +481,34 @@ impl Proxy {
                     .unwrap_or_else(|| format!("aileron: {}", r.decision)),
             ),
         }
+    }
+
+    /// The session's answer to a lookup's `action`, never held for a
+    /// person (an ask comes back at once); `Err` past [`DECISION_WAIT`].
+    /// The decision runs on its own task holding one of [`CONCURRENT`]
+    /// permits until it ends (a slow judge), though the lookup was
+    /// answered: a flood of names cannot start more decisions than that.
+    async fn decide_lookup(
+        self: &Arc<Self>,
+        action: Action,
+        target: Target,
+    ) -> Result<Option<aileron_session::Response>, tokio::time::error::Elapsed> {
+        let proxy = Arc::clone(self);
+        let deciding = async move {
+            let permit = Arc::clone(&proxy.deciding).acquire_owned().await.ok()?;
+            let decision = tokio::spawn(async move {
+                let answer = proxy
+                    .verdict(action, &target, |req| {
+                        req.agent_asks = true;
+                        req.prompt_budget = Some(PROMPT_BUDGET_SECS);
+                    })
+                    .await;
+                drop(permit);
+                answer
+            });
+            decision.await.ok().flatten()
+        };
+        tokio::time::timeout(DECISION_WAIT, deciding).await
     }
 }
 

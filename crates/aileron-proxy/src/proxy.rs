@@ -81,6 +81,8 @@ pub struct Proxy {
     /// Host and port of the agent's own model endpoints.
     agent_apis: Vec<(String, u16)>,
     usage_log: Option<Arc<UsageLog>>,
+    /// The box's DNS lookups being decided at once (`dns`).
+    pub(crate) deciding: Arc<tokio::sync::Semaphore>,
 }
 
 impl Proxy {
@@ -133,6 +135,7 @@ impl Proxy {
                 })
                 .collect(),
             usage_log: cfg.usage_log,
+            deciding: Arc::new(tokio::sync::Semaphore::new(crate::dns::CONCURRENT)),
         }))
     }
 

@@ -369,17 +369,8 @@ fn malformed_messages_get_formerr_or_nothing_and_the_responder_goes_on() {
 /// client may try again: never an answer the policy did not give.
 #[test]
 fn a_decision_slower_than_a_lookup_waits_is_servfail() {
-    // A judge that takes connections and never answers.
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = silent.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let held: Vec<_> = silent.incoming().take(8).collect();
-        std::thread::sleep(Duration::from_secs(60));
-        drop(held);
-    });
-    let r = Responder::start(&format!(
-        "version: 1\ndefault: allow\njudges:\n  slow: {{provider: openai, base_url: \"http://127.0.0.1:{port}/v1\", model: m, timeout: 20}}\njudge:\n  - id: judged-names\n    when: {{type: http.request, http.host: localhost}}\n    judge: slow\n    prompt: \"Allow lookups of local names.\"\n"
-    ));
+    let (port, _held) = silent_judge();
+    let r = Responder::start(&judged(port));
     let started = std::time::Instant::now();
     let Some(got) = r.dig(&["localhost", "A"]) else {
         return;
@@ -389,5 +380,52 @@ fn a_decision_slower_than_a_lookup_waits_is_servfail() {
     assert!(
         started.elapsed() >= aileron_proxy::dns::DECISION_WAIT,
         "answered before the decision could have come"
+    );
+}
+
+/// A judge that takes connections and never answers; how many it took.
+fn silent_judge() -> (u16, Arc<Mutex<Vec<std::net::TcpStream>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let h = Arc::clone(&held);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            h.lock().unwrap().push(conn);
+        }
+    });
+    (port, held)
+}
+
+/// A policy that sends every name to the judge on `port`.
+fn judged(port: u16) -> String {
+    format!(
+        "version: 1\ndefault: allow\njudges:\n  slow: {{provider: openai, base_url: \"http://127.0.0.1:{port}/v1\", model: m, timeout: 20}}\njudge:\n  - id: judged-names\n    when: {{type: http.request, dns.name: {{exists: true}}}}\n    judge: slow\n    prompt: \"Allow lookups.\"\n"
+    )
+}
+
+/// A flood of names under a judge that does not answer starts no more
+/// decisions than `dns::CONCURRENT`: one answered SERVFAIL still counts
+/// until its judge gives up.
+#[test]
+fn a_flood_of_names_starts_a_bounded_number_of_decisions() {
+    let (port, held) = silent_judge();
+    let r = Responder::start(&judged(port));
+    let names: Vec<String> = (0..aileron_proxy::dns::CONCURRENT * 2)
+        .map(|i| format!("n{i}.flood.example"))
+        .collect();
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for name in &names {
+        let labels: Vec<&[u8]> = name.split('.').map(str::as_bytes).collect();
+        s.send_to(&query(&labels), ("127.0.0.1", r.port)).unwrap();
+    }
+    // Past two rounds of SERVFAIL: a lookup let go would have let the
+    // next ones start theirs.
+    std::thread::sleep(aileron_proxy::dns::DECISION_WAIT * 2 + Duration::from_secs(1));
+    let judged = held.lock().unwrap().len();
+    assert!(judged > 0, "no lookup reached the judge");
+    assert!(
+        judged <= aileron_proxy::dns::CONCURRENT,
+        "{judged} decisions under way at once"
     );
 }
