@@ -270,23 +270,33 @@ pub struct HardLinks {
     pub cut_short: bool,
 }
 
-/// Visits the regular files with more than one link below `dirs`, but in
-/// `skip`, each directory once, until `visit` says stop or [`WALK_LIMIT`]
-/// entries were looked at; false when the limit stopped it.
+/// A directory's (device, inode): the same directory under another name
+/// (a bind mount, a link to an ancestor) is the same.
+type DirId = (u64, u64);
+
+/// The [`DirId`] of `dir`, if it is one.
+fn dir_id(dir: &Path) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// Visits the regular files with more than one link below `dirs`, each
+/// directory once and none of `done`, until `visit` says stop or
+/// [`WALK_LIMIT`] entries were looked at; false when the limit stopped it.
 fn each_linked_file(
     dirs: &[PathBuf],
-    skip: &[PathBuf],
+    mut done: std::collections::HashSet<DirId>,
     mut visit: impl FnMut(&Path, &std::fs::Metadata) -> bool,
 ) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let (mut seen, mut done) = (0, std::collections::HashSet::new());
+    let mut seen = 0;
     let mut todo: Vec<PathBuf> = dirs.to_vec();
     while let Some(dir) = todo.pop() {
         // A directory mounted at two places is looked at once.
-        let Ok(m) = std::fs::metadata(&dir) else {
-            continue;
-        };
-        if !done.insert((m.dev(), m.ino())) {
+        if !dir_id(&dir).is_some_and(|id| done.insert(id)) {
             continue;
         }
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -296,10 +306,7 @@ fn each_linked_file(
             }
             let Ok(kind) = e.file_type() else { continue };
             if kind.is_dir() {
-                let path = e.path();
-                if !skip.contains(&path) {
-                    todo.push(path);
-                }
+                todo.push(e.path());
             } else if kind.is_file()
                 && let Ok(m) = e.metadata()
                 && m.nlink() > 1
@@ -330,7 +337,7 @@ impl HardLinks {
     pub fn walk(roots: &[PathBuf]) -> HardLinks {
         use std::os::unix::fs::MetadataExt;
         let mut files = std::collections::HashMap::new();
-        let complete = each_linked_file(&outermost(roots), &[], |path, m| {
+        let complete = each_linked_file(&outermost(roots), Default::default(), |path, m| {
             files
                 .entry((m.dev(), m.ino()))
                 .or_insert_with(|| Linked {
@@ -371,7 +378,10 @@ impl HardLinks {
         if left == 0 || places.is_empty() {
             return;
         }
-        each_linked_file(&places, roots, |_, m| {
+        // The roots, under whatever name a place reaches them, are not
+        // counted twice.
+        let walked = roots.iter().filter_map(|r| dir_id(r)).collect();
+        each_linked_file(&places, walked, |_, m| {
             if let Some(f) = self.files.get_mut(&(m.dev(), m.ino()))
                 && f.leads_out()
             {
@@ -1149,6 +1159,12 @@ mod tests {
             links.leading_out(),
             vec![proj.join("blob"), proj.join("notes")]
         );
+        // A writable place that holds the project under another name does
+        // not count its names twice.
+        std::os::unix::fs::symlink(&root, root.join("alias")).unwrap();
+        let mut links = HardLinks::walk(&roots);
+        links.find_elsewhere(&[root.join("alias/proj")], &roots);
+        assert!(links.leading_out().contains(&proj.join("notes")));
     }
 
     #[test]

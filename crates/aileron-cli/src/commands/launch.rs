@@ -952,9 +952,15 @@ fn hard_links(
             &outside,
         ),
     ];
+    // A copy made with `cp -al` links every file: the note names a few.
+    const NAMED: usize = 20;
     for (what, paths) in notes {
-        if !paths.is_empty() {
-            decider.record_session_note(&format!("{what}: {}", path_list(paths)));
+        let more = paths.len().saturating_sub(NAMED);
+        let named = path_list(&paths[..paths.len() - more]);
+        match (paths.is_empty(), more) {
+            (true, _) => {}
+            (false, 0) => decider.record_session_note(&format!("{what}: {named}")),
+            (false, n) => decider.record_session_note(&format!("{what}: {named} and {n} more")),
         }
     }
     if links.cut_short {
