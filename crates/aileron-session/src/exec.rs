@@ -566,8 +566,23 @@ pub fn exec_line(call: &ExecCall) -> String {
     if named != loaded {
         line.push_str(&format!(" ; {assignments}{}{args}", quote(loaded)));
     }
-    if let Some((interpreter, before)) = call.interpreter.split_first() {
-        // What the kernel runs for a script: its interpreter.
+    if let Some((interpreter, mut before)) = call.interpreter.split_first() {
+        // What the kernel runs for a script: its interpreter. A shell's
+        // script is named above already; `bash FILE` would read as code
+        // in a file the analysis does not see, when each of its commands
+        // is an exec decided in turn.
+        let runs = match base_name(interpreter) {
+            "env" => before.first().map_or("", |a| base_name(a)),
+            other => other,
+        };
+        let mut args = args.as_str();
+        if aileron_shell::invocation::is_shell_name(runs)
+            && let Some((_script, rest)) = before.split_last()
+        {
+            // The shell alone: its next word would read as another file.
+            before = rest;
+            args = "";
+        }
         let before: String = before.iter().map(|a| format!(" {}", quote(a))).collect();
         line.push_str(&format!(
             " ; {assignments}{}{before}{args}",
@@ -600,6 +615,34 @@ fn shell_text(exe: &str, argv: &[String]) -> Option<String> {
     }
 }
 
+/// A shell exec'd with a script file and its arguments (`bash FILE ARGS`,
+/// as `/usr/bin/env bash` runs a `#!/usr/bin/env bash` script), decided as
+/// the kernel's run of a script is ([`exec_line`]): the script by its name
+/// with the arguments, and the shell. The file's own commands are
+/// execs of the tree, each decided in turn, so the analysis' "code in a
+/// file it does not read" is not this exec's to ask about; a line typed
+/// as `bash FILE` is decided by the shim, where it is. Any option before
+/// the file: None (decided by its argv).
+fn script_run(exe: &str, argv: &[String]) -> Option<String> {
+    let (name, rest) = argv.split_first()?;
+    let (script, args) = rest.split_first()?;
+    let shell = base_name(exe);
+    if base_name(name) != shell
+        || !aileron_shell::invocation::is_shell_name(shell)
+        || script.starts_with(['-', '+'])
+        || script.is_empty()
+    {
+        return None;
+    }
+    let args: String = args.iter().map(|a| format!(" {}", quote(a))).collect();
+    // The shell alone after it: its next word would read as another file.
+    Some(format!(
+        "{}{args} ; {}",
+        quote(base_name(script)),
+        quote(shell)
+    ))
+}
+
 impl Decider {
     /// The line a human decides for an exec. A shell run with `-c` is
     /// decided by its text, as the shim decides it (the model's command
@@ -624,6 +667,9 @@ impl Decider {
             });
         if let Some(text) = shell_text(exe, argv) {
             return aileron_shell::harness::model_command(text, &self.home());
+        }
+        if let Some(line) = script_run(exe, argv) {
+            return line;
         }
         if argv.len() == call.argv.len() {
             return exec_line(call);
@@ -718,6 +764,32 @@ mod tests {
         let mut c = call("/usr/bin/ls", &["ls"]);
         c.code_env = vec![("LD_PRELOAD".into(), "/tmp/x.so".into())];
         assert_eq!(exec_line(&c), "LD_PRELOAD=/tmp/x.so ls");
+    }
+
+    #[test]
+    fn a_shell_script_is_named_by_the_script_and_its_shell_alone() {
+        // `#!/usr/bin/env bash` at /p/shims/python3, run as `python3 -V`.
+        let mut c = call("/p/shims/python3", &["python3", "-V"]);
+        c.interpreter = vec![
+            "/usr/bin/env".into(),
+            "bash".into(),
+            "/p/shims/python3".into(),
+        ];
+        assert_eq!(exec_line(&c), "python3 -V ; env bash");
+        // `#!/usr/bin/python3 -u`: not a shell, the script stays named.
+        c.interpreter = vec!["/usr/bin/python3".into(), "-u".into(), "/p/x".into()];
+        assert_eq!(exec_line(&c), "python3 -V ; python3 -u /p/x -V");
+        // env then runs bash with the file.
+        let argv: Vec<String> = ["bash", "/p/shims/python3", "-V"].map(String::from).into();
+        assert_eq!(
+            script_run("/usr/bin/bash", &argv).as_deref(),
+            Some("python3 -V ; bash")
+        );
+        // An option before the file, or `-c`: decided otherwise.
+        let argv: Vec<String> = ["bash", "-x", "/p/s.sh"].map(String::from).into();
+        assert_eq!(script_run("/usr/bin/bash", &argv), None);
+        let argv: Vec<String> = ["python3", "/p/s.py"].map(String::from).into();
+        assert_eq!(script_run("/usr/bin/python3", &argv), None);
     }
 
     #[test]
