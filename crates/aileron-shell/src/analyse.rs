@@ -316,6 +316,16 @@ type Fds = Vec<(i32, FdTarget)>;
 /// How deep `/dev/fd/N` pointing at `/dev/fd/M` is followed.
 const FD_DEPTH: usize = 8;
 
+/// A function the line defines.
+struct Function {
+    name: String,
+    /// The body as text, to tell definitions apart.
+    text: String,
+    body: ast::FunctionBody,
+    /// The text the body was parsed from (its spans index into it).
+    src: Rc<str>,
+}
+
 /// A prefix assignment (`FOO=1 cmd`).
 struct Assign {
     name: String,
@@ -438,9 +448,12 @@ struct Walker<'c> {
     /// Functions defined anywhere in the line (or a payload of it), with
     /// the text their body was parsed from: a command of that name may
     /// call one, and its body is walked there, where it runs.
-    functions: Vec<(String, Rc<(ast::FunctionBody, String)>)>,
+    functions: Vec<Rc<Function>>,
     /// Functions whose body is being walked for a call.
     calling: Vec<String>,
+    /// How many texts were checked as arithmetic: a loop whose first pass
+    /// checked none has nothing a tainted variable could change.
+    arith_calls: std::cell::Cell<usize>,
     /// Walking a line a POSIX shell runs (`sh -c`, `dash -c`): where it
     /// and bash differ (braces, `time`), the command is opaque.
     posix: bool,
@@ -472,6 +485,7 @@ impl<'c> Walker<'c> {
             calling: Vec::new(),
             runners: Vec::new(),
             posix: false,
+            arith_calls: std::cell::Cell::new(0),
         }
     }
 
@@ -489,6 +503,7 @@ impl<'c> Walker<'c> {
     /// Why bash could run a command while evaluating `text` as arithmetic
     /// (an array subscript in a value is expanded again), if it could.
     fn arith_risk(&self, text: &str) -> Option<String> {
+        self.arith_calls.set(self.arith_calls.get() + 1);
         if text.contains('`') || text.contains("$(") {
             return Some(format!(
                 "`{text}` is evaluated as arithmetic, which runs the commands in it"
@@ -639,7 +654,9 @@ impl<'c> Walker<'c> {
 
     fn word(&self, raw: &str, subs: &mut Vec<String>) -> Word {
         let w = words::decode(raw, subs, self.ctx.limits.max_depth);
-        self.expanded.borrow_mut().extend(w.assigns.iter().cloned());
+        if !w.assigns.is_empty() {
+            self.expanded.borrow_mut().extend(w.assigns.iter().cloned());
+        }
         w
     }
 
@@ -715,11 +732,24 @@ impl<'c> Walker<'c> {
             definitions(list, &mut defs);
         }
         if !defs.is_empty() {
-            let src = Rc::new(src.to_owned());
+            let src: Rc<str> = Rc::from(src);
             for def in defs {
                 let name = self.word(&def.fname.value, &mut Vec::new()).text;
-                self.functions
-                    .push((name, Rc::new((def.body.clone(), src.as_ref().clone()))));
+                let text = def.body.to_string();
+                // A payload parsed again (a body walked at each call) must
+                // not add its definitions twice.
+                if !self
+                    .functions
+                    .iter()
+                    .any(|f| f.name == name && f.text == text)
+                {
+                    self.functions.push(Rc::new(Function {
+                        name,
+                        text,
+                        body: def.body.clone(),
+                        src: Rc::clone(&src),
+                    }));
+                }
             }
         }
         for list in &program.complete_commands {
@@ -834,11 +864,11 @@ impl<'c> Walker<'c> {
     /// body is walked here, where it runs, its commands children of the
     /// call.
     fn call(&mut self, name: &str, idx: usize, env: Env) {
-        let bodies: Vec<_> = self
+        let bodies: Vec<Rc<Function>> = self
             .functions
             .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, b)| Rc::clone(b))
+            .filter(|f| f.name == name)
+            .map(Rc::clone)
             .collect();
         if bodies.is_empty() {
             return;
@@ -863,7 +893,7 @@ impl<'c> Walker<'c> {
                 parent: Some(idx),
                 ..env
             };
-            self.compound(&body.0.0, body.0.1.as_ref(), &body.1, e);
+            self.compound(&body.body.0, body.body.1.as_ref(), &body.src, e);
             self.note_children(before, Some(idx), &format!("body of the function `{name}`"));
         }
         self.func = saved_func;
@@ -876,6 +906,14 @@ impl<'c> Walker<'c> {
         let saved = self.func.replace(name.clone());
         let saved_cwd = self.cwd.clone();
         let before = self.out.len();
+        if name == "command_not_found_handle" {
+            // bash calls it for every command it does not find.
+            self.opaque_construct(
+                &name,
+                env.parent,
+                "`command_not_found_handle` runs wherever a command is not found".to_owned(),
+            );
+        }
         self.compound(&def.body.0, def.body.1.as_ref(), src, env);
         self.func = saved;
         self.cwd = saved_cwd;
@@ -1122,10 +1160,16 @@ impl<'c> Walker<'c> {
     /// in a loop leaves the directory not known (it ran 0 or more times).
     fn looped(&mut self, walk: &dyn Fn(&mut Walker<'c>)) {
         let cwd = self.cwd.clone();
-        let state = (self.tainted.clone(), self.integers.len());
+        let state = (
+            self.tainted.clone(),
+            self.integers.len(),
+            self.arith_calls.get(),
+        );
         let first = self.out.len();
         walk(self);
-        if self.tainted.iter().any(|t| !state.0.contains(t)) || self.integers.len() > state.1 {
+        let tainted =
+            self.arith_calls.get() > state.2 && self.tainted.iter().any(|t| !state.0.contains(t));
+        if tainted || self.integers.len() > state.1 {
             let second = self.out.len();
             walk(self);
             let opaque = |c: &SimpleCommand| c.tags.contains(&tags::OPAQUE);
@@ -2466,7 +2510,10 @@ impl<'c> Walker<'c> {
         dedup(&mut sc.notes);
 
         let idx = self.out.len();
-        if !words.is_empty() && !words[0].dynamic {
+        if !words.is_empty()
+            && !words[0].dynamic
+            && loads::is_runner(paths::basename(&words[0].text))
+        {
             let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
             if let Some(files) = loads::loaded_by(&texts) {
                 self.runners.push((idx, files, self.cwd.clone()));
@@ -2480,6 +2527,15 @@ impl<'c> Walker<'c> {
             if !env.guarded && self.cwd != before && facts.cd.is_some() {
                 // `cd X; ...`: if X does not exist the shell stays where it
                 // was, so what follows may run in either directory.
+                self.cwd = None;
+            }
+            if facts.cd.is_some()
+                && self
+                    .functions
+                    .iter()
+                    .any(|f| f.name == self.out[idx].binary)
+            {
+                // `cd() { ...; }`: the function may run instead.
                 self.cwd = None;
             }
             if words.len() == 1 && words[0].text == "exec" {

@@ -248,6 +248,9 @@ const RUNNERS: &[Runner] = &[
 /// `MOD`, and loads `MOD.py` or `MOD/` from its directory first.
 pub(crate) fn loaded_by(words: &[&str]) -> Option<Vec<&'static str>> {
     let program = words.first().map(|w| crate::paths::basename(w))?;
+    if !is_runner(program) {
+        return None;
+    }
     if is_python(program) {
         let m = words.iter().position(|w| *w == "-m")?;
         let module = *words.get(m + 1)?;
@@ -275,6 +278,12 @@ const PYTHON_SHADOWS: &[(&str, &[&str])] = &[
     ("ruff", &["ruff.py", "ruff/"]),
 ];
 
+/// Whether `program` (a base name) may be a runner: cheap, for every
+/// command.
+pub(crate) fn is_runner(program: &str) -> bool {
+    is_python(program) || RUNNERS.iter().any(|r| r.program == program)
+}
+
 fn is_python(program: &str) -> bool {
     program
         .strip_prefix("python")
@@ -294,7 +303,9 @@ pub(crate) fn writes_loaded(write: &str, loads: &[&str], cwd: Option<&str>) -> b
     // A write of the runner's directory or one above it (`tar -x`, `cp -r
     // dir/. .`) may create any of its files.
     if let Some(cwd) = cwd
-        && (cwd == write || cwd.starts_with(&format!("{}/", write.trim_end_matches('/'))))
+        && cwd
+            .strip_prefix(write.trim_end_matches('/'))
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     {
         return true;
     }

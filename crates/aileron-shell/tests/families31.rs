@@ -4,87 +4,41 @@
 //! report the protected path it reaches (so that the built-in rules deny
 //! it); everyday lines of the same shapes stay as they were.
 
+mod support;
+
 use std::process::Command;
 
-use aileron_shell::{Analysis, Context, Limits, Sensitivity, SimpleCommand, analyse, tags};
-
-const CWD: &str = "/work/p";
-const HOME: &str = "/home/u";
-
-fn run(line: &str) -> Analysis {
-    analyse(
-        line,
-        &Context {
-            cwd: CWD,
-            home: HOME,
-            limits: Limits::default(),
-        },
-    )
-}
-
-/// Tags that make the built-in rules ask.
-const ASKING: &[&str] = &[
-    tags::OPAQUE,
-    tags::PIPE_TO_SHELL,
-    tags::EVAL,
-    tags::BASE64_EXEC,
-    tags::REMOTE_SUBSTITUTION,
-    tags::INLINE_INTERPRETER,
-    tags::ENV_EXEC,
-];
-
-fn vouched(a: &Analysis) -> bool {
-    a.opaque.is_none()
-        && a.commands.iter().all(|c| {
-            c.sensitivity == Sensitivity::Read && !c.tags.iter().any(|t| ASKING.contains(t))
-        })
-}
+use aileron_shell::{Analysis, SimpleCommand, tags};
+use support::{reads, run, vouched, writes};
 
 fn opaque(a: &Analysis) -> bool {
     a.opaque.is_some() || a.commands.iter().any(|c| c.tags.contains(&tags::OPAQUE))
 }
 
-fn writes(a: &Analysis, path: &str) -> bool {
-    a.commands
+/// Asserts `want` of the analysis of every line.
+fn each(lines: &[&str], want: fn(&Analysis) -> bool, what: &str) {
+    let wrong: Vec<String> = lines
         .iter()
-        .any(|c| c.writes.iter().any(|w| w == path))
-}
-
-fn reads(a: &Analysis, path: &str) -> bool {
-    a.commands.iter().any(|c| c.reads.iter().any(|r| r == path))
+        .map(|l| (l, run(l)))
+        .filter(|(_, a)| !want(a))
+        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
+        .collect();
+    assert!(wrong.is_empty(), "{what}:\n{}", wrong.join("\n\n"));
 }
 
 /// Every line is opaque (the engine asks about it).
 fn all_opaque(lines: &[&str]) {
-    let wrong: Vec<String> = lines
-        .iter()
-        .map(|l| (l, run(l)))
-        .filter(|(_, a)| !opaque(a))
-        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
-        .collect();
-    assert!(wrong.is_empty(), "not opaque:\n{}", wrong.join("\n\n"));
+    each(lines, opaque, "not opaque");
 }
 
 /// Every line is vouched for (read-only, nothing that asks).
 fn all_vouched(lines: &[&str]) {
-    let wrong: Vec<String> = lines
-        .iter()
-        .map(|l| (l, run(l)))
-        .filter(|(_, a)| !vouched(a))
-        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
-        .collect();
-    assert!(wrong.is_empty(), "not vouched for:\n{}", wrong.join("\n\n"));
+    each(lines, vouched, "not vouched for");
 }
 
 /// No line is opaque (writers are decided by the paths they write).
 fn none_opaque(lines: &[&str]) {
-    let wrong: Vec<String> = lines
-        .iter()
-        .map(|l| (l, run(l)))
-        .filter(|(_, a)| opaque(a))
-        .map(|(l, a)| format!("{l:?}\n{a:#?}"))
-        .collect();
-    assert!(wrong.is_empty(), "opaque:\n{}", wrong.join("\n\n"));
+    each(lines, |a| !opaque(a), "opaque");
 }
 
 // ----- 1. NUL in ANSI-C quoting ----------------------------------------------
@@ -210,7 +164,13 @@ fn a_function_is_decided_where_it_is_called() {
             .any(|c| c.tags.contains(&tags::FORCE_PUSH)),
         "{a:#?}"
     );
-    all_opaque(&["f() { f; }; f", "a() { b; }; b() { a; }; a"]);
+    all_opaque(&[
+        "f() { f; }; f",
+        "a() { b; }; b() { a; }; a",
+        // A function in place of `cd`: the directory is not known after it.
+        "cd() { :; }; cd .aileron && cat admin.token",
+        "command_not_found_handle() { touch x; }; nosuch",
+    ]);
 }
 
 // ----- 4. arithmetic and the integer attribute -------------------------------
@@ -346,7 +306,12 @@ fn code_the_analysis_does_not_read_is_opaque() {
         "sh -c 'time cut -f1 b.txt'",
         "sh -c 'echo x > {a..a}'",
     ]);
-    none_opaque(&["bash -c 'ls -la'", "time ls", "bash -c 'time ls'", "sh -c 'ls -la'"]);
+    none_opaque(&[
+        "bash -c 'ls -la'",
+        "time ls",
+        "bash -c 'time ls'",
+        "sh -c 'ls -la'",
+    ]);
 }
 
 #[test]

@@ -8,49 +8,10 @@
 //! below must either not be vouched for, or report the protected path it
 //! reaches, so that the built-in rules deny it.
 
-use aileron_shell::{Analysis, Context, Limits, Sensitivity, analyse, tags};
+mod support;
 
-const CWD: &str = "/work/p";
-const HOME: &str = "/home/u";
-
-fn run(line: &str) -> Analysis {
-    analyse(
-        line,
-        &Context {
-            cwd: CWD,
-            home: HOME,
-            limits: Limits::default(),
-        },
-    )
-}
-
-/// Tags that make the built-in rules ask.
-const ASKING: &[&str] = &[
-    tags::OPAQUE,
-    tags::PIPE_TO_SHELL,
-    tags::EVAL,
-    tags::BASE64_EXEC,
-    tags::REMOTE_SUBSTITUTION,
-    tags::INLINE_INTERPRETER,
-    tags::ENV_EXEC,
-];
-
-fn vouched(a: &Analysis) -> bool {
-    a.opaque.is_none()
-        && a.commands.iter().all(|c| {
-            c.sensitivity == Sensitivity::Read && !c.tags.iter().any(|t| ASKING.contains(t))
-        })
-}
-
-fn writes(a: &Analysis, path: &str) -> bool {
-    a.commands
-        .iter()
-        .any(|c| c.writes.iter().any(|w| w == path))
-}
-
-fn reads(a: &Analysis, path: &str) -> bool {
-    a.commands.iter().any(|c| c.reads.iter().any(|w| w == path))
-}
+use aileron_shell::tags;
+use support::{reads, run, vouched, writes};
 
 /// Lines the analysis must not vouch for.
 const NOT_VOUCHED: &[&str] = &[
