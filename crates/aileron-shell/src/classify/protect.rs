@@ -71,18 +71,28 @@ fn glob(pat: &[u8], s: &[u8]) -> bool {
 }
 
 /// Does `text` (a path, perhaps a pattern) name or match a protected file?
+/// Its last two components are compared, without allocating: this runs
+/// for every argument of every command that can write.
 fn names_protected(text: &str) -> bool {
-    let comps: Vec<&str> = text
-        .trim_end_matches('/')
-        .split('/')
-        .filter(|c| !c.is_empty() && *c != ".")
-        .collect();
-    PROTECTED.iter().any(|p| {
-        comps.len() >= p.len()
-            && comps[comps.len() - p.len()..]
-                .iter()
-                .zip(p.iter())
-                .all(|(c, name)| glob(c.as_bytes(), name.as_bytes()))
+    let mut comps = text.rsplit('/').filter(|c| !c.is_empty() && *c != ".");
+    let (Some(last), before) = (comps.next(), comps.next()) else {
+        return false;
+    };
+    let pattern = |c: &str| c.bytes().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'));
+    let (last_pattern, before_pattern) = (pattern(last), before.is_some_and(pattern));
+    let same = |c: &str, is_pattern: bool, name: &str| {
+        if is_pattern {
+            glob(c.as_bytes(), name.as_bytes())
+        } else {
+            c.eq_ignore_ascii_case(name)
+        }
+    };
+    PROTECTED.iter().any(|p| match p {
+        [name] => same(last, last_pattern, name),
+        [dir, name] => {
+            same(last, last_pattern, name) && before.is_some_and(|b| same(b, before_pattern, dir))
+        }
+        _ => false,
     })
 }
 
@@ -104,7 +114,7 @@ pub(crate) fn check(f: &mut Facts, args: &[Word]) {
             .strip_prefix('-')
             .and_then(|o| o.split_once('='))
             .map_or(t, |(_, v)| v);
-        !written(i) && (names_protected(t) || names_protected(value))
+        !written(i) && (names_protected(t) || (value.len() < t.len() && names_protected(value)))
     });
     if let Some(i) = hit {
         f.opaque(format!(
