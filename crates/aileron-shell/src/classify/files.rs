@@ -1225,9 +1225,12 @@ fn url_file_name(url: &str) -> String {
     }
 }
 
-/// What a value-taking option of `curl` does with its value.
+/// What a value-taking option does with its value (tables of `tar`,
+/// `curl`, `wget`).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum CurlValue {
+enum OptValue {
+    /// A command line the program runs.
+    Runs,
     /// A file it writes (`-` is standard output).
     Writes,
     /// A file it reads.
@@ -1243,44 +1246,44 @@ enum CurlValue {
 /// curl's options whose value is a file, data sent, or not modelled:
 /// (short, long, effect). Every other option of [`tables::CURL`] takes
 /// data or nothing.
-const CURL_VALUES: &[(char, &str, CurlValue)] = &[
-    ('o', "output", CurlValue::Writes),
-    ('D', "dump-header", CurlValue::Writes),
-    ('c', "cookie-jar", CurlValue::Writes),
-    (' ', "trace", CurlValue::Writes),
-    (' ', "trace-ascii", CurlValue::Writes),
-    (' ', "libcurl", CurlValue::Writes),
-    (' ', "stderr", CurlValue::Writes),
-    (' ', "etag-save", CurlValue::Writes),
-    (' ', "hsts", CurlValue::Writes),
-    (' ', "alt-svc", CurlValue::Writes),
-    ('T', "upload-file", CurlValue::Reads),
-    (' ', "cacert", CurlValue::Reads),
-    (' ', "capath", CurlValue::Reads),
-    ('E', "cert", CurlValue::Reads),
-    (' ', "key", CurlValue::Reads),
-    (' ', "netrc-file", CurlValue::Reads),
-    (' ', "crlfile", CurlValue::Reads),
-    (' ', "etag-compare", CurlValue::Reads),
-    (' ', "proxy-cacert", CurlValue::Reads),
-    (' ', "proxy-capath", CurlValue::Reads),
-    (' ', "proxy-cert", CurlValue::Reads),
-    (' ', "proxy-key", CurlValue::Reads),
-    (' ', "proxy-crlfile", CurlValue::Reads),
-    ('d', "data", CurlValue::Sends),
-    (' ', "data-ascii", CurlValue::Sends),
-    (' ', "data-binary", CurlValue::Sends),
-    (' ', "data-urlencode", CurlValue::Sends),
-    (' ', "json", CurlValue::Sends),
-    ('F', "form", CurlValue::Sends),
-    ('H', "header", CurlValue::Sends),
-    (' ', "proxy-header", CurlValue::Sends),
-    ('w', "write-out", CurlValue::Sends),
-    ('b', "cookie", CurlValue::CookieOrFile),
+const CURL_VALUES: &[(char, &str, OptValue)] = &[
+    ('o', "output", OptValue::Writes),
+    ('D', "dump-header", OptValue::Writes),
+    ('c', "cookie-jar", OptValue::Writes),
+    (' ', "trace", OptValue::Writes),
+    (' ', "trace-ascii", OptValue::Writes),
+    (' ', "libcurl", OptValue::Writes),
+    (' ', "stderr", OptValue::Writes),
+    (' ', "etag-save", OptValue::Writes),
+    (' ', "hsts", OptValue::Writes),
+    (' ', "alt-svc", OptValue::Writes),
+    ('T', "upload-file", OptValue::Reads),
+    (' ', "cacert", OptValue::Reads),
+    (' ', "capath", OptValue::Reads),
+    ('E', "cert", OptValue::Reads),
+    (' ', "key", OptValue::Reads),
+    (' ', "netrc-file", OptValue::Reads),
+    (' ', "crlfile", OptValue::Reads),
+    (' ', "etag-compare", OptValue::Reads),
+    (' ', "proxy-cacert", OptValue::Reads),
+    (' ', "proxy-capath", OptValue::Reads),
+    (' ', "proxy-cert", OptValue::Reads),
+    (' ', "proxy-key", OptValue::Reads),
+    (' ', "proxy-crlfile", OptValue::Reads),
+    ('d', "data", OptValue::Sends),
+    (' ', "data-ascii", OptValue::Sends),
+    (' ', "data-binary", OptValue::Sends),
+    (' ', "data-urlencode", OptValue::Sends),
+    (' ', "json", OptValue::Sends),
+    ('F', "form", OptValue::Sends),
+    ('H', "header", OptValue::Sends),
+    (' ', "proxy-header", OptValue::Sends),
+    ('w', "write-out", OptValue::Sends),
+    ('b', "cookie", OptValue::CookieOrFile),
     (
         'K',
         "config",
-        CurlValue::Opaque("`curl -K` reads options from a file the analysis does not read"),
+        OptValue::Opaque("`curl -K` reads options from a file the analysis does not read"),
     ),
 ];
 
@@ -1332,13 +1335,16 @@ fn curl(args: &[Word]) -> Facts {
             .find(|(s, l, _)| o.is(*s, l))
             .map(|e| e.2);
         match effect {
-            Some(CurlValue::Writes) if value != "-" => {
+            Some(OptValue::Writes) if value != "-" => {
                 f.write_at(i, off);
                 f.at_least(Write);
             }
-            Some(CurlValue::Writes) => {}
-            Some(CurlValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
-            Some(CurlValue::Sends) => {
+            Some(OptValue::Writes) => {}
+            Some(OptValue::Runs) => {
+                f.run_line_arg(args, i, off, "program run by `curl`".to_owned());
+            }
+            Some(OptValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
+            Some(OptValue::Sends) => {
                 if !o.is('H', "header") && !o.is('w', "write-out") && !o.is_long("proxy-header") {
                     f.at_least(Mutate);
                 }
@@ -1349,11 +1355,11 @@ fn curl(args: &[Word]) -> Facts {
                     });
                 }
             }
-            Some(CurlValue::CookieOrFile) if !value.contains('=') => {
+            Some(OptValue::CookieOrFile) if !value.contains('=') => {
                 f.reads.push(PathRef::Arg { idx: i, off });
             }
-            Some(CurlValue::CookieOrFile) => {}
-            Some(CurlValue::Opaque(why)) => f.opaque(why),
+            Some(OptValue::CookieOrFile) => {}
+            Some(OptValue::Opaque(why)) => f.opaque(why),
             None => {
                 if o.is('X', "request")
                     && !value.eq_ignore_ascii_case("GET")
@@ -1371,40 +1377,40 @@ fn curl(args: &[Word]) -> Facts {
 /// wget's options whose value is a file, a program, or not modelled:
 /// (short, long, effect). Every other option of [`tables::WGET`] takes data
 /// or nothing.
-const WGET_VALUES: &[(char, &str, CurlValue)] = &[
-    ('o', "output-file", CurlValue::Writes),
-    ('a', "append-output", CurlValue::Writes),
-    (' ', "save-cookies", CurlValue::Writes),
-    (' ', "rejected-log", CurlValue::Writes),
-    (' ', "hsts-file", CurlValue::Writes),
-    ('i', "input-file", CurlValue::Reads),
-    (' ', "post-file", CurlValue::Reads),
-    (' ', "body-file", CurlValue::Reads),
-    (' ', "load-cookies", CurlValue::Reads),
-    (' ', "ca-certificate", CurlValue::Reads),
-    (' ', "ca-directory", CurlValue::Reads),
-    (' ', "certificate", CurlValue::Reads),
-    (' ', "private-key", CurlValue::Reads),
-    (' ', "crl-file", CurlValue::Reads),
+const WGET_VALUES: &[(char, &str, OptValue)] = &[
+    ('o', "output-file", OptValue::Writes),
+    ('a', "append-output", OptValue::Writes),
+    (' ', "save-cookies", OptValue::Writes),
+    (' ', "rejected-log", OptValue::Writes),
+    (' ', "hsts-file", OptValue::Writes),
+    ('i', "input-file", OptValue::Reads),
+    (' ', "post-file", OptValue::Reads),
+    (' ', "body-file", OptValue::Reads),
+    (' ', "load-cookies", OptValue::Reads),
+    (' ', "ca-certificate", OptValue::Reads),
+    (' ', "ca-directory", OptValue::Reads),
+    (' ', "certificate", OptValue::Reads),
+    (' ', "private-key", OptValue::Reads),
+    (' ', "crl-file", OptValue::Reads),
     (
         'e',
         "execute",
-        CurlValue::Opaque("`wget -e` runs a `.wgetrc` command, which can set any option"),
+        OptValue::Opaque("`wget -e` runs a `.wgetrc` command, which can set any option"),
     ),
     (
         ' ',
         "config",
-        CurlValue::Opaque("`wget --config` reads options from a file the analysis does not read"),
+        OptValue::Opaque("`wget --config` reads options from a file the analysis does not read"),
     ),
     (
         ' ',
         "use-askpass",
-        CurlValue::Opaque("`wget --use-askpass` runs a program for the password"),
+        OptValue::Opaque("`wget --use-askpass` runs a program for the password"),
     ),
     (
         ' ',
         "warc-file",
-        CurlValue::Opaque("`wget --warc-file` writes files named from its value"),
+        OptValue::Opaque("`wget --warc-file` writes files named from its value"),
     ),
 ];
 
@@ -1434,9 +1440,9 @@ fn wget(args: &[Word]) -> Facts {
             .find(|(s, l, _)| o.is(*s, l))
             .map(|e| e.2)
         {
-            Some(CurlValue::Writes) => f.write_at(i, off),
-            Some(CurlValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
-            Some(CurlValue::Opaque(why)) => f.opaque(why),
+            Some(OptValue::Writes) => f.write_at(i, off),
+            Some(OptValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
+            Some(OptValue::Opaque(why)) => f.opaque(why),
             _ => {}
         }
         if o.is_long("post-data")
@@ -1477,31 +1483,20 @@ fn wget(args: &[Word]) -> Facts {
     f
 }
 
-/// What a value-taking option of `tar` does with its value.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum TarValue {
-    /// A command line tar runs.
-    Runs,
-    /// A file it reads.
-    Reads,
-    /// A file it writes.
-    Writes,
-}
-
 /// tar's options whose value is a program or a file: (short, long,
 /// effect). Every other option of [`tables::TAR`] takes data or nothing.
-const TAR_VALUES: &[(char, &str, TarValue)] = &[
-    ('I', "use-compress-program", TarValue::Runs),
-    (' ', "to-command", TarValue::Runs),
-    ('F', "info-script", TarValue::Runs),
-    (' ', "new-volume-script", TarValue::Runs),
-    (' ', "rsh-command", TarValue::Runs),
-    (' ', "rmt-command", TarValue::Runs),
-    ('T', "files-from", TarValue::Reads),
-    ('X', "exclude-from", TarValue::Reads),
-    ('g', "listed-incremental", TarValue::Writes),
-    (' ', "index-file", TarValue::Writes),
-    (' ', "volno-file", TarValue::Writes),
+const TAR_VALUES: &[(char, &str, OptValue)] = &[
+    ('I', "use-compress-program", OptValue::Runs),
+    (' ', "to-command", OptValue::Runs),
+    ('F', "info-script", OptValue::Runs),
+    (' ', "new-volume-script", OptValue::Runs),
+    (' ', "rsh-command", OptValue::Runs),
+    (' ', "rmt-command", OptValue::Runs),
+    ('T', "files-from", OptValue::Reads),
+    ('X', "exclude-from", OptValue::Reads),
+    ('g', "listed-incremental", OptValue::Writes),
+    (' ', "index-file", OptValue::Writes),
+    (' ', "volno-file", OptValue::Writes),
 ];
 
 /// An option of a `tar` command line, from the old-style first word
@@ -1841,9 +1836,12 @@ fn tar(args: &[Word]) -> Facts {
         f.skip.push(i);
         let effect = TAR_VALUES.iter().find(|(s, l, _)| o.is(*s, l)).map(|e| e.2);
         match effect {
-            Some(TarValue::Runs) => f.run_line_arg(args, i, off, "program run by `tar`".to_owned()),
-            Some(TarValue::Reads) => f.reads.push(PathRef::Arg { idx: i, off }),
-            Some(TarValue::Writes) => {
+            Some(OptValue::Runs) => f.run_line_arg(args, i, off, "program run by `tar`".to_owned()),
+            Some(OptValue::Reads | OptValue::Sends | OptValue::CookieOrFile) => {
+                f.reads.push(PathRef::Arg { idx: i, off });
+            }
+            Some(OptValue::Opaque(why)) => f.opaque(why),
+            Some(OptValue::Writes) => {
                 f.write_at(i, off);
                 f.at_least(Write);
             }
