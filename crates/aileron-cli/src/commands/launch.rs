@@ -209,6 +209,18 @@ pub fn run(args: Args) -> Result<u8, Error> {
         policy: args_policy.as_deref(),
         cwd: &cwd,
     };
+    // The project's hard links are looked for (a walk of its files, the
+    // longest part of the box's set-up in a large checkout) while the
+    // proxy starts.
+    let links = enforce.files.then(|| {
+        let project = loaded
+            .project_file
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(&cwd);
+        let roots = [project.to_path_buf(), cwd.clone()];
+        std::thread::spawn(move || launch_box::HardLinks::walk(&roots))
+    });
     // The egress proxy: the agent's tree reaches the network through it,
     // each request decided by this session.
     let proxy = if no_proxy {
@@ -392,6 +404,7 @@ pub fn run(args: Args) -> Result<u8, Error> {
                 hidden,
                 net,
                 dns,
+                links,
                 project: base.to_path_buf(),
                 opened_sockets: settings
                     .sockets
@@ -757,6 +770,8 @@ struct BoxParts {
     /// With `net` and a proxy: where to hand the proxy the box's DNS
     /// sockets (`127.0.0.1:53`), whose names it answers by policy.
     dns: Option<std::os::fd::OwnedFd>,
+    /// The walk of the project's hard links, started before the proxy.
+    links: Option<std::thread::JoinHandle<launch_box::HardLinks>>,
     /// The project's directory, searched for other names of what is
     /// masked or locked.
     project: PathBuf,
@@ -786,6 +801,7 @@ fn run_enforced(
         hidden,
         net,
         dns,
+        links,
         project,
         opened_sockets,
     } = parts;
@@ -817,7 +833,13 @@ fn run_enforced(
         let _ = std::fs::create_dir_all(data_dir);
         // What makes git run a command later, beyond the top repository's.
         protect.extend(launch_box::git_code(&project, Path::new(&environment.home)));
+        let walked = match links.map(std::thread::JoinHandle::join) {
+            Some(Ok(walked)) => walked,
+            // Not started, or it panicked: walked here.
+            _ => launch_box::HardLinks::walk(&[project.clone(), cwd.to_path_buf()]),
+        };
         let (secret_aliases, locked_links) = hard_links(
+            walked,
             &project,
             cwd,
             &secrets,
@@ -921,6 +943,7 @@ fn run_enforced(
 /// outside the `writable` places, which a write through the link would
 /// change).
 fn hard_links(
+    mut links: launch_box::HardLinks,
     project: &Path,
     cwd: &Path,
     secrets: &[PathBuf],
@@ -929,7 +952,6 @@ fn hard_links(
     decider: &Decider,
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let roots = [project.to_path_buf(), cwd.to_path_buf()];
-    let mut links = launch_box::HardLinks::walk(&roots);
     let masked = links.aliases(secrets);
     let mut locked = links.aliases(protect);
     let mut outside = Vec::new();
