@@ -2109,6 +2109,10 @@ impl<'c> Walker<'c> {
             sc.env_changes.push(a.name.clone());
             Self::env_exec(&mut sc, &a.name, &a.value, &mut lines);
             Self::locale_change(&mut sc, &a.name, &a.value);
+            if let Some(why) = assignment_risk(p.words.first(), &a.name, &a.value) {
+                add_tag(&mut sc.tags, tags::OPAQUE);
+                sc.notes.push(why);
+            }
         }
         for n in &facts.env_changes {
             sc.env_changes.push(n.clone());
@@ -2614,6 +2618,71 @@ impl<'c> Walker<'c> {
         }
     }
 }
+
+/// Variables that name directories a program loads code from: a list of
+/// the project's own directories (`PYTHONPATH=src`) adds no code beyond
+/// the project's, which the program runs anyway.
+const CODE_PATH_VARIABLES: &[&str] = &["PYTHONPATH", "NODE_PATH", "PERL5LIB", "RUBYLIB"];
+
+/// Why `NAME=value` before `program` (or alone: exported already, it
+/// reaches every program that follows) makes the command opaque: a
+/// variable the program reads for options, code or configuration and that
+/// is not inert for it (`TAR_OPTIONS`, `MAKEFLAGS`, `npm_config_*`,
+/// `classify::env`). A wrapper (`nice`, `timeout`) hands it on: any reader.
+fn assignment_risk(program: Option<&Word>, name: &str, value: &Word) -> Option<String> {
+    if LINE_VARS.contains(&name) {
+        // Its value is a command, analysed as one (`GIT_PAGER=cat`).
+        return None;
+    }
+    if CODE_PATH_VARIABLES.contains(&name)
+        && value_is_clean(value)
+        && value.text.split(':').all(|d| {
+            !d.is_empty()
+                && !d.starts_with(['/', '~', '-'])
+                && !d.split('/').any(|part| part == "..")
+        })
+    {
+        return None;
+    }
+    match program
+        .filter(|w| !w.dynamic)
+        .map(|w| paths::basename(&w.text))
+    {
+        Some(p) if !HANDS_ON_ENVIRONMENT.contains(&p) => classify::env::risk(p, name),
+        _ => classify::env::risk_any(name),
+    }
+}
+
+/// Programs that run another with the environment they were given.
+const HANDS_ON_ENVIRONMENT: &[&str] = &[
+    "env",
+    "nice",
+    "nohup",
+    "timeout",
+    "gtimeout",
+    "time",
+    "stdbuf",
+    "setsid",
+    "sudo",
+    "doas",
+    "xargs",
+    "exec",
+    "command",
+    "builtin",
+    "ionice",
+    "chrt",
+    "taskset",
+    "unbuffer",
+    "flock",
+    "strace",
+    "ltrace",
+    "watch",
+    "parallel",
+    "caffeinate",
+    "chroot",
+    "script",
+    "systemd-run",
+];
 
 /// Is a value one bash cannot run anything from when it is evaluated as a
 /// name or arithmetic later (no expansion, subscript or glob)?

@@ -402,17 +402,21 @@ fn inert_variables_stay_quiet() {
         "env npm_config_loglevel=warn npm ci",
         "env CARGO_TERM_COLOR=always cargo build",
         "env GIT_TERMINAL_PROMPT=0 git fetch origin",
+        "RUST_BACKTRACE=1 cargo test",
+        "NODE_ENV=production npm run build",
+        "PYTHONPATH=src python3 -m pytest -q",
+        "PYTHONPATH=.:lib pytest tests/",
+        "CI=true npm test",
+        "DEBUG=1 ./run.sh",
+        "x=1",
     ] {
         let a = run(line);
         assert!(!asks(&a), "{line}\n{a:#?}");
     }
 }
 
-/// Prefix assignments reach the analysis in `analyse.rs`; until it asks
-/// `classify::env::risk` about them (see docs/shell-analysis.md), these
-/// are the same families written without `env`.
+/// Prefix assignments: the same families written without `env`.
 #[test]
-#[ignore = "needs the prefix-assignment hook in analyse.rs"]
 fn prefix_assignments_that_carry_options_or_code_ask() {
     assert_all_ask(&[
         "TAR_OPTIONS=--index-file=aileron.yaml tar -tf a.tar",
