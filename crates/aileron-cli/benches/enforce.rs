@@ -8,6 +8,9 @@
 //! - per exec of an allowed program: a loop of 200 `/bin/true` under
 //!   `exec` and `all`, less the same loop under `none` and less the
 //!   set-up above, over 200 (issue 13: ≤ 0.3 ms);
+//! - per connect: 2000 connects of a Python program to a Unix socket of
+//!   its own under `all` (the supervisor makes each), less `none` and the
+//!   set-up;
 //! - a real `cargo build` of a crate from the registry cache (serde_json
 //!   and regex, offline) and `npm test` of a small package, under `exec`
 //!   and `all` (issues 13 and 30: ≤ 1.1× `none`).
@@ -25,6 +28,14 @@ use std::time::Duration;
 const EXECS: f64 = 200.0;
 
 const LOOP: &str = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
+
+/// The connects each run of [`CONNECT_LOOP`] makes.
+const CONNECTS: f64 = 2000.0;
+
+const CONNECT_LOOP: &str = "import os, socket\n\
+try: os.unlink('bench.sock')\nexcept OSError: pass\n\
+s = socket.socket(socket.AF_UNIX); s.bind('bench.sock'); s.listen(4096)\n\
+for _ in range(2000):\n    c = socket.socket(socket.AF_UNIX); c.connect('bench.sock'); s.accept()[0].close(); c.close()\n";
 
 /// `aileron launch --enforce ENFORCE -- PROGRAM` in `dir`, which must succeed.
 fn launch(aileron: &Path, dir: &Path, home: &Path, enforce: &str, program: &[&str]) {
@@ -95,6 +106,31 @@ fn bench(c: &mut Criterion) {
         "per exec, the set-up left out (goal ≤ 0.3 ms): {:.3} ms under exec, {:.3} ms under all",
         per_exec(1, 1),
         per_exec(2, 3),
+    );
+
+    // Per connect: the supervisor makes each one in a box with a network
+    // of its own (`aileron_supervisor::sockets`). A Unix socket of the
+    // program's own, connected CONNECTS times.
+    let connects = |enforce: &str| {
+        launch(
+            &aileron,
+            &dir,
+            &home,
+            enforce,
+            &["/usr/bin/python3", "-c", CONNECT_LOOP],
+        )
+    };
+    let connected = support::interleaved(
+        "2000 connects to a Unix socket of the program's own",
+        10,
+        &mut [
+            ("--enforce none", &mut || connects("none")),
+            ("--enforce all", &mut || connects("all")),
+        ],
+    );
+    println!(
+        "per connect, the set-up left out: {:.3} ms under all",
+        (ms(connected[1], connected[0]) - ms(setup[3], setup[0])) / CONNECTS
     );
 
     // `npm test` of a small package: npm runs its `test` script through a
