@@ -152,12 +152,15 @@ impl Supervisor {
 
     /// Answers a call the supervisor made itself with its return value.
     fn respond_value(&self, id: u64, val: i64) -> bool {
-        let mut resp = libc::seccomp_notif_resp {
+        self.send(libc::seccomp_notif_resp {
             id,
             val,
             error: 0,
             flags: 0,
-        };
+        })
+    }
+
+    fn send(&self, mut resp: libc::seccomp_notif_resp) -> bool {
         // SAFETY: resp is a seccomp_notif_resp, as the ioctl expects.
         unsafe {
             libc::ioctl(
@@ -192,7 +195,7 @@ impl Supervisor {
     }
 
     fn respond(&self, id: u64, error: i32, continue_call: bool) -> bool {
-        let mut resp = libc::seccomp_notif_resp {
+        self.send(libc::seccomp_notif_resp {
             id,
             val: 0,
             error: if continue_call { 0 } else { -error },
@@ -201,15 +204,7 @@ impl Supervisor {
             } else {
                 0
             },
-        };
-        // SAFETY: resp is a seccomp_notif_resp, as the ioctl expects.
-        unsafe {
-            libc::ioctl(
-                self.listener.as_raw_fd(),
-                libc::SECCOMP_IOCTL_NOTIF_SEND,
-                &mut resp as *mut libc::seccomp_notif_resp,
-            ) == 0
-        }
+        })
     }
 
     /// Whether the notification still stands for the same stopped call (the
