@@ -1866,11 +1866,7 @@ impl<'c> Walker<'c> {
         value: &Word,
         lines: &mut Vec<(String, bool, String)>,
     ) {
-        let exec = EXEC_VARS.contains(&name)
-            || name.starts_with("BASH_FUNC_")
-            || name.starts_with("DYLD_")
-            || name.starts_with("GIT_CONFIG_");
-        if !exec {
+        if !is_exec_var(name) {
             return;
         }
         add_tag(&mut sc.tags, tags::ENV_EXEC);
@@ -2619,6 +2615,15 @@ impl<'c> Walker<'c> {
     }
 }
 
+/// A variable that makes programs run other programs or code
+/// ([`EXEC_VARS`] and its families): tagged `env-exec`.
+fn is_exec_var(name: &str) -> bool {
+    EXEC_VARS.contains(&name)
+        || name.starts_with("BASH_FUNC_")
+        || name.starts_with("DYLD_")
+        || name.starts_with("GIT_CONFIG_")
+}
+
 /// Variables that name directories a program loads code from: a list of
 /// the project's own directories (`PYTHONPATH=src`) adds no code beyond
 /// the project's, which the program runs anyway.
@@ -2630,8 +2635,9 @@ const CODE_PATH_VARIABLES: &[&str] = &["PYTHONPATH", "NODE_PATH", "PERL5LIB", "R
 /// is not inert for it (`TAR_OPTIONS`, `MAKEFLAGS`, `npm_config_*`,
 /// `classify::env`). A wrapper (`nice`, `timeout`) hands it on: any reader.
 fn assignment_risk(program: Option<&Word>, name: &str, value: &Word) -> Option<String> {
-    if LINE_VARS.contains(&name) {
-        // Its value is a command, analysed as one (`GIT_PAGER=cat`).
+    if is_exec_var(name) {
+        // Decided by its own tag (`env-exec`), a command-valued one
+        // analysed as a command (`GIT_PAGER=cat`).
         return None;
     }
     if CODE_PATH_VARIABLES.contains(&name)
