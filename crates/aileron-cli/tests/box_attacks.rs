@@ -2303,7 +2303,15 @@ fn a_killed_proxy_leaves_the_tree_without_a_network() {
         );
         std::fs::write(&go, "").expect("signal the probe");
         assert_eq!(run.result("go"), "OK");
-        assert_eq!(run.result("after"), "FAIL ECONNREFUSED", "{:?}", run.seen);
+        // Refused, or reset when the dying proxy's listener still held it.
+        assert!(
+            matches!(
+                run.result("after").as_str(),
+                "FAIL ECONNREFUSED" | "FAIL ECONNRESET"
+            ),
+            "{:?}",
+            run.seen
+        );
         for direct in ["direct", "direct-upstream"] {
             assert!(run.result(direct).starts_with("FAIL"), "{:?}", run.seen);
         }
