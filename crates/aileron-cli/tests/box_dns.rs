@@ -19,12 +19,11 @@
 mod support;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::net::{ToSocketAddrs, UdpSocket};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{Project, no_tty, run_no_tty, text};
+use support::{Project, run_no_tty, spawn_lines, text};
 
 /// A name the policy lets resolve, and one it denies.
 const ALLOWED: &str = "deb.debian.org";
@@ -363,13 +362,7 @@ fn a_killed_proxy_takes_the_box_s_dns_with_it() {
         &go_arg,
     ];
     let mut cmd = p.aileron(&args);
-    let mut child = no_tty(&mut cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("aileron launch runs");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (child, mut lines) = spawn_lines(&mut cmd);
     let ready = lines.by_ref().map_while(Result::ok).any(|l| l == "ready");
     let proxy = proxy_of(child.id());
     if let Some(pid) = proxy {

@@ -13,12 +13,11 @@
 mod support;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use support::{Project, no_tty, text};
+use support::{Project, spawn_lines, text};
 
 /// Uses sockets of its own, says `ready`, waits for the file `argv[1]`,
 /// then tries the host's sockets `argv[2..]`; prints one JSON object:
@@ -143,13 +142,7 @@ fn run(p: &Project, host: &Host, enforce: &[&str]) -> Value {
     args.extend_from_slice(&["--", "/usr/bin/python3", "-c", PROGRAM]);
     args.extend(paths.iter().map(String::as_str));
     let mut cmd = p.aileron(&args);
-    let mut child = no_tty(&mut cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("aileron launch runs");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (child, mut lines) = spawn_lines(&mut cmd);
     let mut seen = Vec::new();
     for line in lines.by_ref() {
         let line = line.expect("read the program's output");

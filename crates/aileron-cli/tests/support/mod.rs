@@ -254,6 +254,26 @@ pub fn no_tty(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// Starts `cmd` with no terminal and no input, its output piped, and its
+/// standard output read line by line as it comes (a launched program that
+/// says `ready` and waits for the test).
+pub fn spawn_lines(
+    cmd: &mut Command,
+) -> (
+    Child,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    use std::io::BufRead;
+    let mut child = no_tty(cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("aileron launch runs");
+    let stdout = child.stdout.take().expect("piped stdout");
+    (child, std::io::BufReader::new(stdout).lines())
+}
+
 /// The longest a real agent's scripted session may take in a test.
 pub const AGENT_TIMEOUT: Duration = Duration::from_secs(90);
 
