@@ -59,8 +59,9 @@ impl Waiter for Shims {
 /// program's arguments (a quarter of the stack limit, 2 MiB by default).
 const MAX_SHIM_CALL: u64 = 16 << 20;
 
-/// The first read of a request: its sender is asked of this one.
-const FIRST_READ: usize = 64 << 10;
+/// The first read of a request (its sender is asked of this one): a
+/// `BufReader`'s size, the rest read after it.
+const FIRST_READ: usize = 8 << 10;
 
 fn handle(stream: UnixStream, decider: &Decider) {
     let mut first = vec![0u8; FIRST_READ];
